@@ -1,0 +1,107 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wattwise::hw {
+
+struct GpuIdentity {
+  unsigned index = 0;
+  std::string uuid;
+  std::string name;
+  std::string pci_bus_id;
+};
+
+// Power limits in watts as NVML reports them (it speaks milliwatts; the wrapper converts).
+struct PowerLimits {
+  double min_w = 0;
+  double max_w = 0;
+  double default_w = 0;
+  double current_w = 0;   // the limit that is set (management limit)
+  double enforced_w = 0;  // the limit the GPU actually enforces (may be lower: other caps)
+};
+
+// One buffered power sample: the device's own timestamp (microseconds, device clock) and the power.
+struct PowerSample {
+  std::uint64_t device_time_us = 0;
+  double power_w = 0;
+};
+
+// Everything that is cheap to read, read together once per sampling tick. A reading the GPU does
+// not support is absent (nullopt), never zero.
+struct Telemetry {
+  std::optional<unsigned> sm_clock_mhz;
+  std::optional<unsigned> mem_clock_mhz;
+  std::optional<unsigned> util_gpu_pct;
+  std::optional<unsigned> util_mem_pct;
+  std::optional<unsigned> temp_c;
+  std::optional<unsigned> pstate;
+  std::optional<std::uint64_t> throttle_reasons;  // NVML clocks-event reasons bit mask
+  std::optional<double> pcie_tx_mbps;
+  std::optional<double> pcie_rx_mbps;
+  std::optional<double> mem_used_mib;
+};
+
+// What this GPU and driver can do; filled by probing each call once.
+struct Capabilities {
+  bool energy_counter = false;
+  bool power_instant = false;
+  bool power_average = false;
+  bool power_samples = false;
+  bool clocks = false;
+  bool utilization = false;
+  bool temperature = false;
+  bool pstate = false;
+  bool throttle_reasons = false;
+  bool pcie_throughput = false;
+  bool memory_used = false;
+  bool power_limit_read = false;
+  bool power_limit_set = false;   // the call exists and this user may use it
+  bool sm_clock_lock = false;
+  bool mem_clock_lock = false;
+  std::string set_permission_note;  // why settings cannot be changed, for people
+};
+
+// One GPU. Readings return nullopt when unsupported; controls throw wattwise::Error (naming the GPU,
+// the call and the driver's message) when they fail. Implementations: NvmlGpu (real), SimGpu.
+class Gpu {
+ public:
+  virtual ~Gpu() = default;
+
+  virtual const GpuIdentity& identity() const = 0;
+  virtual Capabilities capabilities() = 0;
+
+  // Readings.
+  virtual std::optional<std::uint64_t> energy_mj() = 0;      // total since driver load, monotone
+  virtual std::optional<double> power_instant_w() = 0;       // ~100 ms resolution on H100
+  virtual std::optional<double> power_average_w() = 0;       // ~1 s moving average
+  // Buffered samples newer than `since_device_us` (0: all that are buffered), oldest first.
+  virtual std::vector<PowerSample> power_samples_since(std::uint64_t since_device_us) = 0;
+  virtual Telemetry telemetry() = 0;
+
+  // Settings.
+  virtual std::optional<PowerLimits> power_limits() = 0;
+  virtual std::vector<unsigned> supported_mem_clocks_mhz() = 0;
+  virtual std::vector<unsigned> supported_sm_clocks_mhz(unsigned mem_clock_mhz) = 0;
+  // The locked SM clock range, if the driver reports it; nullopt means "not locked / unknown".
+  virtual void set_power_limit_w(double watts) = 0;
+  virtual void lock_sm_clocks_mhz(unsigned min_mhz, unsigned max_mhz) = 0;
+  virtual void reset_sm_clocks() = 0;
+  virtual void lock_mem_clocks_mhz(unsigned min_mhz, unsigned max_mhz) = 0;
+  virtual void reset_mem_clocks() = 0;
+};
+
+// The set of GPUs on this host (or in a simulation). Owns the GPUs.
+class GpuSystem {
+ public:
+  virtual ~GpuSystem() = default;
+  virtual std::string driver_version() = 0;  // "n/a" when unknown
+  virtual std::string backend() const = 0;   // "nvml" or "simulated"
+  virtual std::size_t count() const = 0;
+  virtual Gpu& gpu(std::size_t index) = 0;
+};
+
+}  // namespace wattwise::hw
