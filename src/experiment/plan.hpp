@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiment/knob.hpp"
+
+namespace wattwise::experiment {
+
+enum class RunOrder { kAscending, kDescending, kRandom };
+
+RunOrder parse_run_order(std::string_view text);  // "ascending", "descending", "random"
+std::string_view to_string(RunOrder order);
+
+struct PlanSpec {
+  std::vector<Knob> knobs;  // `supported` clock knobs must be resolved first
+  unsigned repeats = 1;
+  RunOrder order = RunOrder::kAscending;
+  std::uint64_t seed = 0;  // used by RunOrder::kRandom
+  unsigned warmup_runs = 0;
+};
+
+struct KnobSetting {
+  std::string knob;
+  std::string value;
+  bool operator==(const KnobSetting&) const = default;
+};
+
+// The hardware part of a run's settings; absent means "leave as it is".
+struct HardwareSettings {
+  std::optional<double> power_limit_w;
+  std::optional<unsigned> sm_clock_mhz;
+  std::optional<unsigned> mem_clock_mhz;
+  bool empty() const { return !power_limit_w && !sm_clock_mhz && !mem_clock_mhz; }
+  bool operator==(const HardwareSettings&) const = default;
+};
+
+struct PlannedRun {
+  // Stable id: the position in the plan. The same spec always gives the same indices, so a resumed sweep
+  // can tell which runs are done.
+  std::size_t index = 0;
+  bool warmup = false;                // warm-up runs are executed and stored but not analysed
+  unsigned repeat = 0;                // 0-based; warm-ups count their own repeats
+  std::vector<KnobSetting> settings;  // one per knob, in the spec's knob order
+  HardwareSettings hardware;
+  std::map<std::string, std::string> params;  // every knob name -> value, for substitution
+};
+
+struct Plan {
+  PlanSpec spec;
+  std::vector<PlannedRun> runs;
+};
+
+// The product of knob values x repeats, in the requested order, warm-ups first. Ascending and descending
+// orders interleave the repeats (all settings once, then all again) to spread slow drift (temperature)
+// over every setting; random order shuffles all runs with the seed.
+Plan make_plan(const PlanSpec& spec);
+
+// The spec as JSON, to store beside the results and compare on resume.
+nlohmann::json plan_spec_to_json(const PlanSpec& spec);
+
+// Replaces `{name}` in each argument by the run's value of knob `name`. Unknown `{...}` are left alone
+// (they may be the job's own braces). The result is an argv: no shell ever sees it.
+std::vector<std::string> substitute_params(const std::vector<std::string>& argv,
+                                           const std::map<std::string, std::string>& params);
+
+// WATTWISE_PARAM_<NAME uppercased>=value for each knob of the run.
+std::vector<std::pair<std::string, std::string>> param_environment(
+    const std::map<std::string, std::string>& params);
+
+// Deterministic on every platform: std::mt19937_64 is fully specified, std::shuffle is not.
+template <typename T>
+void seeded_shuffle(std::vector<T>& items, std::uint64_t seed);
+
+}  // namespace wattwise::experiment
+
+#include "experiment/seeded_shuffle.ipp"
