@@ -59,7 +59,7 @@ struct Capabilities {
   bool pcie_throughput = false;
   bool memory_used = false;
   bool power_limit_read = false;
-  bool power_limit_set = false;   // the call exists and this user may use it
+  bool power_limit_set = false;  // the call exists and this user may use it
   bool sm_clock_lock = false;
   bool mem_clock_lock = false;
   std::string set_permission_note;  // why settings cannot be changed, for people
@@ -75,9 +75,9 @@ class Gpu {
   virtual Capabilities capabilities() = 0;
 
   // Readings.
-  virtual std::optional<std::uint64_t> energy_mj() = 0;      // total since driver load, monotone
-  virtual std::optional<double> power_instant_w() = 0;       // ~100 ms resolution on H100
-  virtual std::optional<double> power_average_w() = 0;       // ~1 s moving average
+  virtual std::optional<std::uint64_t> energy_mj() = 0;  // total since driver load, monotone
+  virtual std::optional<double> power_instant_w() = 0;   // ~100 ms resolution on H100
+  virtual std::optional<double> power_average_w() = 0;   // ~1 s moving average
   // Buffered samples newer than `since_device_us` (0: all that are buffered), oldest first.
   virtual std::vector<PowerSample> power_samples_since(std::uint64_t since_device_us) = 0;
   virtual Telemetry telemetry() = 0;

@@ -1,0 +1,419 @@
+#include "hw/nvml_gpu.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace wattwise::hw {
+
+using namespace nvml_abi;
+
+namespace {
+
+constexpr double kMilliwattsPerWatt = 1000.0;
+constexpr double kBytesPerMib = 1024.0 * 1024.0;
+// NVML reports PCIe throughput in KB/s; we report MB/s with the same (decimal) prefix step.
+constexpr double kKilobytesPerMegabyte = 1000.0;
+
+// Reads an nvmlValue_t according to its type tag; nullopt for a tag we do not know.
+std::optional<double> value_as_double(nvmlValueType_t type, const nvmlValue_t& value) {
+  switch (type) {
+    case NVML_VALUE_TYPE_DOUBLE:
+      return value.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+      return static_cast<double>(value.uiVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+      return static_cast<double>(value.ulVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+      return static_cast<double>(value.ullVal);
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      return static_cast<double>(value.sllVal);
+    case NVML_VALUE_TYPE_SIGNED_INT:
+      return static_cast<double>(value.siVal);
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+      return static_cast<double>(value.usVal);
+  }
+  return std::nullopt;
+}
+
+std::string read_string(const NvmlLibrary& nvml, unsigned index, const char* call,
+                        nvmlReturn_t (*function)(nvmlDevice_t, char*, unsigned int), nvmlDevice_t device,
+                        unsigned int size) {
+  if (function == nullptr) return "n/a";
+  std::string buffer(size, '\0');
+  const nvmlReturn_t result = function(device, buffer.data(), size);
+  if (result == NVML_ERROR_NOT_SUPPORTED) return "n/a";
+  if (result != NVML_SUCCESS) {
+    throw environment_error(nvml.describe_failure(index, call, result) + ": check the GPU with `nvidia-smi`");
+  }
+  buffer.resize(buffer.find('\0') == std::string::npos ? size : buffer.find('\0'));
+  return buffer;
+}
+
+constexpr const char* kPermissionAdvice =
+    "changing power limits and locked clocks needs root (NVML device commands): run wattwise as root, "
+    "e.g. with sudo (`nvidia-smi -acp UNRESTRICTED` opens only application clocks to other users, not these)";
+
+}  // namespace
+
+NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> nvml, unsigned index, nvmlDevice_t device,
+                 bool process_is_root)
+    : nvml_(std::move(nvml)), device_(device), process_is_root_(process_is_root) {
+  identity_.index = index;
+  identity_.name = read_string(*nvml_, index, "nvmlDeviceGetName", nvml_->nvmlDeviceGetName, device_,
+                               NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+  identity_.uuid = read_string(*nvml_, index, "nvmlDeviceGetUUID", nvml_->nvmlDeviceGetUUID, device_,
+                               NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+  identity_.pci_bus_id = "n/a";
+  if (nvml_->nvmlDeviceGetPciInfo_v3 != nullptr) {
+    nvmlPciInfo_t pci{};
+    if (nvml_->nvmlDeviceGetPciInfo_v3(device_, &pci) == NVML_SUCCESS) {
+      identity_.pci_bus_id = std::string(pci.busId, strnlen(pci.busId, sizeof(pci.busId)));
+    }
+  }
+}
+
+bool NvmlGpu::known_unsupported(Reading reading) const {
+  return unsupported_[static_cast<std::size_t>(reading)].load(std::memory_order_relaxed);
+}
+
+void NvmlGpu::mark_unsupported(Reading reading) {
+  unsupported_[static_cast<std::size_t>(reading)].store(true, std::memory_order_relaxed);
+}
+
+template <typename Function, typename... Args>
+bool NvmlGpu::read(Reading reading, const char* call, Function function, Args... args) {
+  if (function == nullptr) {
+    mark_unsupported(reading);
+    return false;
+  }
+  if (known_unsupported(reading)) return false;
+  return accept_reading(reading, call, function(device_, args...));
+}
+
+bool NvmlGpu::accept_reading(Reading reading, const char* call, nvmlReturn_t result) {
+  switch (result) {
+    case NVML_SUCCESS:
+      return true;
+    case NVML_ERROR_NOT_SUPPORTED:
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+    case NVML_ERROR_NO_PERMISSION:  // some readings are root-only; for us that is the same as absent
+      mark_unsupported(reading);
+      return false;
+    case NVML_ERROR_NO_DATA:
+    case NVML_ERROR_NOT_READY:
+      return false;  // momentary: the next tick may have it
+    case NVML_ERROR_GPU_IS_LOST:
+      throw environment_error(
+          nvml_->describe_failure(identity_.index, call, result) +
+          ": the GPU fell off the bus; check `nvidia-smi` and the kernel log (Xid), a GPU "
+          "reset or reboot is needed");
+    default:
+      throw environment_error(nvml_->describe_failure(identity_.index, call, result) +
+                              ": check the GPU with `nvidia-smi`");
+  }
+}
+
+std::optional<std::uint64_t> NvmlGpu::energy_mj() {
+  unsigned long long energy_mj = 0;
+  if (!read(Reading::kEnergy, "nvmlDeviceGetTotalEnergyConsumption",
+            nvml_->nvmlDeviceGetTotalEnergyConsumption, &energy_mj)) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(energy_mj);
+}
+
+std::optional<double> NvmlGpu::power_instant_w() {
+  nvmlFieldValue_t field{};
+  field.fieldId = NVML_FI_DEV_POWER_INSTANT;
+  if (!read(Reading::kPowerInstant, "nvmlDeviceGetFieldValues", nvml_->nvmlDeviceGetFieldValues, 1, &field)) {
+    return std::nullopt;
+  }
+  // The call succeeds as a whole while the field itself may be unsupported (older GPUs and drivers).
+  if (!accept_reading(Reading::kPowerInstant, "nvmlDeviceGetFieldValues(NVML_FI_DEV_POWER_INSTANT)",
+                      field.nvmlReturn)) {
+    return std::nullopt;
+  }
+  const std::optional<double> power_mw = value_as_double(field.valueType, field.value);
+  if (!power_mw) return std::nullopt;
+  return *power_mw / kMilliwattsPerWatt;
+}
+
+std::optional<double> NvmlGpu::power_average_w() {
+  unsigned int power_mw = 0;
+  if (!read(Reading::kPowerAverage, "nvmlDeviceGetPowerUsage", nvml_->nvmlDeviceGetPowerUsage, &power_mw)) {
+    return std::nullopt;
+  }
+  return power_mw / kMilliwattsPerWatt;
+}
+
+std::vector<PowerSample> NvmlGpu::power_samples_since(std::uint64_t since_device_us) {
+  const char* call = "nvmlDeviceGetSamples(NVML_TOTAL_POWER_SAMPLES)";
+  auto* get_samples = nvml_->nvmlDeviceGetSamples;
+  nvmlValueType_t value_type = NVML_VALUE_TYPE_UNSIGNED_INT;
+  unsigned int count = 0;
+  // First ask how many samples there are (null buffer), then fetch them. NOT_FOUND means "nothing newer
+  // than since_device_us", which is normal when drained often.
+  const auto fetch = [&](nvmlSample_t* buffer) -> bool {
+    if (get_samples == nullptr || known_unsupported(Reading::kPowerSamples)) {
+      mark_unsupported(Reading::kPowerSamples);
+      return false;
+    }
+    const nvmlReturn_t result =
+        get_samples(device_, NVML_TOTAL_POWER_SAMPLES, static_cast<unsigned long long>(since_device_us),
+                    &value_type, &count, buffer);
+    if (result == NVML_ERROR_NOT_FOUND) return false;
+    return accept_reading(Reading::kPowerSamples, call, result);
+  };
+  if (!fetch(nullptr) || count == 0) return {};
+  std::vector<nvmlSample_t> raw(count);
+  if (!fetch(raw.data())) return {};
+  raw.resize(std::min<std::size_t>(count, raw.size()));
+
+  std::vector<PowerSample> samples;
+  samples.reserve(raw.size());
+  for (const nvmlSample_t& sample : raw) {
+    if (sample.timeStamp <= since_device_us) continue;
+    const std::optional<double> power_mw = value_as_double(value_type, sample.sampleValue);
+    if (!power_mw) continue;
+    samples.push_back({static_cast<std::uint64_t>(sample.timeStamp), *power_mw / kMilliwattsPerWatt});
+  }
+  std::sort(samples.begin(), samples.end(),
+            [](const PowerSample& a, const PowerSample& b) { return a.device_time_us < b.device_time_us; });
+  return samples;
+}
+
+std::optional<unsigned> NvmlGpu::read_pcie_kbps(Reading reading, nvmlPcieUtilCounter_t counter) {
+  unsigned int kbps = 0;
+  if (!read(reading, "nvmlDeviceGetPcieThroughput", nvml_->nvmlDeviceGetPcieThroughput, counter, &kbps)) {
+    return std::nullopt;
+  }
+  return kbps;
+}
+
+Telemetry NvmlGpu::telemetry() {
+  Telemetry t;
+  unsigned int value = 0;
+  if (read(Reading::kSmClock, "nvmlDeviceGetClockInfo(SM)", nvml_->nvmlDeviceGetClockInfo, NVML_CLOCK_SM,
+           &value)) {
+    t.sm_clock_mhz = value;
+  }
+  if (read(Reading::kMemClock, "nvmlDeviceGetClockInfo(MEM)", nvml_->nvmlDeviceGetClockInfo, NVML_CLOCK_MEM,
+           &value)) {
+    t.mem_clock_mhz = value;
+  }
+  nvmlUtilization_t utilization{};
+  if (read(Reading::kUtilization, "nvmlDeviceGetUtilizationRates", nvml_->nvmlDeviceGetUtilizationRates,
+           &utilization)) {
+    t.util_gpu_pct = utilization.gpu;
+    t.util_mem_pct = utilization.memory;
+  }
+  if (read(Reading::kTemperature, "nvmlDeviceGetTemperature", nvml_->nvmlDeviceGetTemperature,
+           NVML_TEMPERATURE_GPU, &value)) {
+    t.temp_c = value;
+  }
+  nvmlPstates_t pstate = NVML_PSTATE_UNKNOWN;
+  if (read(Reading::kPstate, "nvmlDeviceGetPerformanceState", nvml_->nvmlDeviceGetPerformanceState,
+           &pstate) &&
+      pstate != NVML_PSTATE_UNKNOWN) {
+    t.pstate = static_cast<unsigned>(pstate);
+  }
+  // Drivers since 535 call them "clocks event reasons"; older ones only have the "throttle" name.
+  unsigned long long reasons = 0;
+  if (read(Reading::kClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
+           nvml_->nvmlDeviceGetCurrentClocksEventReasons, &reasons) ||
+      read(Reading::kClocksThrottleReasons, "nvmlDeviceGetCurrentClocksThrottleReasons",
+           nvml_->nvmlDeviceGetCurrentClocksThrottleReasons, &reasons)) {
+    t.throttle_reasons = reasons;
+  }
+  if (auto kbps = read_pcie_kbps(Reading::kPcieTx, NVML_PCIE_UTIL_TX_BYTES)) {
+    t.pcie_tx_mbps = *kbps / kKilobytesPerMegabyte;
+  }
+  if (auto kbps = read_pcie_kbps(Reading::kPcieRx, NVML_PCIE_UTIL_RX_BYTES)) {
+    t.pcie_rx_mbps = *kbps / kKilobytesPerMegabyte;
+  }
+  nvmlMemory_t memory{};
+  if (read(Reading::kMemoryInfo, "nvmlDeviceGetMemoryInfo", nvml_->nvmlDeviceGetMemoryInfo, &memory)) {
+    t.mem_used_mib = static_cast<double>(memory.used) / kBytesPerMib;
+  }
+  return t;
+}
+
+std::optional<PowerLimits> NvmlGpu::power_limits() {
+  unsigned int min_mw = 0, max_mw = 0, default_mw = 0, current_mw = 0, enforced_mw = 0;
+  if (!read(Reading::kLimitCurrent, "nvmlDeviceGetPowerManagementLimit",
+            nvml_->nvmlDeviceGetPowerManagementLimit, &current_mw)) {
+    return std::nullopt;
+  }
+  PowerLimits limits;
+  limits.current_w = current_mw / kMilliwattsPerWatt;
+  // Without constraints the only limit we know to be valid is the current one.
+  limits.min_w = limits.max_w = limits.current_w;
+  if (read(Reading::kLimitConstraints, "nvmlDeviceGetPowerManagementLimitConstraints",
+           nvml_->nvmlDeviceGetPowerManagementLimitConstraints, &min_mw, &max_mw)) {
+    limits.min_w = min_mw / kMilliwattsPerWatt;
+    limits.max_w = max_mw / kMilliwattsPerWatt;
+  }
+  limits.default_w = limits.max_w;
+  if (read(Reading::kLimitDefault, "nvmlDeviceGetPowerManagementDefaultLimit",
+           nvml_->nvmlDeviceGetPowerManagementDefaultLimit, &default_mw)) {
+    limits.default_w = default_mw / kMilliwattsPerWatt;
+  }
+  limits.enforced_w = limits.current_w;
+  if (read(Reading::kLimitEnforced, "nvmlDeviceGetEnforcedPowerLimit", nvml_->nvmlDeviceGetEnforcedPowerLimit,
+           &enforced_mw)) {
+    limits.enforced_w = enforced_mw / kMilliwattsPerWatt;
+  }
+  return limits;
+}
+
+std::vector<unsigned> NvmlGpu::clock_list(Reading reading, const char* call, unsigned mem_clock_mhz) {
+  // Ask with a generous buffer; on INSUFFICIENT_SIZE NVML tells the count it needs.
+  std::vector<unsigned int> clocks(512);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    unsigned int count = static_cast<unsigned int>(clocks.size());
+    nvmlReturn_t result = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (known_unsupported(reading)) return {};
+    if (reading == Reading::kSupportedMemClocks && nvml_->nvmlDeviceGetSupportedMemoryClocks != nullptr) {
+      result = nvml_->nvmlDeviceGetSupportedMemoryClocks(device_, &count, clocks.data());
+    } else if (reading == Reading::kSupportedSmClocks &&
+               nvml_->nvmlDeviceGetSupportedGraphicsClocks != nullptr) {
+      result = nvml_->nvmlDeviceGetSupportedGraphicsClocks(device_, mem_clock_mhz, &count, clocks.data());
+    }
+    if (result == NVML_ERROR_INSUFFICIENT_SIZE && attempt == 0) {
+      clocks.resize(count);
+      continue;
+    }
+    if (!accept_reading(reading, call, result)) return {};
+    clocks.resize(std::min<std::size_t>(count, clocks.size()));
+    return {clocks.begin(), clocks.end()};
+  }
+  return {};
+}
+
+std::vector<unsigned> NvmlGpu::supported_mem_clocks_mhz() {
+  return clock_list(Reading::kSupportedMemClocks, "nvmlDeviceGetSupportedMemoryClocks", 0);
+}
+
+std::vector<unsigned> NvmlGpu::supported_sm_clocks_mhz(unsigned mem_clock_mhz) {
+  return clock_list(Reading::kSupportedSmClocks, "nvmlDeviceGetSupportedGraphicsClocks", mem_clock_mhz);
+}
+
+void NvmlGpu::require_symbol(const void* function, const char* call) const {
+  if (function == nullptr) {
+    throw environment_error(
+        fmt::format("GPU {}: this NVIDIA driver has no {}: update the driver to change this setting",
+                    identity_.index, call));
+  }
+}
+
+void NvmlGpu::check_control(const char* call, nvmlReturn_t result) const {
+  switch (result) {
+    case NVML_SUCCESS:
+      return;
+    case NVML_ERROR_NO_PERMISSION:
+      throw environment_error(nvml_->describe_failure(identity_.index, call, result) + ": " +
+                              kPermissionAdvice);
+    case NVML_ERROR_NOT_SUPPORTED:
+      throw environment_error(nvml_->describe_failure(identity_.index, call, result) +
+                              ": this GPU does not allow this setting; leave it out of the sweep");
+    case NVML_ERROR_INVALID_ARGUMENT:
+      throw usage_error(nvml_->describe_failure(identity_.index, call, result) +
+                        ": the value is out of this GPU's range, see `wattwise info`");
+    case NVML_ERROR_GPU_IS_LOST:
+      throw environment_error(nvml_->describe_failure(identity_.index, call, result) +
+                              ": the GPU fell off the bus; check `nvidia-smi` and the kernel log (Xid)");
+    default:
+      throw environment_error(nvml_->describe_failure(identity_.index, call, result) +
+                              ": check the GPU with `nvidia-smi`");
+  }
+}
+
+void NvmlGpu::set_power_limit_w(double watts) {
+  const char* call = "nvmlDeviceSetPowerManagementLimit";
+  require_symbol(reinterpret_cast<const void*>(nvml_->nvmlDeviceSetPowerManagementLimit), call);
+  if (const auto limits = power_limits(); limits && (watts < limits->min_w || watts > limits->max_w)) {
+    throw usage_error(fmt::format("GPU {}: power limit {:g} W is outside the allowed range {:g}..{:g} W",
+                                  identity_.index, watts, limits->min_w, limits->max_w));
+  }
+  if (!(watts > 0))
+    throw usage_error(fmt::format("GPU {}: power limit {:g} W must be positive", identity_.index, watts));
+  const auto limit_mw = static_cast<unsigned int>(std::lround(watts * kMilliwattsPerWatt));
+  check_control(call, nvml_->nvmlDeviceSetPowerManagementLimit(device_, limit_mw));
+}
+
+void NvmlGpu::lock_sm_clocks_mhz(unsigned min_mhz, unsigned max_mhz) {
+  const char* call = "nvmlDeviceSetGpuLockedClocks";
+  require_symbol(reinterpret_cast<const void*>(nvml_->nvmlDeviceSetGpuLockedClocks), call);
+  if (min_mhz > max_mhz) {
+    throw usage_error(
+        fmt::format("GPU {}: SM clock range {}..{} MHz is reversed", identity_.index, min_mhz, max_mhz));
+  }
+  check_control(call, nvml_->nvmlDeviceSetGpuLockedClocks(device_, min_mhz, max_mhz));
+}
+
+void NvmlGpu::reset_sm_clocks() {
+  const char* call = "nvmlDeviceResetGpuLockedClocks";
+  require_symbol(reinterpret_cast<const void*>(nvml_->nvmlDeviceResetGpuLockedClocks), call);
+  check_control(call, nvml_->nvmlDeviceResetGpuLockedClocks(device_));
+}
+
+void NvmlGpu::lock_mem_clocks_mhz(unsigned min_mhz, unsigned max_mhz) {
+  const char* call = "nvmlDeviceSetMemoryLockedClocks";
+  require_symbol(reinterpret_cast<const void*>(nvml_->nvmlDeviceSetMemoryLockedClocks), call);
+  if (min_mhz > max_mhz) {
+    throw usage_error(
+        fmt::format("GPU {}: memory clock range {}..{} MHz is reversed", identity_.index, min_mhz, max_mhz));
+  }
+  check_control(call, nvml_->nvmlDeviceSetMemoryLockedClocks(device_, min_mhz, max_mhz));
+}
+
+void NvmlGpu::reset_mem_clocks() {
+  const char* call = "nvmlDeviceResetMemoryLockedClocks";
+  require_symbol(reinterpret_cast<const void*>(nvml_->nvmlDeviceResetMemoryLockedClocks), call);
+  check_control(call, nvml_->nvmlDeviceResetMemoryLockedClocks(device_));
+}
+
+Capabilities NvmlGpu::capabilities() {
+  std::lock_guard lock(capabilities_mutex_);
+  if (!capabilities_) capabilities_ = probe_capabilities();
+  return *capabilities_;
+}
+
+Capabilities NvmlGpu::probe_capabilities() {
+  // Readings are harmless, so each is tried once; settings are never changed to find out.
+  Capabilities caps;
+  caps.energy_counter = energy_mj().has_value();
+  caps.power_instant = power_instant_w().has_value();
+  caps.power_average = power_average_w().has_value();
+  power_samples_since(0);
+  caps.power_samples = !known_unsupported(Reading::kPowerSamples);
+  const Telemetry t = telemetry();
+  caps.clocks = t.sm_clock_mhz.has_value() || t.mem_clock_mhz.has_value();
+  caps.utilization = t.util_gpu_pct.has_value();
+  caps.temperature = t.temp_c.has_value();
+  caps.pstate = t.pstate.has_value();
+  caps.throttle_reasons = t.throttle_reasons.has_value();
+  caps.pcie_throughput = t.pcie_tx_mbps.has_value() || t.pcie_rx_mbps.has_value();
+  caps.memory_used = t.mem_used_mib.has_value();
+  caps.power_limit_read = power_limits().has_value();
+
+  const bool has_set_limit = nvml_->nvmlDeviceSetPowerManagementLimit != nullptr;
+  const bool has_sm_lock = nvml_->nvmlDeviceSetGpuLockedClocks != nullptr;
+  const bool has_mem_lock = nvml_->nvmlDeviceSetMemoryLockedClocks != nullptr;
+  caps.power_limit_set = has_set_limit && caps.power_limit_read && process_is_root_;
+  caps.sm_clock_lock = has_sm_lock && process_is_root_;
+  caps.mem_clock_lock = has_mem_lock && process_is_root_;
+  if (!process_is_root_) {
+    caps.set_permission_note = std::string("not root: ") + kPermissionAdvice;
+  } else if (!has_set_limit || !has_sm_lock || !has_mem_lock) {
+    caps.set_permission_note =
+        "this NVIDIA driver lacks some setting calls (power limit or locked clocks): update it";
+  }
+  return caps;
+}
+
+}  // namespace wattwise::hw

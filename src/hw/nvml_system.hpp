@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "hw/gpu.hpp"
+#include "hw/nvml_gpu.hpp"
+#include "hw/nvml_library.hpp"
+
+namespace wattwise::hw {
+
+// All GPUs that NVML sees on this host, in NVML's index order.
+class NvmlGpuSystem final : public GpuSystem {
+ public:
+  // Production wiring: the library named by NvmlLibrary::default_path(), root decided by geteuid().
+  NvmlGpuSystem();
+  // For tests: a given library, and whether to report settings as changeable by this process.
+  NvmlGpuSystem(std::shared_ptr<const NvmlLibrary> nvml, bool process_is_root);
+
+  std::string driver_version() override;
+  std::string backend() const override { return "nvml"; }
+  std::size_t count() const override { return gpus_.size(); }
+  Gpu& gpu(std::size_t index) override;
+
+ private:
+  std::shared_ptr<const NvmlLibrary> nvml_;
+  std::vector<std::unique_ptr<NvmlGpu>> gpus_;
+};
+
+// The real NVML path; throws environment_error (with what to do) when there is no usable driver.
+std::unique_ptr<GpuSystem> make_gpu_system();
+
+}  // namespace wattwise::hw
