@@ -36,9 +36,9 @@ struct KnobSetting {
 
 // The hardware part of a run's settings; absent means "leave as it is".
 struct HardwareSettings {
-  std::optional<double> power_limit_w;
-  std::optional<unsigned> sm_clock_mhz;
-  std::optional<unsigned> mem_clock_mhz;
+  std::optional<double> power_limit_w = std::nullopt;
+  std::optional<unsigned> sm_clock_mhz = std::nullopt;
+  std::optional<unsigned> mem_clock_mhz = std::nullopt;
   bool empty() const { return !power_limit_w && !sm_clock_mhz && !mem_clock_mhz; }
   bool operator==(const HardwareSettings&) const = default;
 };

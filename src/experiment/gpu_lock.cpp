@@ -1,0 +1,98 @@
+#include "experiment/gpu_lock.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace wattwise::experiment {
+namespace {
+
+std::optional<long> read_pid(int fd) {
+  char buffer[32] = {};
+  const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+  if (n <= 0) return std::nullopt;
+  char* end = nullptr;
+  const long pid = std::strtol(buffer, &end, 10);
+  return pid > 0 ? std::optional<long>(pid) : std::nullopt;
+}
+
+}  // namespace
+
+std::filesystem::path gpu_lock_path(const std::filesystem::path& state_dir, const std::string& uuid) {
+  // UUIDs are "GPU-xxxxxxxx-..." already; anything else is replaced so the name stays a plain file name.
+  std::string safe = uuid;
+  for (char& c : safe) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  }
+  return state_dir / fmt::format("gpu-{}.lock", safe);
+}
+
+GpuLock GpuLock::acquire(const std::filesystem::path& state_dir, const std::string& uuid) {
+  const auto path = gpu_lock_path(state_dir, uuid);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw environment_error(
+        fmt::format("cannot open lock file {} for GPU {}: {}: set WATTWISE_STATE_DIR to a "
+                    "writable directory",
+                    path.string(), uuid, std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    const auto holder = read_pid(fd);
+    ::close(fd);
+    if (error == EWOULDBLOCK) {
+      throw environment_error(fmt::format(
+          "GPU {} is being changed by another wattwise (PID {}): wait for it to finish or stop it", uuid,
+          holder ? std::to_string(*holder) : std::string("unknown")));
+    }
+    throw environment_error(
+        fmt::format("cannot lock {} for GPU {}: {}", path.string(), uuid, std::strerror(error)));
+  }
+  // Only the holder writes its PID, so the text is never a mix of two writers.
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The lock itself is held; only the message of a refused second process would lack the PID.
+  }
+  return GpuLock(fd, uuid);
+}
+
+GpuLock::GpuLock(GpuLock&& other) noexcept : fd_(other.fd_), uuid_(std::move(other.uuid_)) {
+  other.fd_ = -1;
+}
+
+GpuLock& GpuLock::operator=(GpuLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    uuid_ = std::move(other.uuid_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+GpuLock::~GpuLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor of the open file releases the flock
+}
+
+std::optional<long> gpu_lock_holder(const std::filesystem::path& state_dir, const std::string& uuid) {
+  int fd = ::open(gpu_lock_path(state_dir, uuid).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<long> holder;
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    holder = read_pid(fd).value_or(0);
+  } else {
+    ::flock(fd, LOCK_UN);
+  }
+  ::close(fd);
+  return holder;
+}
+
+}  // namespace wattwise::experiment

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wattwise::experiment {
+
+// What one GPU must be put back to. Written before the first change to that GPU.
+struct JournalEntry {
+  std::string uuid;  // GPUs are found again by UUID: indices can change across reboots
+  unsigned index = 0;
+  std::string name;
+  // The power limit that was set before wattwise changed anything (not the vendor default).
+  std::optional<double> power_limit_w;
+  // hw::Gpu has no getter for locked clocks, so whether clocks were locked before is unknown: once wattwise
+  // locks them, restore resets them (unlocks). The flag is written before the first lock.
+  bool reset_sm_clocks = false;
+  bool reset_mem_clocks = false;
+  bool operator==(const JournalEntry&) const = default;
+};
+
+struct Journal {
+  long pid = 0;            // the wattwise process that made the changes
+  std::string created_at;  // UTC, ISO 8601
+  std::string host;
+  std::vector<JournalEntry> gpus;
+  bool operator==(const Journal&) const = default;
+};
+
+// One journal per wattwise process, so two sweeps on different GPUs do not overwrite each other's.
+std::filesystem::path journal_path_for(const std::filesystem::path& state_dir, long pid);
+// All journals in the state directory, sorted by name.
+std::vector<std::filesystem::path> find_journals(const std::filesystem::path& state_dir);
+
+// Atomic: a temporary file in the same directory is written and fsync'ed, renamed over `path`, and the
+// directory is fsync'ed, so a crash leaves either the old journal or the new one, never half of one.
+void write_journal(const std::filesystem::path& path, const Journal& journal);
+// data_error when the file is not a readable journal.
+Journal read_journal(const std::filesystem::path& path);
+void remove_journal(const std::filesystem::path& path);
+
+// A new journal for this process: pid, host and time filled in.
+Journal new_journal();
+std::string utc_now_iso8601();
+
+}  // namespace wattwise::experiment

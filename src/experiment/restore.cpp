@@ -1,0 +1,148 @@
+#include "experiment/restore.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "experiment/gpu_lock.hpp"
+
+namespace wattwise::experiment {
+namespace {
+
+// NVML speaks milliwatts and some GPUs round to whole watts; a smaller difference is the same limit.
+constexpr double kLimitToleranceW = 0.5;
+
+hw::Gpu* find_by_uuid(hw::GpuSystem& system, const std::string& uuid) {
+  for (std::size_t i = 0; i < system.count(); ++i) {
+    if (system.gpu(i).identity().uuid == uuid) return &system.gpu(i);
+  }
+  return nullptr;
+}
+
+GpuRestoreOutcome restore_one(hw::GpuSystem& system, const JournalEntry& entry) {
+  GpuRestoreOutcome outcome;
+  outcome.uuid = entry.uuid;
+  hw::Gpu* gpu = find_by_uuid(system, entry.uuid);
+  if (gpu == nullptr) {
+    outcome.message = fmt::format("GPU {} ({}) not found: is it still installed? restore it by hand",
+                                  entry.uuid, entry.name);
+    return outcome;
+  }
+  outcome.index = gpu->identity().index;
+  std::vector<std::string> done;
+  std::vector<std::string> failed;
+  // Each control on its own: a failed power limit must not keep the clocks locked.
+  const auto attempt = [&](const std::string& what, auto&& action) {
+    try {
+      action();
+      done.push_back(what);
+    } catch (const std::exception& e) {
+      failed.push_back(fmt::format("{}: {}", what, e.what()));
+    }
+  };
+  if (entry.power_limit_w) {
+    attempt(fmt::format("power limit {} W", *entry.power_limit_w), [&] {
+      gpu->set_power_limit_w(*entry.power_limit_w);
+      auto limits = gpu->power_limits();
+      if (limits && std::abs(limits->current_w - *entry.power_limit_w) > kLimitToleranceW) {
+        throw environment_error(fmt::format("read back {} W", limits->current_w));
+      }
+    });
+  }
+  if (entry.reset_sm_clocks) attempt("SM clocks reset", [&] { gpu->reset_sm_clocks(); });
+  if (entry.reset_mem_clocks) attempt("memory clocks reset", [&] { gpu->reset_mem_clocks(); });
+  outcome.ok = failed.empty();
+  if (outcome.ok) {
+    outcome.message = done.empty() ? "nothing to restore" : fmt::format("restored {}", fmt::join(done, ", "));
+  } else {
+    outcome.message = fmt::format("FAILED {}", fmt::join(failed, "; "));
+  }
+  return outcome;
+}
+
+bool process_alive(long pid) {
+  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+bool is_stale(const std::filesystem::path& state_dir, const Journal& journal) {
+  if (!process_alive(journal.pid)) return true;
+  for (const auto& gpu : journal.gpus) {
+    auto holder = gpu_lock_holder(state_dir, gpu.uuid);
+    if (holder) return false;  // its process (or its watchdog) holds the GPU: a sweep in progress
+  }
+  // The PID is alive but holds no lock: it was reused by an unrelated process after a reboot or crash.
+  return true;
+}
+
+}  // namespace
+
+bool RestoreReport::all_ok() const {
+  for (const auto& gpu : gpus) {
+    if (!gpu.ok) return false;
+  }
+  return true;
+}
+
+std::string RestoreReport::summary() const {
+  std::string text;
+  for (const auto& gpu : gpus) {
+    text += fmt::format("GPU {} {}: {}\n", gpu.index ? std::to_string(*gpu.index) : std::string("?"),
+                        gpu.uuid, gpu.message);
+  }
+  return text;
+}
+
+RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal) {
+  RestoreReport report;
+  for (const auto& entry : journal.gpus) report.gpus.push_back(restore_one(system, entry));
+  return report;
+}
+
+RestoreReport restore_from_journal_file(hw::GpuSystem& system, const std::filesystem::path& journal_path) {
+  RestoreReport report = restore_gpus(system, read_journal(journal_path));
+  if (report.all_ok()) {
+    remove_journal(journal_path);
+  } else {
+    report.gpus.push_back(
+        {"", std::nullopt, false,
+         fmt::format("journal kept at {}: fix the failures above and run `wattwise restore` again",
+                     journal_path.string())});
+  }
+  return report;
+}
+
+std::vector<std::filesystem::path> stale_journals(const std::filesystem::path& state_dir) {
+  std::vector<std::filesystem::path> stale;
+  for (const auto& path : find_journals(state_dir)) {
+    try {
+      if (is_stale(state_dir, read_journal(path))) stale.push_back(path);
+    } catch (const Error&) {
+      stale.push_back(path);  // unreadable: certainly nobody is using it; `restore` will say why
+    }
+  }
+  return stale;
+}
+
+std::optional<std::string> check_stale_journal(const std::filesystem::path& state_dir) {
+  std::vector<std::string> warnings;
+  for (const auto& path : stale_journals(state_dir)) {
+    try {
+      Journal journal = read_journal(path);
+      warnings.push_back(
+          fmt::format("a stale settings journal from PID {} at {} exists ({}): run `wattwise restore`",
+                      journal.pid, journal.created_at, path.string()));
+    } catch (const Error& e) {
+      warnings.push_back(
+          fmt::format("an unreadable settings journal exists ({}): {}", path.string(), e.what()));
+    }
+  }
+  if (warnings.empty()) return std::nullopt;
+  return fmt::format("{}", fmt::join(warnings, "\n"));
+}
+
+}  // namespace wattwise::experiment

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiment/journal.hpp"
+#include "hw/gpu.hpp"
+
+namespace wattwise::experiment {
+
+struct GpuRestoreOutcome {
+  std::string uuid;
+  std::optional<unsigned> index;  // where the GPU is now; absent when it was not found
+  bool ok = false;
+  std::string message;  // what was restored, or what failed and what to do
+};
+
+struct RestoreReport {
+  std::vector<GpuRestoreOutcome> gpus;
+  bool all_ok() const;
+  std::string summary() const;  // one line per GPU
+};
+
+// Puts every GPU of the journal back: found by UUID, each independently (one failure does not stop the
+// others), every control of a GPU attempted even when another failed. The power limit is read back to
+// check it took. Never throws for a GPU's failure; it is in the report.
+RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal);
+
+// `wattwise restore`: applies one journal file; removes it when every GPU was restored, keeps it otherwise
+// (the report says so).
+RestoreReport restore_from_journal_file(hw::GpuSystem& system, const std::filesystem::path& journal_path);
+
+// A journal is stale unless its process is still alive and holds the lock of one of its GPUs (then it is
+// a sweep in progress). Returns the warning every command prints, or nullopt when there is none:
+// "a stale settings journal from PID N at TIME exists: run `wattwise restore`".
+std::optional<std::string> check_stale_journal(const std::filesystem::path& state_dir);
+std::vector<std::filesystem::path> stale_journals(const std::filesystem::path& state_dir);
+
+}  // namespace wattwise::experiment

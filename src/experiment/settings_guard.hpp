@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <vector>
+
+#include "experiment/journal.hpp"
+#include "experiment/plan.hpp"
+#include "experiment/restore.hpp"
+#include "hw/gpu.hpp"
+
+namespace wattwise::experiment {
+
+// Checked before any run starts, so a sweep never fails half-way on a setting it could have refused up
+// front: each power limit within every GPU's [min, max] (usage_error naming the range and the GPU), and the
+// permission to change it (environment_error with the driver's note on what is missing).
+void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+                                const std::vector<HardwareSettings>& settings);
+
+// Owns every change wattwise makes to the GPUs of a sweep. Before the first change it captures each GPU's
+// current settings (by UUID) and writes them to the journal; restore() puts back those captured values,
+// each GPU independently. The journal is removed after a complete restore and kept when any part failed.
+//
+// Usage by the runner:  guard.capture(); start the watchdog; for each run: guard.apply(run.hardware) ...;
+// guard.restore().  apply() captures by itself if capture() was not called.
+class SettingsGuard {
+ public:
+  SettingsGuard(hw::GpuSystem& system, std::vector<std::size_t> gpu_indices,
+                std::filesystem::path journal_path);
+  // Restores if changes are still held (an exception unwinding the runner); failures go to stderr because a
+  // destructor cannot throw. Call restore() yourself to get the report.
+  ~SettingsGuard();
+  SettingsGuard(const SettingsGuard&) = delete;
+  SettingsGuard& operator=(const SettingsGuard&) = delete;
+
+  // Reads the current power limit of each GPU and writes the journal. environment_error when the journal
+  // cannot be written (nothing has been changed then).
+  void capture();
+  // Sets the run's hardware settings on every GPU of the guard. Clocks wattwise has not locked before are
+  // flagged in the journal (and the journal rewritten) before they are locked.
+  void apply(const HardwareSettings& settings);
+  // Puts back the captured settings. Returns the per-GPU report; removes the journal only if all succeeded.
+  RestoreReport restore();
+
+  bool holds_changes() const { return captured_; }
+  const std::filesystem::path& journal_path() const { return journal_path_; }
+  const Journal& journal() const { return journal_; }
+
+ private:
+  void write();
+
+  hw::GpuSystem& system_;
+  std::vector<std::size_t> gpu_indices_;
+  std::filesystem::path journal_path_;
+  Journal journal_;
+  bool captured_ = false;
+};
+
+}  // namespace wattwise::experiment
