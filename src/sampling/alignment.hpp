@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstddef>
+
+#include "core/clock.hpp"
+#include "sampling/counter_timeline.hpp"
+#include "sampling/power_curve.hpp"
+
+namespace wattwise::sampling {
+
+// How a fine power trace lines up with the energy counter.
+struct Alignment {
+  // The fine trace runs late by this much: a reading stamped t describes the moment t - offset on the
+  // counter's time line. Found by search; 0 when the data cannot tell (too few counter intervals).
+  Nanos offset{0};
+  // After the shift, per counter interval: counter increment minus the scaled fine-trace integral.
+  double residual_rms_j = 0;
+  double residual_relative = 0;  // sum of |differences| / sum of counter increments
+  double scale = 1;              // counter energy / fine-trace energy over the intervals used
+  std::size_t intervals = 0;     // counter intervals the estimate used
+};
+
+// Chooses the shift within +-`search` that minimises sum_j (dE_j - c * dS_j(shift))^2 over the counter
+// pieces with a known increment, where dS_j is the fine trace's integral over the shifted piece and c the
+// best common scale for that shift (so a source that reads a few % low does not bias the shift).
+// Coarse grid, then a fine grid around the best; ties go to the smaller |shift|, so a load too regular
+// to tell (a period shorter than the search) yields 0 rather than an arbitrary value.
+Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& fine,
+                             Nanos search = std::chrono::milliseconds(150));
+
+}  // namespace wattwise::sampling

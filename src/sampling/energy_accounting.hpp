@@ -1,0 +1,90 @@
+#pragma once
+
+// Energy of any time window of one GPU's trace, and how it was obtained.
+//
+// Why it is built this way (facts from shared/reference/nvml-h100.md):
+// - The total-energy counter is the only source that is right over long windows, but the device posts
+//   a new value only every ~100 ms, so a value read at t describes the energy up to some instant up to
+//   ~100 ms before t. Interpolating between reads smears a phase boundary by tens of ms: on 0.5 s phases
+//   that alone made per-phase figures 8-25% wrong. So we do not interpolate reads; we locate the instants
+//   at which the value changed (CounterTimeline: "knots") and trust the increments between knots.
+// - The 20 ms buffered samples (else the instantaneous field) resolve short phases, but their time stamps
+//   come from another clock and describe an interval whose position we do not know, and their level may
+//   be a few % off. So we estimate their offset against the counter (the shift that best explains the
+//   counter's increments, searched over +-150 ms, see alignment.hpp), and within each counter interval we
+//   scale their integral to the counter's increment ("reconciliation"). Windows cut from this curve add
+//   up to the counter over whole intervals and split each interval the way the fine trace says.
+//   We take the counter's knots as the true time line; a latency of the counter's own posting is not
+//   observable from these data and would show up as a common shift of every phase.
+// - Whole-measurement windows are the counter difference itself (kCounter), the one figure with no
+//   modelling in it. It describes the span between the postings of the first and last values read,
+//   which differs from [first read, last read] by up to ~100 ms at each end, so phases that tile the
+//   measurement sum to the total within the energy of those edges (well under 1% for runs of seconds).
+// - A counter that goes down (driver reload, wrap) starts a new segment; the energy across the break is
+//   taken from the fine trace at the overall scale, or from the neighbouring interval's power without one.
+//   It never produces negative energy.
+// - Without a counter we integrate what there is, best first (samples, instantaneous, averaged power; the
+//   last lags a step by ~1 s and lost 10% in the reference run), and the method says so.
+
+#include <optional>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "sampling/alignment.hpp"
+#include "sampling/counter_timeline.hpp"
+#include "sampling/power_curve.hpp"
+#include "sampling/trace.hpp"
+
+namespace wattwise::sampling {
+
+// How far a window may reach beyond a source's first or last reading and still be answered by it.
+inline constexpr Nanos kCoverageTolerance = std::chrono::milliseconds(250);
+
+// The reconciled index of one trace: built once (cost linear in the trace, plus the offset search),
+// then each window costs a few binary searches.
+class EnergyAccounting {
+ public:
+  explicit EnergyAccounting(const GpuTrace& trace);
+
+  // Energy over [t0, t1] (t0 <= t1, else a usage error); nullopt joules when no source covers it.
+  WindowEnergy energy(Nanos t0, Nanos t1) const;
+  // The whole measurement: the counter difference when there is a counter.
+  WindowEnergy total() const;
+
+  // The fine trace's alignment to the counter, for the report; nullopt without both.
+  std::optional<Alignment> alignment() const;
+  // The method sub-windows get within the counter's span: kSamplesReconciled, kInstantReconciled or
+  // kCounter (interpolated between knots); kNone without a counter.
+  EnergyMethod reconciled_method() const { return reconciled_method_; }
+
+ private:
+  struct Piece {
+    Nanos begin{0};
+    Nanos end{0};
+    double start_j = 0;           // reconciled cumulative energy at `begin`
+    double energy_j = 0;          // counter increment, or its estimate across a break
+    std::optional<double> scale;  // counter / fine-trace energy; absent: spread evenly in time
+    double fine_at_begin_j = 0;   // fine trace cumulative at begin + offset
+  };
+
+  void build_pieces();
+  double unknown_piece_energy(std::size_t index, double fine_j) const;
+  double reconciled_cumulative_j(Nanos t, bool use_fine) const;
+  WindowEnergy unreconciled(Nanos t0, Nanos t1) const;
+
+  CounterTimeline counter_;
+  PowerCurve samples_;
+  PowerCurve instant_;
+  PowerCurve average_;
+  const PowerCurve* fine_ = nullptr;  // samples_ or instant_, or none
+  Alignment alignment_;
+  EnergyMethod reconciled_method_ = EnergyMethod::kNone;
+  std::vector<Piece> pieces_;
+  std::vector<Nanos> piece_begins_;
+  double total_j_ = 0;
+};
+
+// Convenience for a single window; builds the index each call.
+WindowEnergy window_energy(const GpuTrace& trace, Nanos t0, Nanos t1);
+
+}  // namespace wattwise::sampling

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+#include "core/clock.hpp"
+
+namespace wattwise::sampling {
+
+using namespace std::chrono_literals;
+
+// Hardware floors (shared/reference/nvml-h100.md). The energy counter read costs ~2.7-2.9 ms on an H100
+// and one thread reads all GPUs in turn, so a round over n GPUs needs n * 3 ms. The fast tick reads fields
+// that cost microseconds, but they change only every ~100 ms: below 1 ms we would burn a core for nothing.
+// The sample buffer holds ~2.4 s, so it is drained at least every second; draining faster than the
+// samples arrive (20 ms) only returns empty batches.
+inline constexpr Nanos kCounterReadBudget = 3ms;
+inline constexpr Nanos kDefaultCounterPeriod = 10ms;
+inline constexpr Nanos kMinFastPeriod = 1ms;
+inline constexpr Nanos kDefaultFastPeriod = 20ms;
+inline constexpr Nanos kMinDrainPeriod = 20ms;
+inline constexpr Nanos kMaxDrainPeriod = 1s;
+inline constexpr Nanos kDefaultDrainPeriod = 500ms;
+inline constexpr Nanos kSampleBufferSpan = 2400ms;
+
+struct SamplerConfig {
+  // Period between two counter reads of the same GPU. Unset: max(10 ms, n * 3 ms).
+  std::optional<Nanos> counter_period;
+  Nanos fast_period = kDefaultFastPeriod;  // instantaneous + averaged power, telemetry (--interval)
+  Nanos drain_period = kDefaultDrainPeriod;
+  bool read_telemetry = true;
+};
+
+// The periods the sampler really runs with.
+struct SamplerPeriods {
+  Nanos counter_per_gpu{0};  // between two reads of the same GPU
+  Nanos counter_tick{0};     // between two reads of the counter thread (one GPU each, round robin)
+  Nanos fast{0};
+  Nanos drain{0};
+};
+
+// Checks the configuration against the hardware floors; throws a usage error naming the minimum.
+SamplerPeriods resolve_periods(const SamplerConfig& config, std::size_t gpu_count);
+
+}  // namespace wattwise::sampling
