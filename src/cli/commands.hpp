@@ -1,0 +1,18 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace wattwise::cli {
+
+// Each command registers its flags on a CLI11 subcommand and returns the function that runs it
+// (returning the process exit code). Parsing and wiring only: the logic lives in the modules.
+using CommandRun = std::function<int()>;
+
+CommandRun add_info_command(CLI::App& app);
+CommandRun add_measure_command(CLI::App& app);
+
+}  // namespace wattwise::cli

@@ -1,0 +1,46 @@
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"wattwise: measure the energy of GPU jobs and find the settings that trade it best against time"};
+  app.set_version_flag("--version", std::string("wattwise ") + wattwise::kVersion);
+  app.require_subcommand(1);
+
+  std::map<CLI::App*, wattwise::cli::CommandRun> commands;
+  auto add = [&](const char* name, const char* help, auto adder) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    commands[sub] = adder(*sub);
+  };
+  add("info", "GPUs, capabilities, limits, clocks, permissions (reads only)", wattwise::cli::add_info_command);
+  add("measure", "run a command and report its time and energy per GPU and phase",
+      wattwise::cli::add_measure_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "wattwise: %s (see `wattwise %s--help`)\n", e.what(),
+                 app.get_subcommands().empty() ? "" : (app.get_subcommands().front()->get_name() + " ").c_str());
+    return static_cast<int>(wattwise::ErrorKind::kUsage);
+  }
+
+  try {
+    for (auto* sub : app.get_subcommands()) return commands.at(sub)();
+  } catch (const wattwise::Error& e) {
+    std::fprintf(stderr, "wattwise: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wattwise: internal error: %s (please report it)\n", e.what());
+    return static_cast<int>(wattwise::ErrorKind::kInternal);
+  }
+  return 0;
+}

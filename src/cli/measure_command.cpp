@@ -1,0 +1,110 @@
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/gpu_selection.hpp"
+#include "cli/gpu_system.hpp"
+#include "cli/output_file.hpp"
+#include "core/error.hpp"
+#include "measure/session.hpp"
+#include "measure/simulated_session.hpp"
+#include "report/measure_report.hpp"
+#include "report/trace_csv.hpp"
+#include "sim/simulation.hpp"
+
+namespace wattwise::cli {
+
+namespace {
+
+struct MeasureFlags {
+  std::string gpus;
+  double interval_ms = 20;
+  std::optional<double> counter_interval_ms;
+  std::string trace;
+  std::string json;
+  double timeout_s = 0;
+  std::optional<std::size_t> job_gpus;
+  std::string simulate;
+  sim::SimulationOptions sim;
+  std::vector<std::string> command;
+};
+
+std::string phases_path(const std::string& trace) {
+  std::filesystem::path p(trace);
+  return (p.parent_path() / (p.stem().string() + ".phases.csv")).string();
+}
+
+int run_measure(const MeasureFlags& flags) {
+  if (flags.simulate.empty() && flags.command.empty())
+    throw usage_error("no command to measure: `wattwise measure -- CMD ARGS`, or --simulate GPU:MODEL");
+  if (!flags.simulate.empty() && !flags.command.empty())
+    throw usage_error("--simulate runs a simulated job: give no command after `--`");
+
+  // Open every output first: an unwritable path must fail before the job runs, not after.
+  std::optional<OutputFile> trace, phases, json;
+  if (!flags.trace.empty()) {
+    trace.emplace(flags.trace);
+    phases.emplace(phases_path(flags.trace));
+  }
+  if (!flags.json.empty()) json.emplace(flags.json);
+
+  measure::MeasureOptions options;
+  options.sampler.fast_period = from_seconds(flags.interval_ms / 1000.0);
+  if (flags.counter_interval_ms) options.sampler.counter_period = from_seconds(*flags.counter_interval_ms / 1000.0);
+  if (flags.timeout_s > 0) options.timeout = from_seconds(flags.timeout_s);
+  options.job_gpu_count = flags.job_gpus;
+
+  measure::Measurement m;
+  if (!flags.simulate.empty()) {
+    auto simulation = sim::make_simulation(flags.simulate, flags.sim);
+    options.gpu_positions = select_gpus(simulation->system(), flags.gpus);
+    m = measure::measure_simulated(*simulation, options);
+  } else {
+    auto system = open_real_gpus();
+    options.gpu_positions = select_gpus(*system, flags.gpus);
+    m = measure::measure_command(*system, flags.command, options);
+  }
+
+  // Files first, then the summary: if the terminal is gone, the data is still saved.
+  if (trace) {
+    report::write_trace_csv(trace->stream(), m);
+    trace->commit();
+    report::write_phases_csv(phases->stream(), m);
+    phases->commit();
+  }
+  if (json) {
+    json->stream() << report::measure_json(m).dump(1) << "\n";
+    json->commit();
+  }
+  std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
+  human << report::measure_summary(m);
+  if (trace) human << fmt::format("   trace: {} (phases: {})\n", flags.trace, phases_path(flags.trace));
+  return m.outcome.exit_code;
+}
+
+}  // namespace
+
+CommandRun add_measure_command(CLI::App& app) {
+  auto flags = std::make_shared<MeasureFlags>();
+  app.add_option("--gpus", flags->gpus, "GPUs to measure: indices or UUIDs, comma separated (default: all)");
+  app.add_option("--interval", flags->interval_ms, "period of power and telemetry readings, ms (min 1)")
+      ->capture_default_str();
+  app.add_option("--counter-interval", flags->counter_interval_ms,
+                 "period of energy-counter reads per GPU, ms (default max(10, 3 x GPUs))");
+  app.add_option("--trace", flags->trace, "write every reading to this CSV (phases beside it)");
+  app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
+  app.add_option("--timeout", flags->timeout_s, "stop the job after this many seconds (SIGTERM, then SIGKILL)");
+  app.add_option("--job-gpus", flags->job_gpus,
+                 "the job uses the first N measured GPUs; the others are reported as idle");
+  app.add_option("--simulate", flags->simulate, "measure a simulated job instead, e.g. v100:resnet50");
+  app.add_option("--batch", flags->sim.batch, "simulated job: batch size");
+  app.add_option("--samples", flags->sim.samples_per_epoch, "simulated job: samples per epoch");
+  app.add_option("--epochs", flags->sim.epochs, "simulated job: epochs");
+  app.add_option("--seed", flags->sim.seed, "simulated job: noise seed");
+  app.add_option("command", flags->command, "the job, after --")->expected(-1);
+  return [flags]() { return run_measure(*flags); };
+}
+
+}  // namespace wattwise::cli

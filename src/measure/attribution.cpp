@@ -1,0 +1,121 @@
+#include "measure/attribution.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace wattwise::measure {
+
+namespace {
+
+// The positions (in Measurement::gpus) of the GPUs the job ran on, in order: rank r ran on the r-th of them.
+std::vector<std::size_t> job_gpu_positions(const Measurement& m) {
+  std::vector<std::size_t> positions;
+  for (std::size_t i = 0; i < m.gpu_energy.size(); ++i)
+    if (m.gpu_energy[i].used_by_job) positions.push_back(i);
+  return positions;
+}
+
+std::vector<std::size_t> gpus_of_phase(const workload::Phase& phase, const std::vector<std::size_t>& job_gpus) {
+  if (phase.rank && *phase.rank >= 0 && static_cast<std::size_t>(*phase.rank) < job_gpus.size())
+    return {job_gpus[static_cast<std::size_t>(*phase.rank)]};
+  return job_gpus;
+}
+
+std::optional<double> counter_sum(const std::map<std::string, double>& counters, const std::string& key) {
+  auto it = counters.find(key);
+  if (it == counters.end()) return std::nullopt;
+  return it->second;
+}
+
+void add_optional(std::optional<double>& sum, std::optional<double> value) {
+  if (value) sum = sum.value_or(0) + *value;
+}
+
+}  // namespace
+
+std::optional<double> PhaseSummary::j_per_sample() const {
+  if (!energy_j || !samples || *samples <= 0) return std::nullopt;
+  return *energy_j / *samples;
+}
+
+std::optional<double> PhaseSummary::gflops_per_w() const {
+  // GFLOP/s per W = GFLOP per J.
+  if (!energy_j || !flops || *energy_j <= 0) return std::nullopt;
+  return *flops / 1e9 / *energy_j;
+}
+
+std::optional<double> Measurement::total_energy_j() const {
+  std::optional<double> sum;
+  for (const auto& g : gpu_energy) {
+    if (!g.used_by_job) continue;
+    if (!g.energy_j) return std::nullopt;
+    sum = sum.value_or(0) + *g.energy_j;
+  }
+  return sum;
+}
+
+std::optional<double> peak_power_w(const sampling::GpuTrace& trace, Nanos t0, Nanos t1) {
+  const auto& finest = !trace.power_samples.empty() ? trace.power_samples : trace.power_instant;
+  std::optional<double> peak;
+  for (const auto& r : finest)
+    if (r.t >= t0 && r.t <= t1) peak = std::max(peak.value_or(r.power_w), r.power_w);
+  return peak;
+}
+
+void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowEnergyFn& window) {
+  if (m.gpu_energy.size() != m.gpus.size()) {
+    m.gpu_energy.resize(m.gpus.size());
+    for (std::size_t i = 0; i < m.gpus.size(); ++i) m.gpu_energy[i].gpu = m.gpus[i];
+  }
+  const double wall_s = m.wall_s();
+  for (std::size_t i = 0; i < m.gpus.size(); ++i) {
+    auto& g = m.gpu_energy[i];
+    const auto e = total(i, m.job_start, m.job_end);
+    g.energy_j = e.joules;
+    g.method = e.method;
+    g.avg_power_w = (e.joules && wall_s > 0) ? std::optional<double>(*e.joules / wall_s) : std::nullopt;
+    g.peak_power_w = i < m.traces.size() ? peak_power_w(m.traces[i], m.job_start, m.job_end) : std::nullopt;
+  }
+
+  const auto job_gpus = job_gpu_positions(m);
+  m.phase_instances.clear();
+  std::map<std::string, PhaseSummary> by_name;
+  std::vector<std::string> order;  // names in order of first appearance
+  for (const auto& phase : m.phases) {
+    PhaseInstance inst;
+    inst.phase = phase;
+    inst.energy_per_gpu_j.assign(m.gpus.size(), std::nullopt);
+    bool complete = true;
+    for (std::size_t pos : gpus_of_phase(phase, job_gpus)) {
+      const auto e = window(pos, phase.begin, phase.end);
+      inst.energy_per_gpu_j[pos] = e.joules;
+      if (!e.joules) complete = false;
+      add_optional(inst.energy_j, e.joules);
+      if (inst.method == sampling::EnergyMethod::kNone) inst.method = e.method;
+    }
+    if (!complete) inst.energy_j.reset();
+
+    auto [it, inserted] = by_name.try_emplace(phase.name);
+    auto& s = it->second;
+    if (inserted) {
+      s.name = phase.name;
+      s.energy_j = 0.0;
+      order.push_back(phase.name);
+    }
+    ++s.count;
+    s.time_s += to_seconds(phase.end - phase.begin);
+    if (s.energy_j && inst.energy_j) {
+      *s.energy_j += *inst.energy_j;
+    } else {
+      s.energy_j.reset();
+    }
+    if (s.method == sampling::EnergyMethod::kNone) s.method = inst.method;
+    add_optional(s.samples, counter_sum(phase.counters, "samples"));
+    add_optional(s.flops, counter_sum(phase.counters, "flops"));
+    m.phase_instances.push_back(std::move(inst));
+  }
+  m.phase_summaries.clear();
+  for (const auto& name : order) m.phase_summaries.push_back(by_name[name]);
+}
+
+}  // namespace wattwise::measure

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "measure/measurement.hpp"
+
+namespace wattwise::measure {
+
+// Energy of GPU number `gpu_position` (index into Measurement::gpus) over [t0, t1].
+using WindowEnergyFn = std::function<sampling::WindowEnergy(std::size_t gpu_position, Nanos t0, Nanos t1)>;
+
+// Fills gpu_energy, phase_instances and phase_summaries of `m` from its traces and phases.
+// `total` measures long windows (the whole run: the counter), `window` short ones (phases: the finest trace
+// reconciled with the counter). A phase that names a rank is charged to the GPU that rank ran on (rank r ->
+// the r-th GPU the job used); a phase without a rank is charged to every GPU the job used, so no GPU is
+// counted twice for one phase and idle GPUs are never charged with the job's phases.
+void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowEnergyFn& window);
+
+// The peak of the finest power trace inside [t0, t1], if any.
+std::optional<double> peak_power_w(const sampling::GpuTrace& trace, Nanos t0, Nanos t1);
+
+}  // namespace wattwise::measure

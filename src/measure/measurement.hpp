@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "hw/gpu.hpp"
+#include "sampling/trace.hpp"
+#include "workload/marker.hpp"
+
+namespace wattwise::measure {
+
+// How the job ended. exit_code follows the shell's convention: 128+N when killed by signal N.
+struct JobOutcome {
+  int exit_code = 0;
+  std::optional<int> signal;
+  bool timed_out = false;
+};
+
+// Energy of one GPU over the job's whole run.
+struct GpuEnergy {
+  hw::GpuIdentity gpu;
+  bool used_by_job = true;  // false: present and sampled, but no rank of the job ran on it (idle energy)
+  std::optional<double> energy_j;
+  sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
+  std::optional<double> avg_power_w;
+  std::optional<double> peak_power_w;
+};
+
+// One occurrence of a phase, with its energy summed over the GPUs it ran on.
+struct PhaseInstance {
+  workload::Phase phase;
+  std::optional<double> energy_j;
+  sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
+  std::vector<std::optional<double>> energy_per_gpu_j;  // in the order of Measurement::gpus; nullopt: not attributed
+};
+
+// All occurrences of one phase name, for the summary table.
+struct PhaseSummary {
+  std::string name;
+  std::size_t count = 0;
+  double time_s = 0;                 // sum of the occurrences' durations
+  std::optional<double> energy_j;    // sum over occurrences (absent if any occurrence lacks energy)
+  sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
+  std::optional<double> samples;     // sum of the `samples` counters
+  std::optional<double> flops;       // sum of the `flops` counters
+  std::optional<double> j_per_sample() const;
+  std::optional<double> gflops_per_w() const;
+};
+
+// Everything one measured run produced: what ran, the raw traces, the markers and the energy attribution.
+struct Measurement {
+  std::string tool_version;
+  std::string backend;  // "nvml" or "simulated"
+  std::string driver_version;
+  std::vector<std::string> command;
+  Nanos job_start{0};
+  Nanos job_end{0};
+  JobOutcome outcome;
+  double wattwise_cpu_s = 0;  // CPU time wattwise itself used (all its threads)
+
+  std::vector<hw::GpuIdentity> gpus;
+  std::vector<sampling::GpuTrace> traces;  // same order as gpus
+  std::vector<workload::Marker> markers;
+  std::size_t malformed_markers = 0;
+  std::size_t unmatched_markers = 0;
+  std::vector<workload::Phase> phases;
+
+  std::vector<GpuEnergy> gpu_energy;
+  std::vector<PhaseInstance> phase_instances;
+  std::vector<PhaseSummary> phase_summaries;
+  std::optional<double> total_energy_j() const;  // over the GPUs the job used
+  double wall_s() const { return to_seconds(job_end - job_start); }
+};
+
+}  // namespace wattwise::measure

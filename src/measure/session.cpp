@@ -1,0 +1,109 @@
+#include "measure/session.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+
+#include "core/version.hpp"
+#include "measure/attribution.hpp"
+#include "sampling/energy_accounting.hpp"
+#include "sampling/sampler.hpp"
+#include "sampling/threaded_driver.hpp"
+#include "workload/marker_receiver.hpp"
+#include "workload/phases.hpp"
+#include "workload/process.hpp"
+#include "workload/signal_forwarder.hpp"
+
+namespace wattwise::measure {
+
+namespace {
+
+// The counter's value changes every ~100 ms and can be that old when read: keep sampling this long after
+// the job ended so the last counter reads describe the job's last moments.
+constexpr Nanos kTailAfterJob = std::chrono::milliseconds(250);
+
+double cpu_seconds_used() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+}  // namespace
+
+Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::vector<hw::Gpu*>& gpus) {
+  Measurement m;
+  m.tool_version = kVersion;
+  m.backend = system.backend();
+  m.driver_version = system.driver_version();
+  std::vector<std::size_t> positions = options.gpu_positions;
+  if (positions.empty())
+    for (std::size_t i = 0; i < system.count(); ++i) positions.push_back(i);
+  const std::size_t job_gpus = options.job_gpu_count.value_or(positions.size());
+  for (std::size_t k = 0; k < positions.size(); ++k) {
+    auto& gpu = system.gpu(positions[k]);
+    gpus.push_back(&gpu);
+    m.gpus.push_back(gpu.identity());
+    GpuEnergy e;
+    e.gpu = gpu.identity();
+    e.used_by_job = k < job_gpus;
+    m.gpu_energy.push_back(e);
+  }
+  return m;
+}
+
+void account(Measurement& m) {
+  std::vector<sampling::EnergyAccountant> accountants;
+  accountants.reserve(m.traces.size());
+  for (const auto& trace : m.traces) accountants.emplace_back(trace);
+  auto total = [&](std::size_t gpu, Nanos t0, Nanos t1) { return accountants.at(gpu).total(t0, t1); };
+  auto window = [&](std::size_t gpu, Nanos t0, Nanos t1) { return accountants.at(gpu).window(t0, t1); };
+  attribute_energy(m, total, window);
+}
+
+Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string>& argv,
+                            const MeasureOptions& options) {
+  std::vector<hw::Gpu*> gpus;
+  Measurement m = prepare(system, options, gpus);
+  m.command = argv;
+  const double cpu_before = cpu_seconds_used();
+
+  MonotonicClock clock;
+  sampling::Sampler sampler(gpus, clock, options.sampler);
+  workload::MarkerReceiver receiver;
+  workload::LaunchSpec spec;
+  spec.argv = argv;
+  spec.extra_environment = options.extra_environment;
+  spec.extra_environment[workload::MarkerReceiver::kEnvironmentVariable] = receiver.socket_path().string();
+
+  sampling::ThreadedDriver driver(sampler, clock);
+  driver.start();
+  m.job_start = clock.now();
+  {
+    // Start fails (command not found) before any time is spent: the driver's destructor stops sampling.
+    auto process = workload::Process::start(spec);
+    workload::SignalForwarder forwarder(process.process_group());
+    workload::WaitOptions wait;
+    wait.timeout = options.timeout;
+    process.wait(wait);
+    m.job_end = clock.now();
+    m.outcome.exit_code = process.exit_code();
+    m.outcome.signal = process.signal();
+    m.outcome.timed_out = process.timed_out();
+  }
+  clock.sleep_until(m.job_end + kTailAfterJob);
+  driver.stop();
+  receiver.stop();
+
+  m.traces = sampler.take_traces();
+  m.markers = receiver.markers();
+  m.malformed_markers = static_cast<std::size_t>(receiver.malformed_count());
+  auto phases = workload::build_phases(m.markers);
+  m.phases = std::move(phases.phases);
+  m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends);
+  account(m);
+  m.wattwise_cpu_s = cpu_seconds_used() - cpu_before;
+  return m;
+}
+
+}  // namespace wattwise::measure

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/gpu.hpp"
+#include "measure/measurement.hpp"
+#include "sampling/sampler_config.hpp"
+
+namespace wattwise::measure {
+
+struct MeasureOptions {
+  std::vector<std::size_t> gpu_positions;      // GPUs to sample (positions in the GpuSystem); empty: all
+  std::optional<std::size_t> job_gpu_count;    // the job uses the first N of them, the rest are idle; empty: all
+  sampling::SamplerConfig sampler;
+  std::optional<Nanos> timeout;
+  std::map<std::string, std::string> extra_environment;
+};
+
+// Runs `argv` as a job on the real time line: starts the sampler and the marker channel, starts the job in
+// its own process group (forwarding SIGINT/SIGTERM/SIGHUP to it), waits, samples a little past its end so
+// the energy counter covers it, and attributes energy to GPUs and phases. A job that fails or is killed
+// still yields a complete Measurement: what was measured is never thrown away.
+Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string>& argv,
+                            const MeasureOptions& options);
+
+// Shared by the real and the simulated path: attributes energy from the traces with sampling's accountant.
+void account(Measurement& m);
+
+// The GPUs to sample, checked; and the skeleton of a Measurement for them.
+Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::vector<hw::Gpu*>& gpus);
+
+}  // namespace wattwise::measure

@@ -1,0 +1,130 @@
+#include "report/info_report.hpp"
+
+#include <algorithm>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "core/version.hpp"  // generated
+#include "report/table.hpp"
+#include "report/units.hpp"
+
+namespace wattwise::report {
+
+namespace {
+
+struct NamedFlag {
+  const char* name;
+  bool hw::Capabilities::*flag;
+};
+
+const NamedFlag kReadings[] = {
+    {"energy_counter", &hw::Capabilities::energy_counter},
+    {"power_instant", &hw::Capabilities::power_instant},
+    {"power_average", &hw::Capabilities::power_average},
+    {"power_samples", &hw::Capabilities::power_samples},
+    {"clocks", &hw::Capabilities::clocks},
+    {"utilization", &hw::Capabilities::utilization},
+    {"temperature", &hw::Capabilities::temperature},
+    {"pstate", &hw::Capabilities::pstate},
+    {"throttle_reasons", &hw::Capabilities::throttle_reasons},
+    {"pcie_throughput", &hw::Capabilities::pcie_throughput},
+    {"memory_used", &hw::Capabilities::memory_used},
+};
+
+const NamedFlag kControls[] = {
+    {"power_limit_read", &hw::Capabilities::power_limit_read},
+    {"power_limit_set", &hw::Capabilities::power_limit_set},
+    {"sm_clock_lock", &hw::Capabilities::sm_clock_lock},
+    {"mem_clock_lock", &hw::Capabilities::mem_clock_lock},
+};
+
+std::string flags_text(const hw::Capabilities& caps, std::span<const NamedFlag> flags, bool present) {
+  std::string out;
+  for (const auto& f : flags)
+    if ((caps.*f.flag) == present) out += fmt::format("{}{}", out.empty() ? "" : ", ", f.name);
+  return out.empty() ? "none" : out;
+}
+
+std::string clocks_text(const std::vector<unsigned>& clocks) {
+  if (clocks.empty()) return "n/a";
+  const auto [lo, hi] = std::minmax_element(clocks.begin(), clocks.end());
+  return fmt::format("{} values, {}..{} MHz", clocks.size(), *lo, *hi);
+}
+
+}  // namespace
+
+std::string info_text(hw::GpuSystem& system) {
+  std::string out = fmt::format("wattwise {}  backend {}  driver {}  GPUs {}\n\n", kVersion, system.backend(),
+                                system.driver_version(), system.count());
+  Table table({"GPU", "name", "power limit min / default / current / max", "enforced", "memory clocks"});
+  table.set_align(1, Table::Align::kLeft);
+  for (std::size_t i = 0; i < system.count(); ++i) {
+    auto& gpu = system.gpu(i);
+    const auto limits = gpu.power_limits();
+    const auto mem = gpu.supported_mem_clocks_mhz();
+    std::string mem_text = mem.empty() ? "n/a" : "";
+    for (unsigned m : mem) mem_text += fmt::format("{}{}", mem_text.empty() ? "" : ", ", m);
+    table.add_row({std::to_string(gpu.identity().index), gpu.identity().name,
+                   limits ? fmt::format("{:.0f} / {:.0f} / {:.0f} / {:.0f} W", limits->min_w, limits->default_w,
+                                        limits->current_w, limits->max_w)
+                          : "n/a",
+                   limits ? format_power_w(limits->enforced_w) : "n/a", mem.empty() ? "n/a" : mem_text + " MHz"});
+  }
+  out += table.render();
+  for (std::size_t i = 0; i < system.count(); ++i) {
+    auto& gpu = system.gpu(i);
+    const auto& id = gpu.identity();
+    const auto caps = gpu.capabilities();
+    const auto mem = gpu.supported_mem_clocks_mhz();
+    out += fmt::format("\nGPU {}  {}  PCI {}\n", id.index, id.uuid, id.pci_bus_id);
+    for (unsigned m : mem)
+      out += fmt::format("  SM clocks at {} MHz memory: {}\n", m, clocks_text(gpu.supported_sm_clocks_mhz(m)));
+    out += fmt::format("  readings:     {}\n", flags_text(caps, kReadings, true));
+    const auto missing = flags_text(caps, kReadings, false);
+    if (missing != "none") out += fmt::format("  not available: {}\n", missing);
+    out += fmt::format("  controls:     {}\n", flags_text(caps, kControls, true));
+    if (!caps.power_limit_set || !caps.sm_clock_lock)
+      out += fmt::format("  may change settings: no{}\n",
+                         caps.set_permission_note.empty() ? "" : " (" + caps.set_permission_note + ")");
+    else
+      out += "  may change settings: yes\n";
+  }
+  return out;
+}
+
+nlohmann::json info_json(hw::GpuSystem& system) {
+  using nlohmann::json;
+  json j{{"tool", "wattwise"}, {"version", kVersion}, {"backend", system.backend()},
+         {"driver_version", system.driver_version()}, {"gpus", json::array()}};
+  for (std::size_t i = 0; i < system.count(); ++i) {
+    auto& gpu = system.gpu(i);
+    const auto& id = gpu.identity();
+    const auto caps = gpu.capabilities();
+    json g{{"index", id.index}, {"uuid", id.uuid}, {"name", id.name}, {"pci_bus_id", id.pci_bus_id}};
+    if (const auto limits = gpu.power_limits()) {
+      g["power_limit_w"] = {{"min", limits->min_w},
+                            {"max", limits->max_w},
+                            {"default", limits->default_w},
+                            {"current", limits->current_w},
+                            {"enforced", limits->enforced_w}};
+    } else {
+      g["power_limit_w"] = nullptr;
+    }
+    json clocks = json::object();
+    for (unsigned m : gpu.supported_mem_clocks_mhz()) clocks[std::to_string(m)] = gpu.supported_sm_clocks_mhz(m);
+    g["supported_sm_clocks_mhz_by_mem_clock"] = clocks;
+    json readings = json::object();
+    for (const auto& f : kReadings) readings[f.name] = caps.*f.flag;
+    json controls = json::object();
+    for (const auto& f : kControls) controls[f.name] = caps.*f.flag;
+    g["readings"] = readings;
+    g["controls"] = controls;
+    g["may_change_settings"] = caps.power_limit_set;
+    g["permission_note"] = caps.set_permission_note;
+    j["gpus"].push_back(g);
+  }
+  return j;
+}
+
+}  // namespace wattwise::report

@@ -1,0 +1,142 @@
+#include "report/measure_report.hpp"
+
+#include <fmt/format.h>
+
+#include "report/table.hpp"
+#include "report/units.hpp"
+
+namespace wattwise::report {
+
+namespace {
+
+std::string quoted_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& arg : argv) {
+    if (!out.empty()) out += ' ';
+    out += arg.find_first_of(" \t'\"") == std::string::npos ? arg : "'" + arg + "'";
+  }
+  return out;
+}
+
+std::string outcome_text(const measure::JobOutcome& o) {
+  if (o.timed_out) return fmt::format("{} (timed out)", o.exit_code);
+  if (o.signal) return fmt::format("{} (killed by signal {})", o.exit_code, *o.signal);
+  return std::to_string(o.exit_code);
+}
+
+nlohmann::json optional_json(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+}  // namespace
+
+std::string describe_method(sampling::EnergyMethod method) {
+  using sampling::EnergyMethod;
+  switch (method) {
+    case EnergyMethod::kCounter: return "energy counter";
+    case EnergyMethod::kSamplesReconciled: return "20 ms samples, reconciled to counter";
+    case EnergyMethod::kInstantReconciled: return "instant power, reconciled to counter";
+    case EnergyMethod::kSamples: return "20 ms samples (no counter)";
+    case EnergyMethod::kInstantPower: return "instant power integrated (no counter)";
+    case EnergyMethod::kAveragePower: return "averaged power integrated (lags ~1 s)";
+    case EnergyMethod::kNone: return "n/a";
+  }
+  return "n/a";
+}
+
+std::string measure_summary(const measure::Measurement& m) {
+  std::string out = fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n", quoted_command(m.command),
+                                m.tool_version, m.backend,
+                                m.driver_version.empty() ? "" : ", driver " + m.driver_version);
+  out += fmt::format("   {:<14}{}\n", "wall time", format_seconds(m.wall_s()));
+  out += fmt::format("   {:<14}{}\n", "exit status", outcome_text(m.outcome));
+  out += fmt::format("   {:<14}{}\n", "energy", format_energy_j(m.total_energy_j()));
+  if (m.wattwise_cpu_s > 0)
+    out += fmt::format("   {:<14}{} CPU ({:.2f}% of one core)\n", "wattwise used", format_seconds(m.wattwise_cpu_s),
+                       m.wall_s() > 0 ? 100 * m.wattwise_cpu_s / m.wall_s() : 0.0);
+  out += "\n";
+
+  Table gpus({"GPU", "name", "energy", "avg power", "peak power", "method"});
+  gpus.set_align(1, Table::Align::kLeft);
+  gpus.set_align(5, Table::Align::kLeft);
+  for (const auto& g : m.gpu_energy)
+    gpus.add_row({std::to_string(g.gpu.index) + (g.used_by_job ? "" : " (idle)"), g.gpu.name, format_energy_j(g.energy_j),
+                  format_power_w(g.avg_power_w), format_power_w(g.peak_power_w), describe_method(g.method)});
+  out += gpus.render("   ");
+
+  if (!m.phase_summaries.empty()) {
+    out += "\n";
+    Table phases({"phase", "count", "time", "energy", "avg power", "J/sample", "GFLOPS/W", "method"});
+    phases.set_align(7, Table::Align::kLeft);
+    for (const auto& p : m.phase_summaries) {
+      std::optional<double> avg_power;
+      if (p.energy_j && p.time_s > 0) avg_power = *p.energy_j / p.time_s;
+      phases.add_row({p.name, std::to_string(p.count), format_seconds(p.time_s), format_energy_j(p.energy_j),
+                      format_power_w(avg_power), format_number(p.j_per_sample(), 4),
+                      format_number(p.gflops_per_w(), 1), describe_method(p.method)});
+    }
+    out += phases.render("   ");
+  }
+  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched\n", m.markers.size(), m.malformed_markers,
+                     m.unmatched_markers);
+  return out;
+}
+
+nlohmann::json measure_json(const measure::Measurement& m) {
+  using nlohmann::json;
+  json j;
+  j["tool"] = "wattwise";
+  j["version"] = m.tool_version;
+  j["backend"] = m.backend;
+  j["driver_version"] = m.driver_version;
+  j["command"] = m.command;
+  j["wall_s"] = m.wall_s();
+  j["exit_code"] = m.outcome.exit_code;
+  j["signal"] = m.outcome.signal ? json(*m.outcome.signal) : json(nullptr);
+  j["timed_out"] = m.outcome.timed_out;
+  j["wattwise_cpu_s"] = m.wattwise_cpu_s;
+  j["energy_j"] = optional_json(m.total_energy_j());
+
+  j["gpus"] = json::array();
+  for (const auto& g : m.gpu_energy) {
+    j["gpus"].push_back({{"index", g.gpu.index},
+                         {"uuid", g.gpu.uuid},
+                         {"name", g.gpu.name},
+                         {"pci_bus_id", g.gpu.pci_bus_id},
+                         {"used_by_job", g.used_by_job},
+                         {"energy_j", optional_json(g.energy_j)},
+                         {"method", sampling::to_string(g.method)},
+                         {"avg_power_w", optional_json(g.avg_power_w)},
+                         {"peak_power_w", optional_json(g.peak_power_w)}});
+  }
+  j["phases"] = json::array();
+  for (const auto& p : m.phase_summaries) {
+    j["phases"].push_back({{"name", p.name},
+                           {"count", p.count},
+                           {"time_s", p.time_s},
+                           {"energy_j", optional_json(p.energy_j)},
+                           {"method", sampling::to_string(p.method)},
+                           {"samples", optional_json(p.samples)},
+                           {"j_per_sample", optional_json(p.j_per_sample())},
+                           {"flops", optional_json(p.flops)},
+                           {"gflops_per_w", optional_json(p.gflops_per_w())}});
+  }
+  j["phase_instances"] = json::array();
+  for (const auto& inst : m.phase_instances) {
+    json per_gpu = json::array();
+    for (const auto& e : inst.energy_per_gpu_j) per_gpu.push_back(optional_json(e));
+    j["phase_instances"].push_back({{"name", inst.phase.name},
+                                    {"begin_s", to_seconds(inst.phase.begin - m.job_start)},
+                                    {"end_s", to_seconds(inst.phase.end - m.job_start)},
+                                    {"pid", inst.phase.pid},
+                                    {"rank", inst.phase.rank ? json(*inst.phase.rank) : json(nullptr)},
+                                    {"counters", inst.phase.counters},
+                                    {"energy_j", optional_json(inst.energy_j)},
+                                    {"energy_per_gpu_j", per_gpu},
+                                    {"method", sampling::to_string(inst.method)}});
+  }
+  j["markers"] = {{"received", m.markers.size()},
+                  {"malformed", m.malformed_markers},
+                  {"unmatched", m.unmatched_markers}};
+  return j;
+}
+
+}  // namespace wattwise::report

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "measure/measurement.hpp"
+
+namespace wattwise::report {
+
+// A column of the trace CSV: the name carries the unit, as DESIGN.md asks.
+struct TraceColumn {
+  const char* name;
+  const char* description;
+};
+const std::vector<TraceColumn>& trace_columns();
+
+// Writes the trace: a comment line with the tool version and method, a header, then one row per reading
+// event (time since the job started in seconds, GPU index, the readings taken at that moment; the other
+// columns empty). Rows are sorted by time.
+void write_trace_csv(std::ostream& out, const measure::Measurement& m);
+
+// The phases beside the trace: name, begin_s, end_s, rank, energy_j, method, counters (key=value;...).
+void write_phases_csv(std::ostream& out, const measure::Measurement& m);
+
+}  // namespace wattwise::report

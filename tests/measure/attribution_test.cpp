@@ -1,0 +1,106 @@
+#include "measure/attribution.hpp"
+
+#include <gtest/gtest.h>
+
+namespace wattwise::measure {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A window function for GPUs that each draw a constant power: energy = power x duration.
+WindowEnergyFn constant_power(std::vector<double> watts) {
+  return [watts](std::size_t gpu, Nanos t0, Nanos t1) {
+    return sampling::WindowEnergy{watts.at(gpu) * to_seconds(t1 - t0), sampling::EnergyMethod::kCounter};
+  };
+}
+
+Measurement two_gpu_measurement(bool second_used) {
+  Measurement m;
+  m.job_start = 0s;
+  m.job_end = 10s;
+  for (unsigned i = 0; i < 2; ++i) {
+    hw::GpuIdentity id;
+    id.index = i;
+    m.gpus.push_back(id);
+    GpuEnergy e;
+    e.gpu = id;
+    e.used_by_job = (i == 0) || second_used;
+    m.gpu_energy.push_back(e);
+  }
+  m.traces.resize(2);
+  return m;
+}
+
+workload::Phase phase(std::string name, Nanos begin, Nanos end, std::optional<int> rank = std::nullopt,
+                      std::map<std::string, double> counters = {}) {
+  workload::Phase p;
+  p.name = std::move(name);
+  p.begin = begin;
+  p.end = end;
+  p.rank = rank;
+  p.counters = std::move(counters);
+  return p;
+}
+
+TEST(Attribution, WholeRunEnergyAndAveragePowerPerGpu) {
+  auto m = two_gpu_measurement(true);
+  attribute_energy(m, constant_power({300, 100}), constant_power({300, 100}));
+  EXPECT_DOUBLE_EQ(*m.gpu_energy[0].energy_j, 3000);
+  EXPECT_DOUBLE_EQ(*m.gpu_energy[1].energy_j, 1000);
+  EXPECT_DOUBLE_EQ(*m.gpu_energy[0].avg_power_w, 300);
+  EXPECT_DOUBLE_EQ(*m.total_energy_j(), 4000);
+}
+
+TEST(Attribution, PhaseWithoutRankIsChargedToEveryJobGpuOnce) {
+  auto m = two_gpu_measurement(true);
+  m.phases = {phase("epoch", 1s, 3s)};
+  attribute_energy(m, constant_power({300, 100}), constant_power({300, 100}));
+  ASSERT_EQ(m.phase_instances.size(), 1u);
+  EXPECT_DOUBLE_EQ(*m.phase_instances[0].energy_j, 2 * 300 + 2 * 100);
+}
+
+TEST(Attribution, RankedPhaseIsChargedOnlyToItsGpu) {
+  auto m = two_gpu_measurement(true);
+  m.phases = {phase("forward", 1s, 2s, 1), phase("forward", 1s, 2s, 0)};
+  attribute_energy(m, constant_power({300, 100}), constant_power({300, 100}));
+  EXPECT_DOUBLE_EQ(*m.phase_instances[0].energy_j, 100);
+  EXPECT_FALSE(m.phase_instances[0].energy_per_gpu_j[0].has_value());
+  EXPECT_DOUBLE_EQ(*m.phase_instances[1].energy_j, 300);
+  ASSERT_EQ(m.phase_summaries.size(), 1u);
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].energy_j, 400);
+  EXPECT_EQ(m.phase_summaries[0].count, 2u);
+}
+
+TEST(Attribution, IdleGpuIsNeverChargedWithPhasesButKeepsItsOwnEnergy) {
+  auto m = two_gpu_measurement(false);
+  m.phases = {phase("epoch", 0s, 10s)};
+  attribute_energy(m, constant_power({300, 60}), constant_power({300, 60}));
+  EXPECT_DOUBLE_EQ(*m.phase_instances[0].energy_j, 3000);
+  EXPECT_DOUBLE_EQ(*m.gpu_energy[1].energy_j, 600);
+  EXPECT_DOUBLE_EQ(*m.total_energy_j(), 3000);  // idle energy is reported apart, not in the job's total
+}
+
+TEST(Attribution, JoulesPerSampleFromCounters) {
+  auto m = two_gpu_measurement(false);
+  m.phases = {phase("iteration", 0s, 1s, std::nullopt, {{"samples", 128}}),
+              phase("iteration", 1s, 2s, std::nullopt, {{"samples", 128}})};
+  attribute_energy(m, constant_power({256, 0}), constant_power({256, 0}));
+  ASSERT_EQ(m.phase_summaries.size(), 1u);
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].samples, 256);
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].j_per_sample(), 2.0);
+}
+
+TEST(Attribution, AbsentEnergyStaysAbsent) {
+  auto m = two_gpu_measurement(false);
+  m.phases = {phase("epoch", 0s, 1s)};
+  WindowEnergyFn nothing = [](std::size_t, Nanos, Nanos) { return sampling::WindowEnergy{}; };
+  attribute_energy(m, nothing, nothing);
+  EXPECT_FALSE(m.gpu_energy[0].energy_j.has_value());
+  EXPECT_FALSE(m.gpu_energy[0].avg_power_w.has_value());
+  EXPECT_FALSE(m.phase_instances[0].energy_j.has_value());
+  EXPECT_FALSE(m.phase_summaries[0].energy_j.has_value());
+  EXPECT_FALSE(m.total_energy_j().has_value());
+}
+
+}  // namespace
+}  // namespace wattwise::measure
