@@ -1,0 +1,118 @@
+#include "fake_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace wattwise::fake_nvml {
+
+PowerProfile::PowerProfile(std::vector<PowerSegment> segments) : segments_(std::move(segments)) {
+  for (const PowerSegment& segment : segments_) {
+    if (!(segment.duration_s > 0))
+      throw std::runtime_error("fake NVML: profile segment durations must be > 0");
+    period_s_ += segment.duration_s;
+  }
+  if (segments_.empty()) throw std::runtime_error("fake NVML: a power profile needs at least one segment");
+}
+
+double PowerProfile::power_w(double t_s) const {
+  double phase = t_s - std::floor(t_s / period_s_) * period_s_;
+  for (const PowerSegment& segment : segments_) {
+    if (phase < segment.duration_s) return segment.watts;
+    phase -= segment.duration_s;
+  }
+  return segments_.back().watts;  // rounding at the very end of a period
+}
+
+double PowerProfile::integral_from_zero_j(double t_s, double cap_w) const {
+  const double periods = std::floor(t_s / period_s_);
+  double per_period_j = 0;
+  for (const PowerSegment& segment : segments_)
+    per_period_j += std::min(segment.watts, cap_w) * segment.duration_s;
+  double phase = t_s - periods * period_s_;
+  double partial_j = 0;
+  for (const PowerSegment& segment : segments_) {
+    const double part_s = std::min(phase, segment.duration_s);
+    if (part_s <= 0) break;
+    partial_j += std::min(segment.watts, cap_w) * part_s;
+    phase -= part_s;
+  }
+  return periods * per_period_j + partial_j;
+}
+
+double PowerProfile::energy_j(double t0_s, double t1_s, double cap_w) const {
+  return integral_from_zero_j(t1_s, cap_w) - integral_from_zero_j(t0_s, cap_w);
+}
+
+bool FakeGpuConfig::is_unsupported(const std::string& call) const {
+  return std::find(unsupported.begin(), unsupported.end(), call) != unsupported.end();
+}
+
+namespace {
+
+FakeGpuConfig parse_gpu(const nlohmann::json& j, std::size_t index) {
+  FakeGpuConfig gpu;
+  gpu.name = j.value("name", gpu.name);
+  gpu.uuid = j.value("uuid", "GPU-fake-" + std::to_string(index));
+  char bus_id[32];
+  std::snprintf(bus_id, sizeof(bus_id), "00000000:%02zX:00.0", 0x19 + index);
+  gpu.pci_bus_id = j.value("pci_bus_id", std::string(bus_id));
+  if (j.contains("power_limit_w")) {
+    const auto& limits = j.at("power_limit_w");
+    gpu.min_limit_w = limits.value("min", gpu.min_limit_w);
+    gpu.max_limit_w = limits.value("max", gpu.max_limit_w);
+    gpu.default_limit_w = limits.value("default", gpu.max_limit_w);
+    gpu.initial_limit_w = limits.value("initial", gpu.default_limit_w);
+  }
+  gpu.mem_clocks_mhz = j.value("mem_clocks_mhz", gpu.mem_clocks_mhz);
+  gpu.sm_clocks_mhz = j.value("sm_clocks_mhz", gpu.sm_clocks_mhz);
+  if (j.contains("profile")) {
+    std::vector<PowerSegment> segments;
+    for (const auto& s : j.at("profile"))
+      segments.push_back({s.at("duration_s").get<double>(), s.at("watts").get<double>()});
+    gpu.profile = PowerProfile(std::move(segments));
+  }
+  gpu.unsupported = j.value("unsupported", gpu.unsupported);
+  if (j.contains("lost_after_s")) gpu.lost_after_s = j.at("lost_after_s").get<double>();
+  if (j.contains("set_power_limit_error"))
+    gpu.set_power_limit_error = j.at("set_power_limit_error").get<std::string>();
+  gpu.memory_used_mib = j.value("memory_used_mib", gpu.memory_used_mib);
+  gpu.memory_total_mib = j.value("memory_total_mib", gpu.memory_total_mib);
+  gpu.pcie_tx_kbps = j.value("pcie_tx_kbps", gpu.pcie_tx_kbps);
+  gpu.pcie_rx_kbps = j.value("pcie_rx_kbps", gpu.pcie_rx_kbps);
+  return gpu;
+}
+
+}  // namespace
+
+FakeConfig load_fake_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("fake NVML: cannot read config " + path);
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("fake NVML: config " + path + " is not valid JSON: " + e.what());
+  }
+  FakeConfig config;
+  config.driver_version = j.value("driver_version", config.driver_version);
+  config.state_file = j.value("state_file", path + ".state");
+  config.energy_read_delay_ms = j.value("energy_read_delay_ms", 0.0);
+  if (j.contains("init_error")) config.init_error = j.at("init_error").get<std::string>();
+  if (j.contains("controls_error")) config.controls_error = j.at("controls_error").get<std::string>();
+  if (j.contains("gpus")) {
+    for (std::size_t i = 0; i < j.at("gpus").size(); ++i)
+      config.gpus.push_back(parse_gpu(j.at("gpus")[i], i));
+  }
+  return config;
+}
+
+std::string fake_config_path_from_env() {
+  const char* path = std::getenv("WATTWISE_FAKE_NVML_CONFIG");
+  return path != nullptr ? path : "";
+}
+
+}  // namespace wattwise::fake_nvml

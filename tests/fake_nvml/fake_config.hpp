@@ -1,0 +1,71 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+// The fake driver's world, read from the JSON file named by WATTWISE_FAKE_NVML_CONFIG. Shared by the fake
+// libnvidia-ml.so.1, its control tool and the tests, so a test can compute exactly what the fake will say.
+namespace wattwise::fake_nvml {
+
+// One piece of a power profile: `watts` for `duration_s` seconds.
+struct PowerSegment {
+  double duration_s = 1;
+  double watts = 100;
+};
+
+// Piecewise-constant power that repeats forever, its phase anchored at CLOCK_MONOTONIC time 0.
+class PowerProfile {
+ public:
+  explicit PowerProfile(std::vector<PowerSegment> segments);
+  double period_s() const { return period_s_; }
+  // Power at monotonic time t, before the power limit is applied.
+  double power_w(double t_s) const;
+  // Exact integral of min(profile, cap_w) over [t0_s, t1_s], in joules.
+  double energy_j(double t0_s, double t1_s, double cap_w) const;
+
+ private:
+  double integral_from_zero_j(double t_s, double cap_w) const;
+  std::vector<PowerSegment> segments_;
+  double period_s_ = 0;
+};
+
+struct FakeGpuConfig {
+  std::string name = "NVIDIA H100 80GB HBM3";
+  std::string uuid;
+  std::string pci_bus_id;
+  double min_limit_w = 200;
+  double max_limit_w = 700;
+  double default_limit_w = 700;
+  double initial_limit_w = 700;
+  std::vector<unsigned> mem_clocks_mhz = {2619, 1593};
+  std::vector<unsigned> sm_clocks_mhz = {1980, 1755, 1500, 1200, 900, 600, 345};
+  PowerProfile profile{{{1.0, 100.0}}};
+  std::vector<std::string>
+      unsupported;  // NVML function names (or "NVML_FI_DEV_POWER_INSTANT") that say NOT_SUPPORTED
+  std::optional<double> lost_after_s;  // every call fails with GPU_IS_LOST this long after nvmlInit
+  std::optional<std::string> set_power_limit_error;  // e.g. "UNKNOWN": this GPU's set-limit call fails
+  double memory_used_mib = 1024;
+  double memory_total_mib = 81559;
+  unsigned pcie_tx_kbps = 1000;
+  unsigned pcie_rx_kbps = 2000;
+
+  bool is_unsupported(const std::string& call) const;
+};
+
+struct FakeConfig {
+  std::string driver_version = "580.159.04";
+  std::string state_file;                     // settings that persist across processes
+  double energy_read_delay_ms = 0;            // the H100 takes ~2.7 ms per energy read
+  std::optional<std::string> init_error;      // "DRIVER_NOT_LOADED" or "LIB_RM_VERSION_MISMATCH"
+  std::optional<std::string> controls_error;  // e.g. "NO_PERMISSION": every set/reset call fails so
+  std::vector<FakeGpuConfig> gpus;
+};
+
+// Throws std::runtime_error naming the file and the problem.
+FakeConfig load_fake_config(const std::string& path);
+
+// The path in WATTWISE_FAKE_NVML_CONFIG, or empty.
+std::string fake_config_path_from_env();
+
+}  // namespace wattwise::fake_nvml
