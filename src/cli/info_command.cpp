@@ -17,14 +17,15 @@ CommandRun add_info_command(CLI::App& app) {
   app.add_option("--simulate", flags->simulate, "show a simulated GPU instead, e.g. v100 or v100:resnet50");
   return [flags]() {
     std::unique_ptr<hw::GpuSystem> system;
-    std::unique_ptr<sim::Simulation> simulation;
+    std::optional<sim::Simulation> simulation;
     if (!flags->simulate.empty()) {
-      simulation = sim::make_simulation(flags->simulate, {});
-      system = nullptr;
+      // "v100" alone shows the board; the model half only matters to jobs.
+      const auto spec = flags->simulate.find(':') == std::string::npos ? flags->simulate + ":resnet50" : flags->simulate;
+      simulation = sim::make_simulation(spec);
     } else {
       system = open_real_gpus();
     }
-    hw::GpuSystem& gpus = simulation ? simulation->system() : *system;
+    hw::GpuSystem& gpus = simulation ? static_cast<hw::GpuSystem&>(*simulation->system) : *system;
     if (flags->json) {
       std::cout << report::info_json(gpus).dump(2) << "\n";
     } else {

@@ -59,8 +59,8 @@ int run_measure(const MeasureFlags& flags) {
   measure::Measurement m;
   if (!flags.simulate.empty()) {
     auto simulation = sim::make_simulation(flags.simulate, flags.sim);
-    options.gpu_positions = select_gpus(simulation->system(), flags.gpus);
-    m = measure::measure_simulated(*simulation, options);
+    options.gpu_positions = select_gpus(*simulation.system, flags.gpus);
+    m = measure::measure_simulated(simulation, options);
   } else {
     auto system = open_real_gpus();
     options.gpu_positions = select_gpus(*system, flags.gpus);
@@ -103,6 +103,9 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option("--samples", flags->sim.samples_per_epoch, "simulated job: samples per epoch");
   app.add_option("--epochs", flags->sim.epochs, "simulated job: epochs");
   app.add_option("--seed", flags->sim.seed, "simulated job: noise seed");
+  app.add_option("--sim-gpus", flags->sim.gpus, "simulated job: number of GPUs")->capture_default_str();
+  app.add_option("--iteration-markers", flags->sim.iteration_markers_per_epoch,
+                 "simulated job: mark only the first N iterations of each epoch");
   app.add_option("command", flags->command, "the job, after --")->expected(-1);
   return [flags]() { return run_measure(*flags); };
 }

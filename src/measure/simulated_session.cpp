@@ -15,13 +15,13 @@ constexpr Nanos kTailAfterJob = std::chrono::milliseconds(250);
 
 Measurement measure_simulated(sim::Simulation& simulation, const MeasureOptions& options) {
   std::vector<hw::Gpu*> gpus;
-  Measurement m = prepare(simulation.system(), options, gpus);
-  m.command = {"simulated", simulation.description()};
+  Measurement m = prepare(*simulation.system, options, gpus);
+  m.command = {"simulated", simulation.profile.gpu.key + ":" + simulation.profile.workload.model};
 
-  VirtualClock& clock = simulation.clock();
+  VirtualClock& clock = *simulation.clock;
   sampling::Sampler sampler(gpus, clock, options.sampler);
   sampling::VirtualDriver driver(sampler, clock);
-  auto& job = simulation.job();
+  auto& job = *simulation.job;
 
   std::optional<Nanos> job_end;
   bool tail_done = false;
