@@ -61,9 +61,7 @@ class SimGpu final : public hw::Gpu {
   const SimGpuSpec& spec() const { return spec_; }
   const GpuSettings& settings() const { return settings_; }
   double model_power_w_at(Nanos t) const { return timeline_.power_w_at(t); }
-  double model_energy_j_at(Nanos t) const {
-    return timeline_.energy_j_at(t) - timeline_.energy_j_at(created_at_);
-  }
+  double model_energy_j_at(Nanos t) const { return timeline_.energy_j_at(t); }  // 0 at construction
   // The overshoot bound: no reading exceeds limit * (1 + overshoot_fraction).
   double max_power_w() const;
 
