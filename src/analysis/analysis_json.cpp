@@ -1,0 +1,77 @@
+#include "analysis/analysis_json.hpp"
+
+namespace wattwise::analysis {
+namespace {
+
+using nlohmann::json;
+
+json optional_json(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json summary_json(const Summary& summary) {
+  return {{"mean", summary.mean},
+          {"std", optional_json(summary.stddev)},
+          {"ci95", optional_json(summary.ci95_half)}};
+}
+
+json summary_json(const std::optional<Summary>& summary) {
+  return summary ? summary_json(*summary) : json(nullptr);
+}
+
+json setting_entry(const Analysis& analysis, std::size_t index) {
+  const SettingAggregate& aggregate = analysis.settings[index];
+  const ReferencePoint ref{analysis.reference().energy_j.mean, analysis.reference().time_s.mean};
+  json metrics = json::object();
+  for (const MetricSpec& metric : analysis.metrics) {
+    metrics[metric.name()] = metric_value(metric, aggregate.energy_j.mean, aggregate.time_s.mean, ref);
+  }
+  return {{"setting", setting_json(aggregate.setting)},
+          {"n", aggregate.energy_j.n},
+          {"energy_j", summary_json(aggregate.energy_j)},
+          {"time_s", summary_json(aggregate.time_s)},
+          {"power_w", summary_json(aggregate.power_w)},
+          {"j_per_sample", summary_json(aggregate.j_per_sample)},
+          {"gflops_per_w", summary_json(aggregate.gflops_per_w)},
+          {"metrics", metrics},
+          {"pareto", static_cast<bool>(analysis.pareto.at(index))},
+          {"reference", index == analysis.reference_index},
+          {"labels", aggregate.labels}};
+}
+
+json recommendation_json(const Recommendation& r) {
+  return {{"metric", r.metric.name()},
+          {"setting", setting_json(r.setting)},
+          {"energy_j", r.energy_j},
+          {"time_s", r.time_s},
+          {"energy_vs_ref_pct", r.energy_vs_ref_pct},
+          {"time_vs_ref_pct", r.time_vs_ref_pct},
+          {"metric_value", r.metric_value},
+          {"significant", r.significant ? json(*r.significant) : json(nullptr)},
+          {"note", r.note}};
+}
+
+}  // namespace
+
+json setting_json(const Setting& setting) {
+  json object = json::object();
+  for (const auto& [knob, value] : setting) object[knob] = value;
+  return object;
+}
+
+json to_json(const Analysis& analysis) {
+  const SettingAggregate& reference = analysis.reference();
+  json settings = json::array();
+  for (std::size_t i = 0; i < analysis.settings.size(); ++i) settings.push_back(setting_entry(analysis, i));
+  json recommendations = json::array();
+  for (const Recommendation& r : analysis.recommendations) recommendations.push_back(recommendation_json(r));
+  return {{"reference",
+           {{"setting", setting_json(reference.setting)},
+            {"energy_j", reference.energy_j.mean},
+            {"time_s", reference.time_s.mean}}},
+          {"settings", settings},
+          {"recommendations", recommendations},
+          {"max_slowdown_pct", analysis.max_slowdown ? json(*analysis.max_slowdown * 100) : json(nullptr)}};
+}
+
+}  // namespace wattwise::analysis

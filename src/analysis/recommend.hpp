@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/aggregate.hpp"
+#include "analysis/metrics.hpp"
+
+namespace wattwise::analysis {
+
+struct Recommendation {
+  MetricSpec metric;
+  std::size_t setting_index = 0;  // into the aggregates it was chosen from
+  Setting setting;
+  double metric_value = 0;          // on the means, normalised to the reference
+  double energy_j = 0;              // mean
+  double time_s = 0;                // mean
+  double energy_vs_ref_pct = 0;     // 100 * (E / E_ref - 1): negative = saves energy
+  double time_vs_ref_pct = 0;       // 100 * (t / t_ref - 1): positive = slower
+  std::optional<bool> significant;  // absent: no repeats, unknown
+  std::string note;
+};
+
+// Chooses the best setting for `metric`. With `max_slowdown` (0.10 = 10%) only settings with
+// t <= (1 + max_slowdown) * t_ref qualify; the reference always does, so there is always an answer.
+// Ties: the lowest metric wins (highest for gain-loss); values equal within 1e-12 relative are a tie, broken
+// in favour of the setting closer to the reference (sum over knobs of |v - v_ref| / |v_ref|), then the
+// earlier setting in setting order. Only exact ties are broken this way: near-ties such as the published
+// resnet50 EDS(2.0) and EDP rows (0.01% apart) keep the strictly lower value, so results are reproducible.
+// Significance: Welch's t-test at 95% on the per-run metric values of the best setting against the
+// reference's; with a single repeat on either side it is unknown and the note says so.
+Recommendation recommend(const std::vector<SettingAggregate>& settings, std::size_t reference_index,
+                         const MetricSpec& metric, std::optional<double> max_slowdown = std::nullopt);
+
+}  // namespace wattwise::analysis

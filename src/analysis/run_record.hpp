@@ -1,0 +1,35 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace wattwise::analysis {
+
+// A point in knob space: knob name with its unit (power_limit_w, sm_clock_mhz, batch, gpus) -> value.
+// Ordered, so two settings compare and print the same way everywhere.
+using Setting = std::map<std::string, double>;
+
+// One measured run, wherever it came from (a sweep database, a CSV of published results).
+struct RunRecord {
+  Setting setting;
+  int repeat = 0;
+  double time_s = 0;
+  double energy_j = 0;
+  std::optional<double> work;   // samples processed, when the job reports it
+  std::optional<double> flops;  // operations performed, when the job reports it
+  std::string label;            // free text, kept as given
+  bool ok = true;               // a failed run is kept for the record but never analysed
+};
+
+// "power_limit_w=150,batch=64": knobs in name order, values in their shortest exact form.
+std::string to_string(const Setting& setting);
+
+// Two settings name the same point when they have the same knobs and values equal to 1e-9 relative:
+// values read from text and values computed from limits must still meet.
+bool same_setting(const Setting& a, const Setting& b);
+
+// True when every knob named in `partial` exists in `setting` with an equal value (as same_setting).
+bool matches(const Setting& setting, const Setting& partial);
+
+}  // namespace wattwise::analysis

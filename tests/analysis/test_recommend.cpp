@@ -1,0 +1,98 @@
+#include <gtest/gtest.h>
+
+#include "analysis/analysis.hpp"
+#include "analysis/recommend.hpp"
+#include "run_builders.hpp"
+
+namespace wattwise::analysis {
+namespace {
+
+using testing::run_at;
+
+double limit_of(const Recommendation& r) {
+  return r.setting.at("power_limit_w");
+}
+
+// 300 W reference (100 J, 10 s); 150 W saves most energy but is 40% slower; 250 W is 5% slower.
+std::vector<RunRecord> sweep() {
+  return {run_at(300, 100, 10), run_at(250, 85, 10.5), run_at(200, 75, 12), run_at(150, 70, 14)};
+}
+
+TEST(Recommend, PicksTheLowestMetric) {
+  const auto settings = aggregate_runs(sweep());
+  const std::size_t ref = 3;  // settings are 150, 200, 250, 300
+  EXPECT_DOUBLE_EQ(limit_of(recommend(settings, ref, {MetricKind::kEnergy})), 150);
+  EXPECT_DOUBLE_EQ(limit_of(recommend(settings, ref, {MetricKind::kTime})), 300);
+  // EDP: 300 -> 1.0, 250 -> 0.8925, 200 -> 0.9, 150 -> 0.98.
+  const Recommendation edp = recommend(settings, ref, {MetricKind::kEdp});
+  EXPECT_DOUBLE_EQ(limit_of(edp), 250);
+  EXPECT_NEAR(edp.metric_value, 0.85 * 1.05, 1e-12);
+  EXPECT_NEAR(edp.energy_vs_ref_pct, -15, 1e-9);
+  EXPECT_NEAR(edp.time_vs_ref_pct, 5, 1e-9);
+  // gain-loss (higher better): 250 -> 15-5 = 10, 200 -> 25-20 = 5, 150 -> 30-40 = -10.
+  EXPECT_DOUBLE_EQ(limit_of(recommend(settings, ref, {MetricKind::kGainLoss})), 250);
+}
+
+TEST(Recommend, MaxSlowdownExcludesSlowSettings) {
+  const auto settings = aggregate_runs(sweep());
+  const Recommendation capped = recommend(settings, 3, {MetricKind::kEnergy}, 0.10);
+  EXPECT_DOUBLE_EQ(limit_of(capped), 250);  // 200 W (+20%) and 150 W (+40%) do not qualify
+  EXPECT_NE(capped.note.find("10% slower"), std::string::npos) << capped.note;
+  EXPECT_DOUBLE_EQ(limit_of(recommend(settings, 3, {MetricKind::kEnergy}, 0.20)),
+                   200);  // t = 1.2 t_ref is in
+  EXPECT_DOUBLE_EQ(limit_of(recommend(settings, 3, {MetricKind::kEnergy}, 0.0)), 300);
+}
+
+TEST(Recommend, ExactTiePrefersTheSettingCloserToTheReference) {
+  // 150 W and 250 W have the same energy; 250 W is closer to the 300 W reference.
+  const auto settings = aggregate_runs({run_at(300, 100, 10), run_at(250, 80, 11), run_at(150, 80, 14)});
+  EXPECT_DOUBLE_EQ(limit_of(recommend(settings, 2, {MetricKind::kEnergy})), 250);
+}
+
+TEST(Recommend, NearTieKeepsTheStrictlyLowerValue) {
+  const auto settings = aggregate_runs({run_at(300, 100, 10), run_at(250, 80.0001, 11), run_at(150, 80, 14)});
+  EXPECT_DOUBLE_EQ(limit_of(recommend(settings, 2, {MetricKind::kEnergy})), 150);
+}
+
+TEST(Recommend, NoRepeatsMeansSignificanceUnknown) {
+  const auto settings = aggregate_runs(sweep());
+  const Recommendation r = recommend(settings, 3, {MetricKind::kEnergy});
+  EXPECT_FALSE(r.significant.has_value());
+  EXPECT_EQ(r.note, "no repeats: significance unknown");
+}
+
+TEST(Recommend, NoiseLargerThanTheGainIsSaidPlainly) {
+  // 250 W saves 2% energy on average, but repeats scatter by +-10%.
+  const auto settings = aggregate_runs({run_at(300, 100, 10), run_at(300, 110, 10), run_at(300, 90, 10),
+                                        run_at(250, 98, 10), run_at(250, 108, 10), run_at(250, 88, 10)});
+  const Recommendation r = recommend(settings, 1, {MetricKind::kEnergy});
+  EXPECT_DOUBLE_EQ(limit_of(r), 250);
+  EXPECT_EQ(r.significant, std::optional<bool>(false));
+  EXPECT_EQ(r.note, "the best setting is not distinguishable from the reference within the noise");
+}
+
+TEST(Recommend, GainLargerThanTheNoiseIsSignificant) {
+  const auto settings = aggregate_runs({run_at(300, 100, 10), run_at(300, 101, 10), run_at(300, 99, 10),
+                                        run_at(200, 80, 12), run_at(200, 81, 12), run_at(200, 79, 12)});
+  const Recommendation r = recommend(settings, 1, {MetricKind::kEnergy});
+  EXPECT_DOUBLE_EQ(limit_of(r), 200);
+  EXPECT_EQ(r.significant, std::optional<bool>(true));
+}
+
+TEST(Recommend, ReferenceAsBestIsNotAGain) {
+  const auto settings = aggregate_runs(sweep());
+  const Recommendation r = recommend(settings, 3, {MetricKind::kTime});
+  EXPECT_EQ(r.significant, std::optional<bool>(false));
+  EXPECT_DOUBLE_EQ(r.energy_vs_ref_pct, 0);
+}
+
+TEST(Analyze, RecommendsEveryDefaultMetricAgainstTheHighestLimit) {
+  const Analysis analysis = analyze(sweep());
+  EXPECT_DOUBLE_EQ(analysis.reference().setting.at("power_limit_w"), 300);
+  ASSERT_EQ(analysis.recommendations.size(), default_metrics().size());
+  EXPECT_EQ(analysis.recommendations[0].metric.name(), "E");
+  EXPECT_EQ(analysis.pareto.size(), analysis.settings.size());
+}
+
+}  // namespace
+}  // namespace wattwise::analysis

@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "analysis/statistics.hpp"
+
+namespace wattwise::analysis {
+namespace {
+
+TEST(Statistics, SummarizeGivesMeanSampleStdAndStudentInterval) {
+  // By hand: mean 5, squares sum 32, sample variance 32/7, t(7) = 2.365.
+  const std::vector<double> values = {2, 4, 4, 4, 5, 5, 7, 9};
+  const Summary s = summarize(values);
+  EXPECT_EQ(s.n, 8);
+  EXPECT_DOUBLE_EQ(s.mean, 5.0);
+  ASSERT_TRUE(s.stddev.has_value());
+  EXPECT_NEAR(*s.stddev, std::sqrt(32.0 / 7.0), 1e-12);
+  ASSERT_TRUE(s.ci95_half.has_value());
+  EXPECT_NEAR(*s.ci95_half, 2.365 * std::sqrt(32.0 / 7.0) / std::sqrt(8.0), 1e-12);
+}
+
+TEST(Statistics, TwoValuesUseTheWideOneDegreeQuantile) {
+  const std::vector<double> values = {10, 12};  // mean 11, std sqrt(2), t(1) = 12.706
+  const Summary s = summarize(values);
+  EXPECT_NEAR(*s.ci95_half, 12.706 * std::sqrt(2.0) / std::sqrt(2.0), 1e-12);
+}
+
+TEST(Statistics, OneValueHasNoSpread) {
+  const std::vector<double> values = {42};
+  const Summary s = summarize(values);
+  EXPECT_EQ(s.n, 1);
+  EXPECT_DOUBLE_EQ(s.mean, 42);
+  EXPECT_FALSE(s.stddev.has_value());
+  EXPECT_FALSE(s.ci95_half.has_value());
+}
+
+TEST(Statistics, TQuantileTableAndNormalTail) {
+  EXPECT_DOUBLE_EQ(t_quantile_975(1), 12.706);
+  EXPECT_DOUBLE_EQ(t_quantile_975(4), 2.776);
+  EXPECT_DOUBLE_EQ(t_quantile_975(30), 2.042);
+  EXPECT_DOUBLE_EQ(t_quantile_975(4.7), 2.776);  // fractional df rounds down: wider, never narrower
+  EXPECT_GT(t_quantile_975(31), 1.96);
+  EXPECT_LT(t_quantile_975(31), 2.042);
+  EXPECT_NEAR(t_quantile_975(100000), 1.96, 1e-3);
+}
+
+TEST(Statistics, WelchSeesADifferenceLargerThanTheNoise) {
+  const std::vector<double> a = {10.0, 10.1, 9.9};
+  const std::vector<double> b = {8.0, 8.1, 7.9};
+  EXPECT_EQ(welch_differs(a, b), std::optional<bool>(true));
+}
+
+TEST(Statistics, WelchDoesNotSeeADifferenceSmallerThanTheNoise) {
+  const std::vector<double> a = {10, 12, 8};
+  const std::vector<double> b = {9.5, 11.5, 7.5};
+  EXPECT_EQ(welch_differs(a, b), std::optional<bool>(false));
+}
+
+TEST(Statistics, WelchIsUnknownWithoutRepeats) {
+  const std::vector<double> a = {10};
+  const std::vector<double> b = {8, 8.1};
+  EXPECT_FALSE(welch_differs(a, b).has_value());
+}
+
+}  // namespace
+}  // namespace wattwise::analysis
