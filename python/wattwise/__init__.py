@@ -1,0 +1,173 @@
+"""wattwise phase markers for Python jobs (pure Python, no dependencies).
+
+Run under ``wattwise measure -- python train.py``, a job finds the path of a Unix datagram socket in the
+environment variable WATTWISE_SOCKET and sends it markers, so energy and time can be attributed to
+phases::
+
+    import wattwise
+
+    with wattwise.phase("training"):
+        for epoch in range(epochs):
+            with wattwise.phase("epoch", epoch=epoch):
+                for batch in loader:
+                    with wattwise.iteration(samples=len(batch)):
+                        step(batch)
+
+Without WATTWISE_SOCKET (the job runs on its own), or when the socket has gone away, every call is a
+silent no-op: a job never fails because it is not being measured. The variable is read once, on the
+first call. Thread-safe. Timestamps come from time.monotonic_ns(), which is CLOCK_MONOTONIC on Linux,
+the clock wattwise measures with. The rank is read from RANK (else LOCAL_RANK) when set.
+Wire format: docs/markers.md.
+"""
+
+import contextlib
+import math
+import os
+import socket
+import threading
+import time
+
+__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode"]
+
+VERSION_TAG = "ww1"
+ENVIRONMENT_VARIABLE = "WATTWISE_SOCKET"
+MAX_MESSAGE_BYTES = 8192
+# A stalled receiver may delay one marker by at most this much; the job's progress matters more.
+SEND_TIMEOUT_S = 0.1
+_RESERVED_KEYS = ("pid", "rank")
+
+
+class _Channel:
+    """The socket to wattwise, opened on first use; None when there is nowhere to send."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._opened = False
+        self._socket = None
+        self.rank = None
+
+    def get(self):
+        if not self._opened:
+            with self._lock:
+                if not self._opened:
+                    self.rank = _rank_from_environment()
+                    self._socket = _connect(os.environ.get(ENVIRONMENT_VARIABLE))
+                    self._opened = True
+        return self._socket
+
+    def reset(self):
+        """Forget the channel so the next call reads the environment again (for tests)."""
+        with self._lock:
+            if self._socket is not None:
+                self._socket.close()
+            self._socket = None
+            self._opened = False
+
+
+def _rank_from_environment():
+    for name in ("RANK", "LOCAL_RANK"):
+        text = os.environ.get(name, "")
+        if text.isdigit():
+            return int(text)
+    return None
+
+
+def _connect(path):
+    if not path:
+        return None
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.settimeout(SEND_TIMEOUT_S)
+        sock.connect(path)
+        return sock
+    except OSError:
+        return None
+
+
+_channel = _Channel()
+
+
+def _percent_encode(text):
+    out = []
+    for byte in text.encode("utf-8"):
+        if byte <= 0x20 or byte in (0x3D, 0x25, 0x7F):  # space and controls, '=', '%', DEL
+            out.append("%%%02X" % byte)
+        else:
+            out.append(chr(byte))
+    # Bytes above 0x7f were turned into single code points; turn them back into the UTF-8 bytes.
+    return "".join(out).encode("latin-1").decode("utf-8")
+
+
+def _format_number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError("wattwise counter values must be numbers, got %r" % (value,))
+    if isinstance(value, int):
+        return str(value)
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def encode(kind, name, t_ns, pid, rank=None, counters=None):
+    """The datagram text for one marker: ``ww1 KIND NS NAME pid=N [rank=N] [key=number ...]``."""
+    if kind not in ("B", "E", "P"):
+        raise ValueError("marker kind must be B, E or P, got %r" % (kind,))
+    if not name:
+        raise ValueError("a marker needs a non-empty name")
+    fields = [VERSION_TAG, kind, str(int(t_ns)), _percent_encode(str(name)), "pid=%d" % pid]
+    if rank is not None:
+        fields.append("rank=%d" % rank)
+    for key, value in (counters or {}).items():
+        if key in _RESERVED_KEYS:
+            raise ValueError("counter name %r is reserved by wattwise" % (key,))
+        if isinstance(value, float) and not math.isfinite(value):
+            continue  # the format carries finite numbers only; an inf/nan counter is left out
+        fields.append("%s=%s" % (_percent_encode(str(key)), _format_number(value)))
+    return " ".join(fields)
+
+
+def _send(kind, name, counters):
+    sock = _channel.get()
+    if sock is None:
+        return
+    message = encode(kind, name, time.monotonic_ns(), os.getpid(), _channel.rank, counters).encode("utf-8")
+    if len(message) > MAX_MESSAGE_BYTES:
+        raise ValueError("wattwise marker %r is longer than %d bytes" % (name, MAX_MESSAGE_BYTES))
+    try:
+        sock.send(message)
+    except OSError:
+        pass  # wattwise has gone away or is stalled: measuring must never break the job
+
+
+def enabled():
+    """True when markers go somewhere (WATTWISE_SOCKET set and reachable at the first call)."""
+    return _channel.get() is not None
+
+
+def begin(name, **counters):
+    _send("B", name, counters)
+
+
+def end(name, **counters):
+    _send("E", name, counters)
+
+
+def point(name, **counters):
+    _send("P", name, counters)
+
+
+@contextlib.contextmanager
+def phase(name, **counters):
+    """Marks the block as phase ``name``; the counters go with its end (they often count its work)."""
+    begin(name)
+    try:
+        yield
+    finally:
+        end(name, **counters)
+
+
+def iteration(samples=None, **counters):
+    """One training/inference iteration; ``samples`` is the work it did (e.g. the batch size)."""
+    if samples is not None:
+        counters["samples"] = samples
+    return phase("iteration", **counters)

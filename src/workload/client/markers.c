@@ -1,0 +1,144 @@
+/* The C marker client: see include/wattwise/markers.h for the contract, docs/markers.md for the format. */
+#define _GNU_SOURCE
+#include "wattwise/markers.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { kMaxMessageBytes = 8192 };
+
+/* Set once by pthread_once, read-only afterwards: safe to share between threads without a lock. */
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+static int g_socket_fd = -1;
+static int g_has_rank = 0;
+static long g_rank = 0;
+
+static int parse_rank(const char* text, long* rank) {
+  if (text == NULL || *text == '\0') return 0;
+  char* end = NULL;
+  long value = strtol(text, &end, 10);
+  if (*end != '\0' || value < 0) return 0;
+  *rank = value;
+  return 1;
+}
+
+static void init_channel(void) {
+  g_has_rank = parse_rank(getenv("RANK"), &g_rank) || parse_rank(getenv("LOCAL_RANK"), &g_rank);
+  const char* path = getenv("WATTWISE_SOCKET");
+  if (path == NULL || *path == '\0' || strlen(path) >= sizeof(((struct sockaddr_un*)0)->sun_path)) return;
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  struct sockaddr_un address;
+  memset(&address, 0, sizeof address);
+  address.sun_family = AF_UNIX;
+  strcpy(address.sun_path, path);
+  if (connect(fd, (struct sockaddr*)&address, sizeof address) != 0) {
+    close(fd);
+    return;
+  }
+  /* A stalled receiver may delay a marker by at most this much; the job's progress matters more. */
+  struct timeval send_timeout = {0, 100 * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
+  g_socket_fd = fd;
+}
+
+static int channel(void) {
+  pthread_once(&g_init_once, init_channel);
+  return g_socket_fd;
+}
+
+/* Appends to buf at *used; returns 0 if it did not fit. */
+static int append(char* buf, size_t* used, const char* format, ...) __attribute__((format(printf, 3, 4)));
+static int append(char* buf, size_t* used, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(buf + *used, kMaxMessageBytes - *used, format, args);
+  va_end(args);
+  if (n < 0 || (size_t)n >= kMaxMessageBytes - *used) return 0;
+  *used += (size_t)n;
+  return 1;
+}
+
+/* Space, '=', '%' and control characters become %XX, so fields split on single spaces. */
+static int append_encoded(char* buf, size_t* used, const char* text) {
+  for (const unsigned char* c = (const unsigned char*)text; *c; ++c) {
+    int escape = *c <= 0x20 || *c == '=' || *c == '%' || *c == 0x7f;
+    if (!(escape ? append(buf, used, "%%%02X", *c) : append(buf, used, "%c", *c))) return 0;
+  }
+  return 1;
+}
+
+/* The shortest of %.15g..%.17g that reads back as the same double: samples=128, not 128.00000000000000. */
+static int append_number(char* buf, size_t* used, double value) {
+  char text[32];
+  for (int precision = 15; precision <= 17; ++precision) {
+    snprintf(text, sizeof text, "%.*g", precision, value);
+    if (strtod(text, NULL) == value) break;
+  }
+  return append(buf, used, "%s", text);
+}
+
+static int send_marker(char kind, const char* name, const char* const keys[], const double values[], int n) {
+  int fd = channel();
+  if (fd < 0) return 0;
+  if (name == NULL || *name == '\0' || n < 0 || (n > 0 && (keys == NULL || values == NULL))) return -1;
+
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  long long t_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+
+  char buf[kMaxMessageBytes];
+  size_t used = 0;
+  int ok = append(buf, &used, "ww1 %c %lld ", kind, t_ns) && append_encoded(buf, &used, name) &&
+           append(buf, &used, " pid=%ld", (long)getpid());
+  if (ok && g_has_rank) ok = append(buf, &used, " rank=%ld", g_rank);
+  for (int i = 0; ok && i < n; ++i) {
+    if (keys[i] == NULL || *keys[i] == '\0' || strcmp(keys[i], "pid") == 0 || strcmp(keys[i], "rank") == 0) {
+      return -1;
+    }
+    if (!isfinite(values[i])) continue;
+    ok = append(buf, &used, " ") && append_encoded(buf, &used, keys[i]) && append(buf, &used, "=") &&
+         append_number(buf, &used, values[i]);
+  }
+  if (!ok) return -1;
+  /* Failures (wattwise gone, buffer full past the time-out) are ignored on purpose: see the header. */
+  ssize_t sent;
+  do {
+    sent = send(fd, buf, used, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  return 0;
+}
+
+int ww_begin(const char* name) {
+  return send_marker('B', name, NULL, NULL, 0);
+}
+int ww_end(const char* name) {
+  return send_marker('E', name, NULL, NULL, 0);
+}
+int ww_point(const char* name) {
+  return send_marker('P', name, NULL, NULL, 0);
+}
+
+int ww_begin_counters(const char* name, const char* const keys[], const double values[], int n) {
+  return send_marker('B', name, keys, values, n);
+}
+int ww_end_counters(const char* name, const char* const keys[], const double values[], int n) {
+  return send_marker('E', name, keys, values, n);
+}
+int ww_point_counters(const char* name, const char* const keys[], const double values[], int n) {
+  return send_marker('P', name, keys, values, n);
+}
+
+int ww_enabled(void) {
+  return channel() >= 0;
+}

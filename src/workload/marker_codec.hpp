@@ -1,0 +1,28 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "workload/marker.hpp"
+
+namespace wattwise::workload {
+
+// The marker wire format, one datagram per marker (docs/markers.md):
+//   ww1 <B|E|P> <CLOCK_MONOTONIC ns> <name> [pid=N] [rank=N] [key=number ...]
+// The name and the keys are percent-encoded (space, '=', '%' and control characters), so a
+// message is always split on single spaces.
+inline constexpr std::string_view kMarkerVersionTag = "ww1";
+
+// The bytes to send for `marker` (without a trailing newline).
+std::string encode_marker(const Marker& marker);
+
+// Parses one datagram. On failure returns std::nullopt and, when `error_reason` is given, says why
+// (e.g. "unknown kind 'X'"); malformed messages are counted by the receiver, never fatal.
+std::optional<Marker> decode_marker(std::string_view message, std::string* error_reason = nullptr);
+
+// Percent-encoding used for names and keys; exposed for the clients' tests.
+std::string percent_encode(std::string_view text);
+std::optional<std::string> percent_decode(std::string_view text);
+
+}  // namespace wattwise::workload

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <vector>
+
+#include "workload/marker.hpp"
+
+namespace wattwise::workload {
+
+struct PhaseSet {
+  std::vector<Phase> phases;  // sorted by begin time, then by end time (outer before inner)
+  int unmatched_begins = 0;   // begins still open when the markers ran out (job crashed or forgot)
+  int unmatched_ends = 0;     // ends without a begin of the same (pid, rank, name)
+};
+
+// Pairs begin and end markers per (pid, rank, name), in arrival order. Phases of one name may nest
+// (a stack per name): an end closes the innermost open begin. A point becomes a zero-length phase.
+// A phase's counters are its begin's counters overwritten by its end's.
+PhaseSet build_phases(const std::vector<Marker>& markers);
+
+}  // namespace wattwise::workload

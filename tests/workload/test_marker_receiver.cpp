@@ -1,0 +1,141 @@
+#include "workload/marker_receiver.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "workload/phases.hpp"
+#include "workload/process.hpp"
+
+namespace wattwise::workload {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Sends raw datagrams, as a job (or an attacker's malformed bytes) would.
+void send_datagram(const std::filesystem::path& socket_path, const std::string& message) {
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, socket_path.c_str(), sizeof(address.sun_path) - 1);
+  ssize_t sent =
+      ::sendto(fd, message.data(), message.size(), 0, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  ::close(fd);
+  ASSERT_EQ(sent, static_cast<ssize_t>(message.size()));
+}
+
+std::map<std::string, std::string> job_environment(const MarkerReceiver& receiver) {
+  return {{MarkerReceiver::kEnvironmentVariable, receiver.socket_path().string()}};
+}
+
+TEST(MarkerReceiver, SocketLivesInAPrivateDirectoryThatIsRemovedAfterwards) {
+  std::filesystem::path directory;
+  {
+    MarkerReceiver receiver;
+    directory = receiver.socket_path().parent_path();
+    struct stat info {};
+    ASSERT_EQ(::stat(directory.c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0700u);
+    EXPECT_TRUE(std::filesystem::is_socket(receiver.socket_path()));
+  }
+  EXPECT_FALSE(std::filesystem::exists(directory));
+}
+
+TEST(MarkerReceiver, KeepsArrivalOrderAndCountsMalformedMessages) {
+  MarkerReceiver receiver;
+  send_datagram(receiver.socket_path(), "ww1 B 10 epoch pid=1");
+  send_datagram(receiver.socket_path(), "not a marker");
+  send_datagram(receiver.socket_path(), "ww1 E 5 epoch pid=1 samples=8");
+  send_datagram(receiver.socket_path(), std::string(20000, 'x'));  // longer than any marker may be
+  receiver.stop();
+  auto markers = receiver.markers();
+  ASSERT_EQ(markers.size(), 2u);
+  EXPECT_EQ(markers[0].kind, MarkerKind::kBegin);
+  EXPECT_EQ(markers[1].t, Nanos{5});  // arrival order, not timestamp order
+  EXPECT_EQ(markers[1].counters.at("samples"), 8);
+  EXPECT_EQ(receiver.malformed_count(), 2);
+}
+
+TEST(MarkerReceiver, StopIsIdempotentAndMarkersStayReadable) {
+  MarkerReceiver receiver;
+  send_datagram(receiver.socket_path(), "ww1 P 1 x pid=1");
+  receiver.stop();
+  receiver.stop();
+  EXPECT_EQ(receiver.markers().size(), 1u);
+}
+
+void expect_markers_from_sender_job(const std::vector<Marker>& markers, pid_t job_pid) {
+  ASSERT_EQ(markers.size(), 5u);
+  EXPECT_EQ(markers[0].name, "training");
+  EXPECT_EQ(markers[0].kind, MarkerKind::kBegin);
+  EXPECT_EQ(markers[3].name, "saved model=best");
+  EXPECT_EQ(markers[3].kind, MarkerKind::kPoint);
+  EXPECT_EQ(markers[2].counters.at("samples"), 128);
+  EXPECT_EQ(markers[2].counters.at("loss"), 0.5);
+  for (const auto& marker : markers) EXPECT_EQ(marker.pid, job_pid);
+  // Same clock on both sides: the job's timestamps fall between our own readings around it.
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  EXPECT_LE(markers.back().t.count(), now.tv_sec * 1'000'000'000LL + now.tv_nsec);
+  auto phases = build_phases(markers);
+  EXPECT_EQ(phases.phases.size(), 3u);
+  EXPECT_EQ(phases.unmatched_begins + phases.unmatched_ends, 0);
+}
+
+TEST(MarkerReceiver, ReceivesMarkersFromTheCClient) {
+  MarkerReceiver receiver;
+  auto job = Process::start({{WW_MARKER_SENDER, "enabled"}, job_environment(receiver), std::nullopt});
+  ASSERT_EQ(job.wait({.timeout = 30s}), 0);
+  receiver.stop();
+  expect_markers_from_sender_job(receiver.markers(), job.pid());
+  EXPECT_EQ(receiver.malformed_count(), 0);
+}
+
+TEST(MarkerReceiver, CClientIsASilentNoOpWithoutTheSocket) {
+  ::unsetenv(MarkerReceiver::kEnvironmentVariable);
+  auto job = Process::start({{WW_MARKER_SENDER, "disabled"}, {}, std::nullopt});
+  EXPECT_EQ(job.wait({.timeout = 30s}), 0);
+}
+
+TEST(MarkerReceiver, CClientIsASilentNoOpWhenTheSocketIsGone) {
+  auto job = Process::start(
+      {{WW_MARKER_SENDER, "disabled"}, {{"WATTWISE_SOCKET", "/nonexistent/markers.sock"}}, std::nullopt});
+  EXPECT_EQ(job.wait({.timeout = 30s}), 0);
+}
+
+TEST(MarkerReceiver, ReceivesMarkersFromThePythonClient) {
+  std::string python3 = WW_PYTHON3;
+  if (python3.empty()) GTEST_SKIP() << "python3 not found at configure time";
+  MarkerReceiver receiver;
+  auto environment = job_environment(receiver);
+  environment["PYTHONPATH"] = WW_PYTHON_DIR;
+  environment["RANK"] = "2";
+  const char* script =
+      "import wattwise\n"
+      "with wattwise.phase('training'):\n"
+      "    with wattwise.iteration(samples=32):\n"
+      "        pass\n"
+      "    wattwise.point('saved model=best')\n";
+  auto job = Process::start({{python3, "-c", script}, environment, std::nullopt});
+  ASSERT_EQ(job.wait({.timeout = 60s}), 0);
+  receiver.stop();
+  auto markers = receiver.markers();
+  ASSERT_EQ(markers.size(), 5u);
+  EXPECT_EQ(markers[1].name, "iteration");
+  EXPECT_EQ(markers[2].counters.at("samples"), 32);
+  EXPECT_EQ(markers[3].name, "saved model=best");
+  EXPECT_EQ(markers[4].rank, 2);
+  EXPECT_EQ(markers[4].pid, job.pid());
+  EXPECT_EQ(build_phases(markers).phases.size(), 3u);
+}
+
+}  // namespace
+}  // namespace wattwise::workload
