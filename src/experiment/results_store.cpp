@@ -1,0 +1,416 @@
+#include "experiment/results_store.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "experiment/journal.hpp"
+#include "experiment/sqlite_statement.hpp"
+#include "wattwise/version.hpp"
+
+namespace wattwise::experiment {
+namespace {
+
+// PRAGMA application_id: "WATT" in ASCII, so `file` and our own checks can tell our databases apart.
+constexpr std::int64_t kApplicationId = 0x57415454;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE plan (id INTEGER PRIMARY KEY CHECK (id = 1), spec_json TEXT NOT NULL);
+CREATE TABLE gpus (
+  gpu_index INTEGER PRIMARY KEY, uuid TEXT NOT NULL, name TEXT NOT NULL,
+  min_limit_w REAL, max_limit_w REAL, default_limit_w REAL);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY, plan_index INTEGER NOT NULL UNIQUE, settings_json TEXT NOT NULL,
+  repeat INTEGER NOT NULL, warmup INTEGER NOT NULL, started_at TEXT NOT NULL, ended_at TEXT NOT NULL,
+  exit_status INTEGER, time_s REAL, energy_j REAL, method TEXT NOT NULL, error TEXT NOT NULL,
+  work REAL, label TEXT NOT NULL);
+CREATE TABLE run_settings (
+  run_id INTEGER NOT NULL REFERENCES runs(id), position INTEGER NOT NULL, knob TEXT NOT NULL,
+  value TEXT NOT NULL, PRIMARY KEY (run_id, knob));
+CREATE TABLE run_gpu_energy (
+  run_id INTEGER NOT NULL REFERENCES runs(id), gpu_index INTEGER NOT NULL, energy_j REAL, avg_power_w REAL,
+  peak_power_w REAL, method TEXT NOT NULL, enforced_power_limit_w REAL, sm_clock_mhz INTEGER,
+  mem_clock_mhz INTEGER, PRIMARY KEY (run_id, gpu_index));
+CREATE TABLE run_phases (
+  run_id INTEGER NOT NULL REFERENCES runs(id), gpu_index INTEGER, name TEXT NOT NULL, count INTEGER NOT NULL,
+  time_s REAL NOT NULL, energy_j REAL, samples INTEGER NOT NULL, method TEXT NOT NULL);
+CREATE TABLE traces (
+  run_id INTEGER NOT NULL REFERENCES runs(id), gpu_index INTEGER NOT NULL, csv TEXT NOT NULL,
+  PRIMARY KEY (run_id, gpu_index));
+)sql";
+
+Error not_ours(const std::filesystem::path& path, const std::string& why) {
+  return data_error(
+      fmt::format("{} is not a wattwise results database ({}): give the --db of a sweep, or a new "
+                  "file name",
+                  path.string(), why));
+}
+
+// Reads the header ourselves before SQLite sees the file, so a foreign file is never opened for writing.
+void check_sqlite_header(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw environment_error(fmt::format("cannot read {}: check the path and its permissions", path.string()));
+  char header[16] = {};
+  in.read(header, sizeof header);
+  if (in.gcount() != sizeof header ||
+      std::string(header, sizeof header) != std::string("SQLite format 3\0", 16)) {
+    throw not_ours(path, "not an SQLite file");
+  }
+}
+
+sqlite3* open_database(const std::filesystem::path& path, int flags) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw environment_error(fmt::format("cannot open results database {}: {}", path.string(), message));
+  }
+  sqlite3_extended_result_codes(db, 1);
+  return db;
+}
+
+std::string read_meta(sqlite3* db, const std::string& path, const std::string& key) {
+  Statement query(db, path, "SELECT value FROM meta WHERE key = ?");
+  query.bind(1, key);
+  return query.step() ? query.text(0) : std::string();
+}
+
+// Throws (and closes db) unless this is a wattwise database of our schema version.
+void check_ours(sqlite3* db, const std::filesystem::path& path) {
+  try {
+    Statement app_id(db, path, "PRAGMA application_id");
+    if (!app_id.step() || app_id.integer(0) != kApplicationId)
+      throw not_ours(path, "no wattwise application id");
+    const std::string version = read_meta(db, path, "schema_version");
+    if (version != std::to_string(kResultsSchemaVersion)) {
+      throw data_error(
+          fmt::format("{} has results schema version {}, this wattwise reads version {}: use the "
+                      "wattwise version that wrote it",
+                      path.string(), version.empty() ? "?" : version, kResultsSchemaVersion));
+    }
+  } catch (const Error& e) {
+    sqlite3_close(db);
+    if (e.kind() == ErrorKind::kData &&
+        std::string(e.what()).find("is not a wattwise") == std::string::npos &&
+        std::string(e.what()).find("schema version") == std::string::npos) {
+      throw not_ours(path, e.what());  // e.g. "file is not a database", "no such table: meta"
+    }
+    throw;
+  }
+}
+
+sqlite3* open_existing(const std::filesystem::path& path, int flags) {
+  if (!std::filesystem::exists(path)) {
+    throw usage_error(fmt::format("results database {} does not exist: check the path", path.string()));
+  }
+  check_sqlite_header(path);
+  sqlite3* db = open_database(path, flags);
+  check_ours(db, path);
+  return db;
+}
+
+std::string host_name() {
+  char host[256] = {};
+  return ::gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string("unknown");
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string optional_number(const std::optional<double>& value) {
+  return value ? fmt::format("{}", *value) : std::string();
+}
+
+}  // namespace
+
+ResultsStore ResultsStore::create(const std::filesystem::path& path, const StoreMeta& meta,
+                                  const nlohmann::json& plan, const std::vector<StoredGpu>& gpus) {
+  if (std::filesystem::exists(path)) {
+    throw usage_error(
+        fmt::format("results database {} already exists: add --resume to continue its plan, or give "
+                    "another --db",
+                    path.string()));
+  }
+  sqlite3* db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  ResultsStore store(db, path);
+  const std::string p = path.string();
+  exec_sql(db, p, "BEGIN");
+  exec_sql(db, p, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str());
+  exec_sql(db, p, kSchema);
+  const std::pair<const char*, std::string> entries[] = {
+      {"application", "wattwise"},
+      {"tool_version", kVersion},
+      {"schema_version", std::to_string(kResultsSchemaVersion)},
+      {"created_at", utc_now_iso8601()},
+      {"host", meta.host.empty() ? host_name() : meta.host},
+      {"command", meta.command},
+      {"measurement_method", meta.measurement_method},
+  };
+  for (const auto& [key, value] : entries) {
+    Statement insert(db, p, "INSERT INTO meta (key, value) VALUES (?, ?)");
+    insert.bind(1, std::string(key)).bind(2, value).run();
+  }
+  Statement insert_plan(db, p, "INSERT INTO plan (id, spec_json) VALUES (1, ?)");
+  insert_plan.bind(1, plan.dump()).run();
+  for (const auto& gpu : gpus) {
+    Statement insert(db, p,
+                     "INSERT INTO gpus (gpu_index, uuid, name, min_limit_w, max_limit_w, default_limit_w) "
+                     "VALUES (?, ?, ?, ?, ?, ?)");
+    insert.bind(1, static_cast<std::int64_t>(gpu.index))
+        .bind(2, gpu.uuid)
+        .bind(3, gpu.name)
+        .bind(4, gpu.min_limit_w)
+        .bind(5, gpu.max_limit_w)
+        .bind(6, gpu.default_limit_w)
+        .run();
+  }
+  exec_sql(db, p, "COMMIT");
+  return store;
+}
+
+ResultsStore ResultsStore::open_for_resume(const std::filesystem::path& path, const nlohmann::json& plan) {
+  ResultsStore store(open_existing(path, SQLITE_OPEN_READWRITE), path);
+  const nlohmann::json stored = store.plan();
+  if (stored != plan) {
+    std::vector<std::string> differences;
+    for (const auto& [key, value] : stored.items()) {
+      if (!plan.contains(key) || plan.at(key) != value) differences.push_back(key);
+    }
+    for (const auto& [key, value] : plan.items()) {
+      if (!stored.contains(key)) differences.push_back(key);
+    }
+    throw usage_error(
+        fmt::format("cannot resume {}: it was made for a different plan (differs in {}): give the same "
+                    "knobs, order, seed and repeats as before, or a new --db",
+                    path.string(), fmt::join(differences, ", ")));
+  }
+  return store;
+}
+
+ResultsStore ResultsStore::open_read_only(const std::filesystem::path& path) {
+  return ResultsStore(open_existing(path, SQLITE_OPEN_READONLY), path);
+}
+
+ResultsStore::ResultsStore(ResultsStore&& other) noexcept : db_(other.db_), path_(std::move(other.path_)) {
+  other.db_ = nullptr;
+}
+
+ResultsStore& ResultsStore::operator=(ResultsStore&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close(db_);
+    db_ = other.db_;
+    path_ = std::move(other.path_);
+    other.db_ = nullptr;
+  }
+  return *this;
+}
+
+ResultsStore::~ResultsStore() {
+  sqlite3_close(db_);
+}
+
+void ResultsStore::add_run(const RunRecord& run) {
+  const std::string p = path_.string();
+  exec_sql(db_, p, "BEGIN IMMEDIATE");
+  try {
+    nlohmann::json settings = nlohmann::json::object();
+    for (const auto& s : run.settings) settings[s.knob] = s.value;
+    Statement insert(
+        db_, p,
+        "INSERT INTO runs (plan_index, settings_json, repeat, warmup, started_at, ended_at, exit_status, "
+        "time_s, energy_j, method, error, work, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, static_cast<std::int64_t>(run.plan_index))
+        .bind(2, settings.dump())
+        .bind(3, static_cast<std::int64_t>(run.repeat))
+        .bind(4, static_cast<std::int64_t>(run.warmup))
+        .bind(5, run.started_at)
+        .bind(6, run.ended_at)
+        .bind(7, run.exit_status)
+        .bind(8, run.time_s)
+        .bind(9, run.energy_j)
+        .bind(10, run.method)
+        .bind(11, run.error)
+        .bind(12, run.work)
+        .bind(13, run.label)
+        .run();
+    const std::int64_t run_id = sqlite3_last_insert_rowid(db_);
+    for (std::size_t i = 0; i < run.settings.size(); ++i) {
+      Statement s(db_, p, "INSERT INTO run_settings (run_id, position, knob, value) VALUES (?, ?, ?, ?)");
+      s.bind(1, run_id).bind(2, static_cast<std::int64_t>(i)).bind(3, run.settings[i].knob);
+      s.bind(4, run.settings[i].value).run();
+    }
+    for (const auto& gpu : run.gpus) {
+      Statement s(
+          db_, p,
+          "INSERT INTO run_gpu_energy (run_id, gpu_index, energy_j, avg_power_w, peak_power_w, method, "
+          "enforced_power_limit_w, sm_clock_mhz, mem_clock_mhz) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      s.bind(1, run_id).bind(2, static_cast<std::int64_t>(gpu.gpu_index)).bind(3, gpu.energy_j);
+      s.bind(4, gpu.avg_power_w).bind(5, gpu.peak_power_w).bind(6, gpu.method);
+      s.bind(7, gpu.enforced_power_limit_w).bind(8, gpu.sm_clock_mhz).bind(9, gpu.mem_clock_mhz).run();
+    }
+    for (const auto& phase : run.phases) {
+      Statement s(
+          db_, p,
+          "INSERT INTO run_phases (run_id, gpu_index, name, count, time_s, energy_j, samples, method) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+      s.bind(1, run_id)
+          .bind(2, phase.gpu_index)
+          .bind(3, phase.name)
+          .bind(4, static_cast<std::int64_t>(phase.count));
+      s.bind(5, phase.time_s).bind(6, phase.energy_j).bind(7, static_cast<std::int64_t>(phase.samples));
+      s.bind(8, phase.method).run();
+    }
+    exec_sql(db_, p, "COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+void ResultsStore::add_trace_csv(std::size_t plan_index, unsigned gpu_index, const std::string& csv) {
+  Statement s(db_, path_.string(),
+              "INSERT OR REPLACE INTO traces (run_id, gpu_index, csv) "
+              "SELECT id, ?, ? FROM runs WHERE plan_index = ?");
+  s.bind(1, static_cast<std::int64_t>(gpu_index))
+      .bind(2, csv)
+      .bind(3, static_cast<std::int64_t>(plan_index))
+      .run();
+  if (sqlite3_changes(db_) == 0) {
+    throw Error(ErrorKind::kInternal,
+                fmt::format("trace for plan index {} stored before its run", plan_index));
+  }
+}
+
+std::set<std::size_t> ResultsStore::completed_plan_indices() const {
+  std::set<std::size_t> done;
+  Statement query(db_, path_.string(), "SELECT plan_index FROM runs");
+  while (query.step()) done.insert(static_cast<std::size_t>(query.integer(0)));
+  return done;
+}
+
+std::vector<RunRecord> ResultsStore::runs() const {
+  const std::string p = path_.string();
+  std::vector<RunRecord> runs;
+  std::vector<std::int64_t> ids;
+  Statement query(
+      db_, p,
+      "SELECT id, plan_index, repeat, warmup, started_at, ended_at, exit_status, time_s, energy_j, "
+      "method, error, work, label FROM runs ORDER BY plan_index");
+  while (query.step()) {
+    RunRecord run;
+    ids.push_back(query.integer(0));
+    run.plan_index = static_cast<std::size_t>(query.integer(1));
+    run.repeat = static_cast<unsigned>(query.integer(2));
+    run.warmup = query.integer(3) != 0;
+    run.started_at = query.text(4);
+    run.ended_at = query.text(5);
+    if (auto status = query.optional_integer(6)) run.exit_status = static_cast<int>(*status);
+    run.time_s = query.optional_real(7);
+    run.energy_j = query.optional_real(8);
+    run.method = query.text(9);
+    run.error = query.text(10);
+    run.work = query.optional_real(11);
+    run.label = query.text(12);
+    runs.push_back(std::move(run));
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    Statement settings(db_, p, "SELECT knob, value FROM run_settings WHERE run_id = ? ORDER BY position");
+    settings.bind(1, ids[i]);
+    while (settings.step()) runs[i].settings.push_back({settings.text(0), settings.text(1)});
+    Statement gpus(db_, p,
+                   "SELECT gpu_index, energy_j, avg_power_w, peak_power_w, method, enforced_power_limit_w, "
+                   "sm_clock_mhz, mem_clock_mhz FROM run_gpu_energy WHERE run_id = ? ORDER BY gpu_index");
+    gpus.bind(1, ids[i]);
+    while (gpus.step()) {
+      GpuRunEnergy gpu;
+      gpu.gpu_index = static_cast<unsigned>(gpus.integer(0));
+      gpu.energy_j = gpus.optional_real(1);
+      gpu.avg_power_w = gpus.optional_real(2);
+      gpu.peak_power_w = gpus.optional_real(3);
+      gpu.method = gpus.text(4);
+      gpu.enforced_power_limit_w = gpus.optional_real(5);
+      if (auto mhz = gpus.optional_integer(6)) gpu.sm_clock_mhz = static_cast<unsigned>(*mhz);
+      if (auto mhz = gpus.optional_integer(7)) gpu.mem_clock_mhz = static_cast<unsigned>(*mhz);
+      runs[i].gpus.push_back(gpu);
+    }
+    Statement phases(db_, p,
+                     "SELECT gpu_index, name, count, time_s, energy_j, samples, method FROM run_phases "
+                     "WHERE run_id = ? ORDER BY rowid");
+    phases.bind(1, ids[i]);
+    while (phases.step()) {
+      PhaseResult phase;
+      if (auto gpu = phases.optional_integer(0)) phase.gpu_index = static_cast<unsigned>(*gpu);
+      phase.name = phases.text(1);
+      phase.count = static_cast<unsigned>(phases.integer(2));
+      phase.time_s = phases.real(3);
+      phase.energy_j = phases.optional_real(4);
+      phase.samples = static_cast<std::size_t>(phases.integer(5));
+      phase.method = phases.text(6);
+      runs[i].phases.push_back(phase);
+    }
+  }
+  return runs;
+}
+
+nlohmann::json ResultsStore::plan() const {
+  Statement query(db_, path_.string(), "SELECT spec_json FROM plan WHERE id = 1");
+  if (!query.step())
+    throw data_error(fmt::format("results database {} has no plan: it is damaged", path_.string()));
+  try {
+    return nlohmann::json::parse(query.text(0));
+  } catch (const std::exception& e) {
+    throw data_error(fmt::format("results database {} has an unreadable plan ({}): it is damaged",
+                                 path_.string(), e.what()));
+  }
+}
+
+std::vector<StoredGpu> ResultsStore::gpus() const {
+  std::vector<StoredGpu> gpus;
+  Statement query(
+      db_, path_.string(),
+      "SELECT gpu_index, uuid, name, min_limit_w, max_limit_w, default_limit_w FROM gpus ORDER BY "
+      "gpu_index");
+  while (query.step()) {
+    gpus.push_back({static_cast<unsigned>(query.integer(0)), query.text(1), query.text(2),
+                    query.optional_real(3), query.optional_real(4), query.optional_real(5)});
+  }
+  return gpus;
+}
+
+std::string ResultsStore::meta(const std::string& key) const {
+  return read_meta(db_, path_.string(), key);
+}
+
+void ResultsStore::export_runs_csv(std::ostream& out) const {
+  std::vector<std::string> knobs;
+  for (const auto& knob : plan().value("knobs", nlohmann::json::array())) knobs.push_back(knob.at("name"));
+  for (const auto& knob : knobs) out << csv_field(knob) << ',';
+  out << "time_s,energy_j,repeat,work,label\n";
+  for (const auto& run : runs()) {
+    // Warm-ups are not analysed, and a failed run has no trustworthy time or energy.
+    if (run.warmup || !run.error.empty() || !run.time_s || !run.energy_j) continue;
+    for (const auto& knob : knobs) {
+      auto it =
+          std::find_if(run.settings.begin(), run.settings.end(), [&](auto& s) { return s.knob == knob; });
+      out << (it == run.settings.end() ? std::string() : csv_field(it->value)) << ',';
+    }
+    out << fmt::format("{},{},{},{},{}\n", *run.time_s, *run.energy_j, run.repeat, optional_number(run.work),
+                       csv_field(run.label));
+  }
+}
+
+}  // namespace wattwise::experiment

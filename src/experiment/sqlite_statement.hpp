@@ -1,0 +1,52 @@
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace wattwise::experiment {
+
+// A prepared SQLite statement with typed binds that understand std::optional (absent -> NULL). Failures
+// throw data_error naming the database file and SQLite's message. Internal to the results store.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& path, const char* sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int position, std::int64_t value);
+  Statement& bind(int position, double value);
+  Statement& bind(int position, const std::string& value);
+  template <typename T>
+  Statement& bind(int position, const std::optional<T>& value) {
+    if (!value) return bind_null(position);
+    if constexpr (std::is_floating_point_v<T>)
+      return bind(position, static_cast<double>(*value));
+    else
+      return bind(position, static_cast<std::int64_t>(*value));
+  }
+  Statement& bind_null(int position);
+
+  bool step();  // true while there is a row
+  void run();   // a statement that returns no rows
+
+  bool is_null(int column) const;
+  std::int64_t integer(int column) const;
+  double real(int column) const;
+  std::string text(int column) const;
+  std::optional<double> optional_real(int column) const;
+  std::optional<std::int64_t> optional_integer(int column) const;
+
+ private:
+  sqlite3* db_;
+  std::string path_;
+  sqlite3_stmt* statement_ = nullptr;
+};
+
+// Runs SQL without results (schema, transactions).
+void exec_sql(sqlite3* db, const std::string& path, const char* sql);
+
+}  // namespace wattwise::experiment
