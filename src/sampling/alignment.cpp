@@ -12,6 +12,7 @@ constexpr Nanos kFineStep = std::chrono::microseconds(250);
 struct Fit {
   double residual_sq = 0;  // sum of squared differences at the best common scale
   double scale = 1;
+  double counter_sq = 0;  // sum of squared counter increments, the yardstick for ties
 };
 
 // The pieces the fit uses: a known increment and inside the fine trace.
@@ -35,8 +36,8 @@ Fit fit_at(const std::vector<const CounterPiece*>& pieces, const PowerCurve& fin
     es += de * ds;
     ss += ds * ds;
   }
-  if (ss <= 0) return Fit{ee, 1};
-  return Fit{std::max(0.0, ee - es * es / ss), es / ss};
+  if (ss <= 0) return Fit{ee, 1, ee};
+  return Fit{std::max(0.0, ee - es * es / ss), es / ss, ee};
 }
 
 struct Best {
@@ -47,7 +48,7 @@ struct Best {
 
 void consider(Best& best, Nanos shift, const Fit& fit) {
   constexpr double kRelativeTie = 1e-9;
-  const double tie = kRelativeTie * std::max(1.0, best.fit.residual_sq);
+  const double tie = kRelativeTie * std::max(1.0, fit.counter_sq);
   const bool better = !best.found || fit.residual_sq < best.fit.residual_sq - tie ||
                       (std::abs(fit.residual_sq - best.fit.residual_sq) <= tie &&
                        std::chrono::abs(shift) < std::chrono::abs(best.shift));

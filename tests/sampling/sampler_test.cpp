@@ -1,0 +1,192 @@
+#include "sampling/sampler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/error.hpp"
+#include "fake_gpu.hpp"
+#include "sampling/threaded_driver.hpp"
+#include "sampling/virtual_driver.hpp"
+#include "simulate.hpp"
+
+namespace wattwise::sampling {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeGpu;
+using testing::FakeGpuOptions;
+
+testing::PowerFunction constant_w(double watts) {
+  return [watts](Nanos) { return watts; };
+}
+
+TEST(Sampler, VirtualDriverTicksExactlyAtStartPlusKPeriods) {
+  VirtualClock clock(7s);
+  FakeGpu gpu(clock, constant_w(300), {}, &clock, 0s);
+  Sampler sampler({&gpu}, clock);
+  VirtualDriver(sampler, clock).run_until(7s + 2s);
+  const GpuTrace trace = sampler.take_traces().front();
+
+  ASSERT_EQ(trace.power_instant.size(), 101u);  // 0, 20, ..., 2000 ms
+  for (std::size_t k = 0; k < trace.power_instant.size(); ++k) {
+    EXPECT_EQ(trace.power_instant[k].t, 7s + 20ms * static_cast<std::int64_t>(k));
+  }
+  // begin() reads at the start, then one read per 10 ms, then finish() reads again at the end.
+  ASSERT_EQ(trace.energy.size(), 202u);
+  for (std::size_t k = 0; k + 1 < trace.energy.size(); ++k) {
+    EXPECT_EQ(trace.energy[k].t, 7s + 10ms * static_cast<std::int64_t>(k));
+  }
+  EXPECT_EQ(trace.telemetry.size(), trace.power_instant.size());
+}
+
+TEST(Sampler, DrainsBufferedSamplesOntoTheMonotonicTimeLine) {
+  // A clock whose wall time is 1000 s ahead: device stamps must be mapped back by that offset.
+  class AheadClock final : public Clock {
+   public:
+    explicit AheadClock(VirtualClock& base) : base_(base) {}
+    Nanos now() const override { return base_.now(); }
+    void sleep_until(Nanos t) override { base_.sleep_until(t); }
+    Nanos realtime_offset() const override { return 1000s; }
+
+   private:
+    VirtualClock& base_;
+  };
+  VirtualClock clock(0s);
+  AheadClock ahead(clock);
+  FakeGpu gpu(ahead, constant_w(200), {}, nullptr, -5s);
+  Sampler sampler({&gpu}, ahead);
+  VirtualDriver(sampler, clock).run_until(3s);
+  const GpuTrace trace = sampler.take_traces().front();
+
+  ASSERT_EQ(trace.power_samples.size(), 150u);  // one per 20 ms, none from before the start
+  for (std::size_t k = 0; k < trace.power_samples.size(); ++k) {
+    EXPECT_EQ(trace.power_samples[k].t, 20ms * static_cast<std::int64_t>(k + 1));
+    EXPECT_NEAR(trace.power_samples[k].power_w, 200, 1e-6);
+  }
+  EXPECT_EQ(sampler.late_drains(), 0u);
+}
+
+TEST(Sampler, RoundRobinReadsEachGpuOncePerCounterPeriod) {
+  VirtualClock clock(0s);
+  std::vector<std::unique_ptr<FakeGpu>> gpus;
+  std::vector<hw::Gpu*> pointers;
+  for (int i = 0; i < 4; ++i) {
+    gpus.push_back(std::make_unique<FakeGpu>(clock, constant_w(100), FakeGpuOptions{}, nullptr, 0s));
+    pointers.push_back(gpus.back().get());
+  }
+  Sampler sampler(pointers, clock);
+  EXPECT_EQ(sampler.periods().counter_per_gpu, 12ms);  // max(10 ms, 4 x 3 ms)
+  EXPECT_EQ(sampler.periods().counter_tick, 3ms);
+  VirtualDriver(sampler, clock).run_until(1200ms);
+  const std::vector<GpuTrace> traces = sampler.take_traces();
+  for (std::size_t g = 0; g < traces.size(); ++g) {
+    const auto& readings = traces[g].energy;
+    ASSERT_GT(readings.size(), 90u);
+    // Between begin() and finish(), GPU g is read at 3 ms * (1 + g + 4k).
+    for (std::size_t k = 1; k + 1 < readings.size(); ++k) {
+      EXPECT_EQ(readings[k].t, 3ms * static_cast<std::int64_t>(1 + g + 4 * (k - 1))) << "gpu " << g;
+    }
+  }
+}
+
+TEST(Sampler, RecordsTheCostOfEachCounterRead) {
+  VirtualClock clock(0s);
+  FakeGpuOptions options;
+  options.counter_read_cost = 2700us;
+  FakeGpu gpu(clock, constant_w(100), options, &clock, 0s);
+  Sampler sampler({&gpu}, clock);
+  VirtualDriver(sampler, clock).run_until(500ms);
+  const GpuTrace trace = sampler.take_traces().front();
+  ASSERT_GT(trace.energy.size(), 40u);
+  for (const CounterReading& r : trace.energy) EXPECT_EQ(r.read_cost, 2700us);
+  // Reads start on the 10 ms grid although each took 2.7 ms (no drift).
+  for (std::size_t k = 1; k + 1 < trace.energy.size(); ++k) {
+    EXPECT_EQ((trace.energy[k].t - trace.energy[k].read_cost) % 10ms, 0ms);
+  }
+}
+
+TEST(Sampler, OverrunningReadsSkipMissedTicksInsteadOfBursting) {
+  VirtualClock clock(0s);
+  FakeGpuOptions options;
+  options.counter_read_cost = 25ms;  // longer than two 10 ms periods
+  FakeGpu gpu(clock, constant_w(100), options, &clock, 0s);
+  Sampler sampler({&gpu}, clock);
+  VirtualDriver(sampler, clock).run_until(1s);
+  const GpuTrace trace = sampler.take_traces().front();
+  for (std::size_t k = 3; k + 1 < trace.energy.size(); ++k) {  // 1: late after begin()
+    const Nanos start = trace.energy[k].t - trace.energy[k].read_cost;
+    const Nanos previous_start = trace.energy[k - 1].t - trace.energy[k - 1].read_cost;
+    EXPECT_EQ(start % 10ms, 0ms);
+    EXPECT_EQ(start - previous_start, 30ms);  // the next free slot after a 25 ms read, never back to back
+  }
+}
+
+TEST(Sampler, IntervalsBelowTheHardwareFloorsAreUsageErrors) {
+  VirtualClock clock(0s);
+  FakeGpu a(clock, constant_w(100)), b(clock, constant_w(100));
+  auto expect_usage_error = [&](SamplerConfig config, const std::string& minimum) {
+    try {
+      Sampler sampler({&a, &b}, clock, config);
+      FAIL() << "no error for minimum " << minimum;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_NE(std::string(e.what()).find(minimum), std::string::npos) << e.what();
+    }
+  };
+  expect_usage_error(SamplerConfig{.counter_period = std::nullopt, .fast_period = 500us}, "at least 1 ms");
+  expect_usage_error(SamplerConfig{.counter_period = 5ms}, "at least 6 ms");
+  expect_usage_error(SamplerConfig{.counter_period = std::nullopt, .fast_period = 20ms, .drain_period = 2s},
+                     "1000 ms");
+  EXPECT_NO_THROW(Sampler({&a, &b}, clock, SamplerConfig{.counter_period = 6ms, .fast_period = 1ms}));
+}
+
+TEST(Sampler, VirtualDriverInterleavesJobEventsAndStopsWhenTheJobEnds) {
+  VirtualClock clock(0s);
+  FakeGpu gpu(clock, constant_w(100), {}, nullptr, 0s);
+  Sampler sampler({&gpu}, clock);
+  std::vector<Nanos> seen;
+  Nanos next = 35ms;
+  SimulatedJob job{[&]() -> std::optional<Nanos> {
+                     if (seen.size() == 20) return std::nullopt;
+                     return next;
+                   },
+                   [&](Nanos now) {
+                     seen.push_back(now);
+                     next += 35ms;
+                   }};
+  const Nanos stopped = VirtualDriver(sampler, clock).run_until(1h, job);
+  ASSERT_EQ(seen.size(), 20u);
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 35ms * static_cast<std::int64_t>(i + 1));
+  EXPECT_EQ(stopped, 700ms);
+  EXPECT_EQ(sampler.take_traces().front().energy.back().t, 700ms);
+}
+
+TEST(Sampler, ThreadedDriverSmokeTest) {
+  MonotonicClock clock;
+  FakeGpu gpu(clock, constant_w(150), {}, nullptr, clock.now() - 3s);
+  Sampler sampler({&gpu}, clock);
+  {
+    ThreadedDriver driver(sampler, clock);
+    driver.start();
+    std::this_thread::sleep_for(300ms);
+    driver.stop();
+  }
+  const GpuTrace trace = sampler.take_traces().front();
+  // Only what cannot flake on a loaded machine: reads happened and time moves forward.
+  EXPECT_GE(trace.energy.size(), 2u);
+  EXPECT_GE(trace.power_instant.size(), 1u);
+  auto increasing = [](const auto& readings) {
+    for (std::size_t i = 1; i < readings.size(); ++i) {
+      if (!(readings[i - 1].t < readings[i].t)) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(increasing(trace.energy));
+  EXPECT_TRUE(increasing(trace.power_instant));
+  EXPECT_TRUE(increasing(trace.power_samples));
+  EXPECT_FALSE(trace.power_samples.empty());
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
