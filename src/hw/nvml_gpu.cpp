@@ -105,7 +105,8 @@ bool NvmlGpu::accept_reading(Reading reading, const char* call, nvmlReturn_t res
       return false;
     case NVML_ERROR_NO_DATA:
     case NVML_ERROR_NOT_READY:
-      return false;  // momentary: the next tick may have it
+    case NVML_ERROR_NOT_FOUND:  // e.g. SM clocks asked for a memory clock the GPU does not have
+      return false;             // nothing to report now; the call itself is supported
     case NVML_ERROR_GPU_IS_LOST:
       throw environment_error(
           nvml_->describe_failure(identity_.index, call, result) +
