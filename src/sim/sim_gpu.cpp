@@ -76,20 +76,24 @@ double SimGpu::mean_power_w(Nanos end, Nanos window) const {
 }
 
 std::optional<std::uint64_t> SimGpu::energy_mj() {
+  std::lock_guard lock(mutex_);
   const Nanos update = last_update(now_and_forget_old(), kCounterPeriod);
-  const double energy_mj = std::max(model_energy_j_at(update) * 1000.0, 0.0);
+  const double energy_mj = std::max(timeline_.energy_j_at(update) * 1000.0, 0.0);
   return counter_base_mj_ + static_cast<std::uint64_t>(std::llround(energy_mj));
 }
 
 std::optional<double> SimGpu::power_instant_w() {
+  std::lock_guard lock(mutex_);
   return mean_power_w(last_update(now_and_forget_old(), kCounterPeriod), kCounterPeriod);
 }
 
 std::optional<double> SimGpu::power_average_w() {
+  std::lock_guard lock(mutex_);
   return mean_power_w(last_update(now_and_forget_old(), kCounterPeriod), kAveragingWindow);
 }
 
 std::vector<hw::PowerSample> SimGpu::power_samples_since(std::uint64_t since_device_us) {
+  std::lock_guard lock(mutex_);
   const Nanos now = now_and_forget_old();
   const Nanos newest = last_update(now, kSamplePeriod);
   // The buffer starts empty when the GPU appears and keeps the last 2.4 s.
@@ -105,6 +109,7 @@ std::vector<hw::PowerSample> SimGpu::power_samples_since(std::uint64_t since_dev
 }
 
 hw::Telemetry SimGpu::telemetry() {
+  std::lock_guard lock(mutex_);
   const Nanos now = now_and_forget_old();
   hw::Telemetry values;
   if (load_) {
@@ -129,6 +134,7 @@ hw::Telemetry SimGpu::telemetry() {
 }
 
 std::optional<hw::PowerLimits> SimGpu::power_limits() {
+  std::lock_guard lock(mutex_);
   return hw::PowerLimits{spec_.min_limit_w, spec_.max_limit_w, spec_.default_limit_w, settings_.power_limit_w,
                          settings_.power_limit_w};
 }
@@ -148,6 +154,7 @@ void SimGpu::set_power_limit_w(double watts) {
     throw usage_error(fmt::format("power limit {} W is out of range for GPU {} ({}): choose {}-{} W", watts,
                                   identity_.index, spec_.name, spec_.min_limit_w, spec_.max_limit_w));
   }
+  std::lock_guard lock(mutex_);
   settings_.power_limit_w = watts;
   apply_state(clock_.now(), false);
 }
@@ -160,12 +167,14 @@ void SimGpu::lock_sm_clocks_mhz(unsigned min_mhz, unsigned max_mhz) {
         fmt::format("SM clock range {}-{} MHz is invalid for GPU {} ({}): choose within {}-{} MHz", min_mhz,
                     max_mhz, identity_.index, spec_.name, lowest, highest));
   }
+  std::lock_guard lock(mutex_);
   sm_lock_mhz_ = {min_mhz, max_mhz};
   settings_.sm_clock_max_mhz = max_mhz;
   apply_state(clock_.now(), false);
 }
 
 void SimGpu::reset_sm_clocks() {
+  std::lock_guard lock(mutex_);
   sm_lock_mhz_.reset();
   settings_.sm_clock_max_mhz.reset();
   apply_state(clock_.now(), false);
@@ -179,34 +188,39 @@ void SimGpu::lock_mem_clocks_mhz(unsigned min_mhz, unsigned max_mhz) {
         fmt::format("memory clock range {}-{} MHz is invalid for GPU {} ({}): choose within {}-{} MHz",
                     min_mhz, max_mhz, identity_.index, spec_.name, lowest, highest));
   }
+  std::lock_guard lock(mutex_);
   mem_lock_mhz_ = {min_mhz, max_mhz};
   settings_.mem_clock_max_mhz = max_mhz;
   apply_state(clock_.now(), false);
 }
 
 void SimGpu::reset_mem_clocks() {
+  std::lock_guard lock(mutex_);
   mem_lock_mhz_.reset();
   settings_.mem_clock_max_mhz.reset();
   apply_state(clock_.now(), false);
 }
 
 void SimGpu::start_load(const WorkloadProfile& workload, Nanos at) {
+  std::lock_guard lock(mutex_);
   load_ = workload;
   apply_state(at, true);
 }
 
 void SimGpu::stop_load(Nanos at) {
+  std::lock_guard lock(mutex_);
   load_.reset();
   apply_state(at, false);
 }
 
 double SimGpu::max_power_w() const {
+  std::lock_guard lock(mutex_);
   return std::max(settings_.power_limit_w * (1.0 + spec_.overshoot_fraction), spec_.idle_power_w);
 }
 
 void SimGpu::apply_state(Nanos at, bool load_started) {
   at = std::max(at, changed_at_);
-  work_s_at_change_ = work_s_at(at);
+  work_s_at_change_ = work_s_at_locked(at);
   changed_at_ = at;
   if (!load_) {
     point_ = OperatingPoint{};
@@ -218,7 +232,8 @@ void SimGpu::apply_state(Nanos at, bool load_started) {
   speed_ = point_.speed;
   if (load_started && point_.power_capped) {
     // The controller reacts after the load arrives: a brief overshoot above the limit, then the cap.
-    const double overshoot_w = std::min(load_->busy_power_w, max_power_w());
+    const double overshoot_w =
+        std::min(load_->busy_power_w, settings_.power_limit_w * (1.0 + spec_.overshoot_fraction));
     timeline_.set_power_from(at, std::max(overshoot_w, point_.power_w));
     timeline_.set_power_from(at + spec_.overshoot_duration, point_.power_w);
   } else {
@@ -227,15 +242,41 @@ void SimGpu::apply_state(Nanos at, bool load_started) {
 }
 
 double SimGpu::work_s_at(Nanos t) const {
+  std::lock_guard lock(mutex_);
+  return work_s_at_locked(t);
+}
+
+double SimGpu::work_s_at_locked(Nanos t) const {
   return work_s_at_change_ + speed_ * std::max(to_seconds(t - changed_at_), 0.0);
 }
 
 std::optional<Nanos> SimGpu::time_when_work_reaches(double work_s) const {
+  std::lock_guard lock(mutex_);
   if (work_s <= work_s_at_change_) return changed_at_;
   if (speed_ <= 0) return std::nullopt;
   // Round up, so that at the returned time the work has been done.
   const double seconds = (work_s - work_s_at_change_) / speed_;
   return changed_at_ + Nanos{static_cast<std::int64_t>(std::ceil(seconds * 1e9))};
+}
+
+bool SimGpu::busy() const {
+  std::lock_guard lock(mutex_);
+  return load_.has_value();
+}
+
+GpuSettings SimGpu::settings() const {
+  std::lock_guard lock(mutex_);
+  return settings_;
+}
+
+double SimGpu::model_power_w_at(Nanos t) const {
+  std::lock_guard lock(mutex_);
+  return timeline_.power_w_at(t);
+}
+
+double SimGpu::model_energy_j_at(Nanos t) const {
+  std::lock_guard lock(mutex_);
+  return timeline_.energy_j_at(t);
 }
 
 }  // namespace wattwise::sim

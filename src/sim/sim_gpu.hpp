@@ -1,5 +1,6 @@
 #pragma once
 
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -21,6 +22,7 @@ namespace wattwise::sim {
 // The load comes from a SimJob: start_load/stop_load at given times. Power is piecewise constant between
 // state changes (load, limit, clock locks), so every reading is exact. The job's progress is the integral
 // of the GPU's relative speed ("work seconds": seconds of work at full speed).
+// Thread-safe (the sampler may read from its own thread while the event loop drives the job).
 class SimGpu final : public hw::Gpu {
  public:
   static constexpr Nanos kCounterPeriod = std::chrono::milliseconds(100);
@@ -50,7 +52,7 @@ class SimGpu final : public hw::Gpu {
   // Driven by the job. `at` must not be earlier than the last state change (it is clamped).
   void start_load(const WorkloadProfile& workload, Nanos at);
   void stop_load(Nanos at);
-  bool busy() const { return load_.has_value(); }
+  bool busy() const;
 
   // Work seconds done by time `t` (t at or after the last state change).
   double work_s_at(Nanos t) const;
@@ -59,18 +61,20 @@ class SimGpu final : public hw::Gpu {
 
   // The model itself, for tests and calibration: exact power and energy since construction.
   const SimGpuSpec& spec() const { return spec_; }
-  const GpuSettings& settings() const { return settings_; }
-  double model_power_w_at(Nanos t) const { return timeline_.power_w_at(t); }
-  double model_energy_j_at(Nanos t) const { return timeline_.energy_j_at(t); }  // 0 at construction
+  GpuSettings settings() const;
+  double model_power_w_at(Nanos t) const;
+  double model_energy_j_at(Nanos t) const;  // 0 at construction
   // The overshoot bound: no reading exceeds limit * (1 + overshoot_fraction).
   double max_power_w() const;
 
  private:
-  void apply_state(Nanos at, bool load_started);
+  void apply_state(Nanos at, bool load_started);  // callers hold mutex_
+  double work_s_at_locked(Nanos t) const;
   Nanos now_and_forget_old();
   Nanos last_update(Nanos now, Nanos period) const;  // latest update instant at or before now
   double mean_power_w(Nanos end, Nanos window) const;
 
+  mutable std::mutex mutex_;
   SimGpuSpec spec_;
   const Clock& clock_;
   hw::GpuIdentity identity_;
