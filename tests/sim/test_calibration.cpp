@@ -96,6 +96,28 @@ TEST(SimCalibration, V100SweepArgminsMatchThePublishedRows) {
   for (const auto& [label, hits] : within_10w) EXPECT_GE(hits, 5) << label;
 }
 
+TEST(SimCalibration, DefaultLimitMatchesThePublishedDefaultRowOfEveryModel) {
+  const std::map<std::string, std::pair<double, double>> default_rows = {
+      // model -> (W, s)
+      {"alexnet", {181.4, 39.7}},     {"vgg19", {264.9, 492.5}},    {"inception3", {265.8, 394.8}},
+      {"inception4", {273.1, 845.1}}, {"resnet50", {262.3, 266.4}}, {"resnet152", {273.7, 683.0}}};
+  for (const auto& [model, row] : default_rows) {
+    SimulationOptions options;
+    options.noise_fraction = 0;
+    options.iteration_markers_per_epoch = 0;
+    Simulation sim = make_simulation("v100:" + model, options);
+    Nanos begin{0}, end{0};
+    for (const auto& m : testing::run_to_end(sim, *sim.job)) {
+      if (m.name == "epoch") (m.kind == workload::MarkerKind::kBegin ? begin : end) = m.t;
+    }
+    const double seconds = to_seconds(end - begin);
+    SimGpu& gpu = sim.system->sim_gpu(0);
+    EXPECT_NEAR(seconds, row.second, 0.001 * row.second) << model;
+    EXPECT_NEAR((gpu.model_energy_j_at(end) - gpu.model_energy_j_at(begin)) / seconds, row.first, 0.5)
+        << model;
+  }
+}
+
 TEST(SimCalibration, SweepOf155RunsTakesWellUnderASecond) {
   const auto start = std::chrono::steady_clock::now();
   for (int repeat = 0; repeat < 5; ++repeat) sweep("resnet50");
