@@ -63,7 +63,8 @@ class SimGpu final : public hw::Gpu {
   const SimGpuSpec& spec() const { return spec_; }
   GpuSettings settings() const;
   double model_power_w_at(Nanos t) const;
-  double model_energy_j_at(Nanos t) const;  // 0 at construction
+  // 0 at construction. Exact for t within the last ~3.4 s of readings (older segments are forgotten).
+  double model_energy_j_at(Nanos t) const;
   // The overshoot bound: no reading exceeds limit * (1 + overshoot_fraction).
   double max_power_w() const;
 
