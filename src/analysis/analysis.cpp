@@ -1,7 +1,10 @@
 #include "analysis/analysis.hpp"
 
+#include <fmt/format.h>
+
 #include "analysis/pareto.hpp"
 #include "analysis/reference.hpp"
+#include "core/error.hpp"
 
 namespace wattwise::analysis {
 
@@ -9,6 +12,12 @@ Analysis analyze(const std::vector<RunRecord>& runs, const AnalysisOptions& opti
   Analysis analysis;
   analysis.settings = aggregate_runs(runs);
   analysis.reference_index = choose_reference(analysis.settings, options.reference, options.default_setting);
+  const SettingAggregate& reference = analysis.reference();
+  if (!(reference.energy_j.mean > 0)) {
+    // Every metric divides by E_ref; a zero reading means the energy was not measured, not that it was free.
+    throw data_error(fmt::format("reference {} has no energy (mean {} J); pick another with --reference",
+                                 to_string(reference.setting), reference.energy_j.mean));
+  }
   analysis.pareto = pareto_front(analysis.settings);
   analysis.metrics = options.metrics;
   analysis.max_slowdown = options.max_slowdown;

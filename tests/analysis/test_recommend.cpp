@@ -2,6 +2,7 @@
 
 #include "analysis/analysis.hpp"
 #include "analysis/recommend.hpp"
+#include "core/error.hpp"
 #include "run_builders.hpp"
 
 namespace wattwise::analysis {
@@ -92,6 +93,16 @@ TEST(Analyze, RecommendsEveryDefaultMetricAgainstTheHighestLimit) {
   ASSERT_EQ(analysis.recommendations.size(), default_metrics().size());
   EXPECT_EQ(analysis.recommendations[0].metric.name(), "E");
   EXPECT_EQ(analysis.pareto.size(), analysis.settings.size());
+}
+
+TEST(Analyze, ZeroReferenceEnergyIsADataError) {
+  try {
+    analyze({run_at(300, 0, 10), run_at(250, 85, 10.5)});
+    FAIL() << "expected a data_error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kData);
+    EXPECT_NE(std::string(e.what()).find("power_limit_w=300"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
