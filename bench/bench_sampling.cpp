@@ -1,0 +1,144 @@
+// Costs of our own sampling and accounting code, without NVML: the sampler's ticks against a GPU that
+// answers from memory, and window accounting over a trace of 10^7 buffered samples (~55 h at 20 ms).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+
+#include "sampling/energy_accounting.hpp"
+#include "sampling/sampler.hpp"
+
+namespace wattwise::sampling {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Answers every reading from memory, at once.
+class InMemoryGpu final : public hw::Gpu {
+ public:
+  const hw::GpuIdentity& identity() const override { return identity_; }
+  hw::Capabilities capabilities() override { return {}; }
+  std::optional<std::uint64_t> energy_mj() override { return energy_mj_ += 31; }
+  std::optional<double> power_instant_w() override { return 312.5; }
+  std::optional<double> power_average_w() override { return 300.0; }
+  std::vector<hw::PowerSample> power_samples_since(std::uint64_t since_device_us) override {
+    std::vector<hw::PowerSample> samples(25);  // 500 ms of 20 ms samples
+    for (std::size_t i = 0; i < samples.size(); ++i) samples[i] = {since_device_us + 20'000 * (i + 1), 300.0};
+    return samples;
+  }
+  hw::Telemetry telemetry() override {
+    hw::Telemetry t;
+    t.sm_clock_mhz = 1980;
+    t.mem_clock_mhz = 2619;
+    t.util_gpu_pct = 97;
+    t.temp_c = 61;
+    return t;
+  }
+  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
+  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
+  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
+  void set_power_limit_w(double) override {}
+  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
+  void reset_sm_clocks() override {}
+  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
+  void reset_mem_clocks() override {}
+
+ private:
+  hw::GpuIdentity identity_{0, "GPU-bench", "in-memory", ""};
+  std::uint64_t energy_mj_ = 0;
+};
+
+// Runs one cadence per iteration; the stores are emptied now and then (untimed) to bound memory.
+template <typename Tick>
+void run_ticks(benchmark::State& state, Tick tick) {
+  InMemoryGpu gpu;
+  VirtualClock clock(1s);
+  Sampler sampler({&gpu}, clock);
+  sampler.begin(clock.now());
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    tick(sampler, Nanos{++n});
+    if (n % 100'000 == 0) {
+      state.PauseTiming();
+      benchmark::DoNotOptimize(sampler.take_traces());
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_SamplerCounterTick(benchmark::State& state) {
+  run_ticks(state, [](Sampler& s, Nanos now) { s.sample_counters(now); });
+}
+void BM_SamplerFastTick(benchmark::State& state) {
+  run_ticks(state, [](Sampler& s, Nanos now) { s.sample_fast(now); });
+}
+void BM_SamplerDrain25Samples(benchmark::State& state) {
+  run_ticks(state, [](Sampler& s, Nanos now) { s.drain_samples(now); });
+}
+BENCHMARK(BM_SamplerCounterTick);
+BENCHMARK(BM_SamplerFastTick);
+BENCHMARK(BM_SamplerDrain25Samples);
+
+// A 0.2 s / 0.5 s square wave: 10^7 samples (20 ms means, stamped 40 ms late) and the counter as an
+// H100 posts it (every 100 ms), polled every 50 ms.
+constexpr double kOnW = 600, kOffW = 100;
+constexpr Nanos kOn = 200ms, kPeriod = 700ms;
+
+double energy_until_j(Nanos t) {
+  const std::int64_t periods = t / kPeriod;
+  const Nanos phase = t - kPeriod * periods;
+  const double per_period_j = kOnW * to_seconds(kOn) + kOffW * to_seconds(kPeriod - kOn);
+  const double partial_j =
+      phase < kOn ? kOnW * to_seconds(phase) : kOnW * to_seconds(kOn) + kOffW * to_seconds(phase - kOn);
+  return per_period_j * static_cast<double>(periods) + partial_j;
+}
+
+const GpuTrace& big_trace() {
+  static const GpuTrace trace = [] {
+    GpuTrace t;
+    constexpr std::int64_t kSamples = 10'000'000;
+    t.power_samples.reserve(kSamples);
+    for (std::int64_t k = 1; k <= kSamples; ++k) {
+      const Nanos end = 20ms * k;
+      t.power_samples.push_back({end + 40ms, (energy_until_j(end) - energy_until_j(end - 20ms)) / 0.02});
+    }
+    const Nanos duration = 20ms * kSamples;
+    t.energy.reserve(static_cast<std::size_t>(duration / 50ms) + 1);
+    for (Nanos read = 100ms; read < duration; read += 50ms) {
+      const Nanos posted = (read - 3700us) / 100ms * 100ms + 3700us;
+      t.energy.push_back(
+          {read, 0ns, static_cast<std::uint64_t>(std::llround(energy_until_j(posted) * 1000))});
+    }
+    return t;
+  }();
+  return trace;
+}
+
+void BM_AccountingBuild10MSamples(benchmark::State& state) {
+  const GpuTrace& trace = big_trace();
+  for (auto _ : state) {
+    EnergyAccounting accounting(trace);
+    benchmark::DoNotOptimize(accounting.alignment());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(trace.power_samples.size()));
+}
+BENCHMARK(BM_AccountingBuild10MSamples)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_AccountingWindowQuery10MSamples(benchmark::State& state) {
+  static const EnergyAccounting accounting(big_trace());
+  const Nanos span = big_trace().power_samples.back().t - 1s;
+  std::mt19937_64 random(42);
+  std::uniform_int_distribution<std::int64_t> start_ns(1'000'000'000, span.count() - 1'000'000'000);
+  for (auto _ : state) {
+    const Nanos start{start_ns(random)};
+    benchmark::DoNotOptimize(accounting.energy(start, start + 500ms));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_AccountingWindowQuery10MSamples);
+
+}  // namespace
+}  // namespace wattwise::sampling
+
+BENCHMARK_MAIN();
