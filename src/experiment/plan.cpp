@@ -131,6 +131,20 @@ Plan make_plan(const PlanSpec& spec) {
   return plan;
 }
 
+std::vector<HardwareSettings> hardware_settings_of(const Plan& plan) {
+  std::vector<HardwareSettings> settings;
+  for (const auto& run : plan.runs) settings.push_back(run.hardware);
+  return settings;
+}
+
+std::vector<PlannedRun> runs_not_done(const Plan& plan, const std::set<std::size_t>& completed_indices) {
+  std::vector<PlannedRun> remaining;
+  for (const auto& run : plan.runs) {
+    if (!completed_indices.contains(run.index)) remaining.push_back(run);
+  }
+  return remaining;
+}
+
 nlohmann::json plan_spec_to_json(const PlanSpec& spec) {
   nlohmann::json knobs = nlohmann::json::array();
   for (const Knob& knob : spec.knobs) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +64,11 @@ struct Plan {
 // orders interleave the repeats (all settings once, then all again) to spread slow drift (temperature)
 // over every setting; random order shuffles all runs with the seed.
 Plan make_plan(const PlanSpec& spec);
+
+// Every run's hardware settings, for validate_hardware_settings() before the first run.
+std::vector<HardwareSettings> hardware_settings_of(const Plan& plan);
+// The runs still to do on resume, in plan order.
+std::vector<PlannedRun> runs_not_done(const Plan& plan, const std::set<std::size_t>& completed_indices);
 
 // The spec as JSON, to store beside the results and compare on resume.
 nlohmann::json plan_spec_to_json(const PlanSpec& spec);

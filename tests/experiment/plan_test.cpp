@@ -111,6 +111,17 @@ TEST(Plan, SpecJsonDiffersWhenAnythingDiffers) {
   EXPECT_NE(json, plan_spec_to_json(spec));
 }
 
+TEST(Plan, ResumeSkipsCompletedIndicesAndKeepsOrder) {
+  Plan plan = make_plan(two_knob_spec());
+  auto remaining = runs_not_done(plan, {0, 2, 11});
+  ASSERT_EQ(remaining.size(), 9u);
+  EXPECT_EQ(remaining[0].index, 1u);
+  EXPECT_EQ(remaining[1].index, 3u);
+  EXPECT_EQ(remaining.back().index, 10u);
+  EXPECT_EQ(hardware_settings_of(plan).size(), 12u);
+  EXPECT_EQ(hardware_settings_of(plan)[0].power_limit_w, 150.0);
+}
+
 TEST(Substitution, ReplacesKnownPlaceholdersOnlyAndNeverSplitsArguments) {
   std::map<std::string, std::string> params{{"batch", "64"}, {"power_limit_w", "150"}};
   auto argv = substitute_params(
