@@ -152,7 +152,10 @@ def setup_device(torch, args):
     if world_size > 1:
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         torch.cuda.set_device(local_rank)
-        torch.distributed.init_process_group("nccl")
+        try:  # naming the device up front lets NCCL bind to it at once (PyTorch 2.3 and later)
+            torch.distributed.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+        except TypeError:
+            torch.distributed.init_process_group("nccl")
         return torch.device("cuda", local_rank), rank, world_size
     device = torch.device(args.device)
     if device.type == "cuda" and device.index is None:
