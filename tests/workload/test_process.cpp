@@ -60,7 +60,7 @@ TEST(Process, SignalReachesTheJobsChildren) {
   // The shell ignores TERM but its background child does not: only a group-wide signal ends the child,
   // and `wait` then returns the child's status 143 as the shell's exit code.
   auto job = start_shell("trap '' TERM; (trap - TERM; exec sleep 30) & wait $!; exit $?");
-  std::this_thread::sleep_for(200ms);
+  std::this_thread::sleep_for(500ms);  // let the child reset its TERM handler
   job.forward_signal(SIGTERM);
   EXPECT_EQ(job.wait({.timeout = 10s}), 143);
   EXPECT_FALSE(job.timed_out());
