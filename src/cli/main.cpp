@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   add("info", "GPUs, capabilities, limits, clocks, permissions (reads only)", wattwise::cli::add_info_command);
   add("measure", "run a command and report its time and energy per GPU and phase",
       wattwise::cli::add_measure_command);
+  add("analyze", "metrics, Pareto front and recommendations from a sweep database or a runs CSV",
+      wattwise::cli::add_analyze_command);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,39 @@
+#include "report/html/report_builder.hpp"
+
+#include "report/html/report_parts.hpp"
+#include "report/html/trace_reader.hpp"
+
+namespace wattwise::report::html {
+
+ReportModel build_report_model(const analysis::Analysis& analysis, const std::vector<RunDetail>& details,
+                               const ReportInfo& info, const BuildOptions& options) {
+  ReportModel model;
+  model.info = info;
+  fill_settings(model, analysis);
+  fill_traces(model, details, options);
+  fill_phases(model, details);
+  fill_fits(model);
+  return model;
+}
+
+ReportModel build_report_model_from_trace(std::istream& trace_csv, std::istream* phases_csv,
+                                          const ReportInfo& info, const BuildOptions& options) {
+  const std::string source = info.source.empty() ? "trace" : info.source;
+  RunDetail run;
+  run.power_w = read_power_trace_csv(trace_csv, source);
+  if (phases_csv) run.phases = read_phases_csv(*phases_csv, source + " (phases)");
+
+  // One run, measured as a whole: its energy is the integral of its power trace (the trace CSV does not
+  // say when the job ended, so the last reading ends it).
+  const auto energy = analysis::cumulative_energy_j(*run.power_w);
+  analysis::RunRecord record;
+  record.time_s = run.power_w->time_s.back() - std::min(0.0, run.power_w->time_s.front());
+  record.energy_j = energy.value.back();
+  const auto analysis = analysis::analyze({record});
+
+  ReportInfo with_method = info;
+  if (with_method.method.empty()) with_method.method = "power trace integrated (trapezoid)";
+  return build_report_model(analysis, {run}, with_method, options);
+}
+
+}  // namespace wattwise::report::html

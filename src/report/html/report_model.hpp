@@ -1,0 +1,126 @@
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.hpp"
+#include "analysis/fit.hpp"
+#include "analysis/resample.hpp"
+
+namespace wattwise::report::html {
+
+// What the report shows, independent of where the data came from (a sweep database, a single measurement's
+// trace CSV, a simulated sweep). The builders (report_builder.hpp) compute every number; the page only
+// draws them, so everything a chart shows is testable here.
+
+// A quantity normalised to the reference: the value on the means (as `wattwise analyze` computes it) and
+// the spread of the per-run values, for error bars.
+struct NormalisedValue {
+  double value = 0;
+  std::optional<double> stddev;     // absent with one repeat
+  std::optional<double> ci95_half;  // of the per-run values' mean
+};
+
+// The quantities the per-knob charts and the energy-time plane show, in this order: avg power, energy,
+// time, EDP, then one EDS(k) per k the analysis was asked for.
+struct SettingResult {
+  analysis::Setting setting;
+  std::string label;  // "power_limit_w=150"
+  std::size_t repeats = 0;
+  analysis::Summary energy_j;
+  analysis::Summary time_s;
+  analysis::Summary power_w;
+  std::map<std::string, NormalisedValue> normalised;  // metric name ("P", "E", "t", "EDP", "EDS(k=2.0)")
+  bool on_pareto_front = false;
+  bool is_reference = false;
+};
+
+// One run's extras that the analysis does not carry: its power trace and its phases.
+struct PhaseTotal {
+  std::string name;
+  double time_s = 0;
+  std::optional<double> energy_j;
+};
+
+struct RunDetail {
+  analysis::Setting setting;
+  int repeat = 0;
+  std::optional<analysis::TimeSeries> power_w;  // time_s since the run started, total power of its GPUs
+  std::vector<PhaseTotal> phases;
+};
+
+// Per setting, the traces of its repeats on the report's common grid (masked: a point only where a run has
+// data). Power is the mean across repeats; cumulative energy its mean and std.
+struct SettingTraces {
+  std::size_t setting_index = 0;
+  std::size_t runs_with_trace = 0;
+  std::vector<std::optional<double>> power_mean_w;
+  std::vector<std::optional<double>> energy_mean_j;
+  std::vector<std::optional<double>> energy_std_j;
+};
+
+struct PhaseBreakdown {
+  std::vector<std::string> phase_names;  // in order of first appearance
+  // [setting][phase]: mean over the repeats that ran the phase; absent where none did
+  std::vector<std::vector<std::optional<double>>> time_s;
+  std::vector<std::vector<std::optional<double>>> energy_j;
+};
+
+// A quadratic through the normalised means of one quantity against one knob, with the fitted optimum next
+// to the measured one.
+struct KnobFit {
+  std::string knob;
+  std::string metric;  // "E", "t", "EDP"
+  analysis::QuadraticFit fit;
+  double measured_optimum_x = 0;
+  double measured_optimum_y = 0;
+  std::vector<double> xs;  // the points fitted
+  std::vector<double> ys;
+};
+
+// One row of the studies' table.
+struct TableRow {
+  std::size_t setting_index = 0;
+  std::string setting;
+  std::optional<double> power_w;
+  std::optional<double> energy_j;
+  std::optional<double> energy_vs_ref_pct;
+  std::optional<double> time_s;
+  std::optional<double> time_vs_ref_pct;
+  std::vector<std::string> optimum_for;  // metrics this setting is recommended for ("E", "EDP", ...)
+};
+
+struct IsoLine {
+  std::string metric;  // "E", "EDP", "EDS(k=2.0)": where it equals the reference's
+  std::vector<std::pair<double, double>> points;  // (t / t_ref, E / E_ref)
+};
+
+struct ReportInfo {
+  std::string title = "wattwise report";
+  std::string tool_version;
+  std::string source;  // the database or trace file the report was made from
+  std::string command;
+  std::string gpu;
+  std::string method;
+};
+
+struct ReportModel {
+  ReportInfo info;
+  std::vector<std::string> knobs;
+  std::vector<std::string> quantities;  // the normalised quantities, in display order
+  std::vector<SettingResult> settings;  // in setting order
+  std::size_t reference_index = 0;
+  std::vector<std::size_t> pareto_front;  // setting indices on the front, by increasing time
+  std::vector<IsoLine> iso_lines;
+  std::vector<analysis::Recommendation> recommendations;
+  std::vector<double> grid_s;  // the common time grid of the traces; empty without traces
+  std::vector<SettingTraces> traces;
+  PhaseBreakdown phases;
+  std::vector<KnobFit> fits;
+  std::vector<TableRow> table;
+};
+
+}  // namespace wattwise::report::html
