@@ -11,7 +11,7 @@
 #include "core/error.hpp"
 #include "experiment/journal.hpp"
 #include "experiment/sqlite_statement.hpp"
-#include "wattwise/version.hpp"
+#include "core/version.hpp"
 
 namespace wattwise::experiment {
 namespace {
