@@ -1,0 +1,99 @@
+// `wattwise info` against two fake GPUs: identity, limits and unsupported readings, as text and JSON.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "e2e_fixture.hpp"
+
+namespace wattwise::e2e {
+namespace {
+
+// The output line that contains every one of the fragments, or "" when none does.
+std::string line_with(const std::string& text, const std::vector<std::string>& fragments) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    bool all = true;
+    for (const auto& f : fragments) all = all && line.find(f) != std::string::npos;
+    if (all) return line;
+  }
+  return "";
+}
+
+using InfoTest = E2eTest;
+
+TEST_F(InfoTest, TableListsBothGpusWithNamesUuidsAndLimits) {
+  use_config(two_gpu_config());
+  const auto r = wattwise({"info"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Each GPU's row pairs its name with its own min / default / current / max, so a swap would show.
+  EXPECT_NE(line_with(r.out, {"NVIDIA H100 80GB HBM3", "200 / 700 / 600 / 700 W"}), "") << r.out;
+  EXPECT_NE(line_with(r.out, {"NVIDIA H100 PCIe", "150 / 310 / 320 / 350 W"}), "") << r.out;
+  EXPECT_NE(line_with(r.out, {"GPU 0", "GPU-e2e-square", "00000000:19:00.0"}), "") << r.out;
+  EXPECT_NE(line_with(r.out, {"GPU 1", "GPU-e2e-constant", "00000000:3B:00.0"}), "") << r.out;
+  EXPECT_NE(line_with(r.out, {"GPUs 2"}), "") << r.out;
+  EXPECT_NE(line_with(r.out, {"driver 580.159.04"}), "") << r.out;
+}
+
+TEST_F(InfoTest, JsonParsesAndCarriesIdentityAndLimits) {
+  use_config(two_gpu_config());
+  const auto r = wattwise({"info", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // stdout is pure JSON: no decoration around it
+  EXPECT_EQ(j.at("tool"), "wattwise");
+  EXPECT_EQ(j.at("backend"), "nvml");
+  EXPECT_EQ(j.at("driver_version"), "580.159.04");
+  ASSERT_EQ(j.at("gpus").size(), 2u);
+  const auto& g0 = j["gpus"][0];
+  const auto& g1 = j["gpus"][1];
+  EXPECT_EQ(g0.at("index"), 0);
+  EXPECT_EQ(g0.at("uuid"), "GPU-e2e-square");
+  EXPECT_EQ(g0.at("name"), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g0.at("pci_bus_id"), "00000000:19:00.0");
+  EXPECT_DOUBLE_EQ(g0.at("power_limit_w").at("min"), 200);
+  EXPECT_DOUBLE_EQ(g0.at("power_limit_w").at("default"), 700);
+  EXPECT_DOUBLE_EQ(g0.at("power_limit_w").at("current"), 600);
+  EXPECT_DOUBLE_EQ(g0.at("power_limit_w").at("max"), 700);
+  EXPECT_EQ(g1.at("index"), 1);
+  EXPECT_EQ(g1.at("uuid"), "GPU-e2e-constant");
+  EXPECT_EQ(g1.at("name"), "NVIDIA H100 PCIe");
+  EXPECT_DOUBLE_EQ(g1.at("power_limit_w").at("min"), 150);
+  EXPECT_DOUBLE_EQ(g1.at("power_limit_w").at("default"), 310);
+  EXPECT_DOUBLE_EQ(g1.at("power_limit_w").at("current"), 320);
+  EXPECT_DOUBLE_EQ(g1.at("power_limit_w").at("max"), 350);
+  EXPECT_TRUE(g0.at("readings").at("energy_counter").get<bool>());
+  EXPECT_TRUE(g0.at("readings").at("power_samples").get<bool>());
+}
+
+TEST_F(InfoTest, UnsupportedReadingsShowAsNotAvailableNeverZero) {
+  auto config = two_gpu_config();
+  config["gpus"][1]["unsupported"] = {"nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetTemperature"};
+  use_config(config);
+
+  const auto text = wattwise({"info"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::string row = line_with(text.out, {"NVIDIA H100 PCIe"});
+  ASSERT_NE(row, "") << text.out;
+  EXPECT_NE(row.find("n/a"), std::string::npos) << row;
+  EXPECT_EQ(row.find("0 / 0"), std::string::npos) << row;
+  EXPECT_EQ(row.find(" 0 W"), std::string::npos) << row;
+  // The supported GPU still shows its limits.
+  EXPECT_NE(line_with(text.out, {"NVIDIA H100 80GB HBM3", "200 / 700 / 600 / 700 W"}), "") << text.out;
+  // GPU 1's section names the missing reading; GPU 0's does not.
+  const auto gpu1_section = text.out.substr(text.out.find("GPU 1  GPU-e2e-constant"));
+  EXPECT_NE(line_with(gpu1_section, {"not available", "temperature"}), "") << text.out;
+  const auto gpu0_section = text.out.substr(0, text.out.find("GPU 1  GPU-e2e-constant"));
+  EXPECT_EQ(line_with(gpu0_section, {"not available", "temperature"}), "") << text.out;
+
+  const auto json = wattwise({"info", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(j["gpus"][1].at("power_limit_w").is_null()) << j["gpus"][1].dump();
+  EXPECT_FALSE(j["gpus"][1].at("readings").at("temperature").get<bool>());
+  EXPECT_FALSE(j["gpus"][1].at("controls").at("power_limit_read").get<bool>());
+  EXPECT_TRUE(j["gpus"][0].at("readings").at("temperature").get<bool>());
+  EXPECT_DOUBLE_EQ(j["gpus"][0].at("power_limit_w").at("current"), 600);
+}
+
+}  // namespace
+}  // namespace wattwise::e2e

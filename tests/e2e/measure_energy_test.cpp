@@ -1,0 +1,163 @@
+// `wattwise measure` on two fake GPUs with different power profiles, a job marking phases through both the
+// Python module and the C API: per-GPU and per-phase energy against the exact integral of the profiles.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "e2e_fixture.hpp"
+#include "fake_config.hpp"
+
+namespace wattwise::e2e {
+namespace {
+
+const nlohmann::json& phase_named(const nlohmann::json& j, const std::string& name) {
+  for (const auto& p : j.at("phases"))
+    if (p.at("name") == name) return p;
+  throw std::runtime_error("no phase '" + name + "' in " + j.at("phases").dump());
+}
+
+class MeasureEnergyTest : public E2eTest {
+ protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    use_config(two_gpu_config());
+    result_ = wattwise({"measure", "--json", path("m.json").string(), "--trace", path("t.csv").string(), "--",
+                        PYTHON3, std::string(E2E_JOBS_DIR) + "/two_clients.py", E2E_JOB,
+                        path("anchor.txt").string()});
+    ASSERT_EQ(result_.exit_code, 0) << result_.err;
+    m_ = read_json("m.json");
+    profiles_ = fake_nvml::load_fake_config(path("fake_nvml.json").string()).gpus;
+    start_s_ = job_start_monotonic_s(m_, path("anchor.txt"));
+  }
+
+  // The fake's exact energy for GPU `gpu` over [begin_s, end_s] since the job started.
+  double expected_j(std::size_t gpu, double begin_s, double end_s) const {
+    return profiles_.at(gpu).profile.energy_j(start_s_ + begin_s, start_s_ + end_s, 1e9);
+  }
+
+  ProcessResult result_;
+  nlohmann::json m_;
+  std::vector<fake_nvml::FakeGpuConfig> profiles_;
+  double start_s_ = 0;
+};
+
+TEST_F(MeasureEnergyTest, PerGpuEnergyIsTheProfileIntegralOverTheJobWithinOnePercent) {
+  const double wall_s = m_.at("wall_s");
+  ASSERT_GT(wall_s, 1.0);  // two epochs of >= 0.6 s
+  ASSERT_EQ(m_.at("gpus").size(), 2u);
+  double sum_j = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& g = m_["gpus"][i];
+    const double expected = expected_j(i, 0, wall_s);
+    ASSERT_TRUE(g.at("energy_j").is_number()) << g.dump();
+    EXPECT_NEAR(g.at("energy_j").get<double>(), expected, 0.01 * expected) << "GPU " << i << ": " << g.dump();
+    EXPECT_EQ(g.at("method"), "counter");
+    EXPECT_TRUE(g.at("used_by_job").get<bool>());
+    sum_j += g.at("energy_j").get<double>();
+  }
+  EXPECT_EQ(m_["gpus"][0].at("uuid"), "GPU-e2e-square");
+  EXPECT_EQ(m_["gpus"][1].at("uuid"), "GPU-e2e-constant");
+  EXPECT_NEAR(m_.at("energy_j").get<double>(), sum_j, 1e-6 * sum_j);
+  EXPECT_NEAR(m_["gpus"][1].at("avg_power_w").get<double>(), kConstantPowerW, 0.01 * kConstantPowerW);
+  EXPECT_NEAR(m_["gpus"][0].at("peak_power_w").get<double>(), 500, 5);
+}
+
+TEST_F(MeasureEnergyTest, PhasesFromBothClientsHaveCountsSamplesAndJoulesPerSample) {
+  const auto& epoch = phase_named(m_, "epoch");  // Python module
+  EXPECT_EQ(epoch.at("count"), 2);
+  EXPECT_DOUBLE_EQ(epoch.at("samples").get<double>(), 256);
+  EXPECT_GT(epoch.at("time_s").get<double>(), 1.2);
+  ASSERT_TRUE(epoch.at("energy_j").is_number()) << epoch.dump();
+  EXPECT_NEAR(epoch.at("j_per_sample").get<double>(), epoch.at("energy_j").get<double>() / 256, 1e-9);
+
+  const auto& step = phase_named(m_, "c_step");  // C API, from a child of the Python job
+  EXPECT_EQ(step.at("count"), 4);
+  EXPECT_DOUBLE_EQ(step.at("samples").get<double>(), 128);
+  EXPECT_NEAR(step.at("time_s").get<double>(), 0.6, 0.1);
+  EXPECT_NEAR(step.at("j_per_sample").get<double>(), step.at("energy_j").get<double>() / 128, 1e-9);
+
+  // anchor (1) + epoch begin/end (4) + c_step begin/end (8)
+  EXPECT_EQ(m_.at("markers").at("received"), 13);
+  EXPECT_EQ(m_.at("markers").at("malformed"), 0);
+  EXPECT_EQ(m_.at("markers").at("unmatched"), 0);
+}
+
+TEST_F(MeasureEnergyTest, PhaseEnergyOnTheConstantGpuIsPowerTimesDurationWithinOnePercent) {
+  int checked = 0;
+  for (const auto& inst : m_.at("phase_instances")) {
+    const double duration_s = inst.at("end_s").get<double>() - inst.at("begin_s").get<double>();
+    if (duration_s <= 0) continue;  // the anchor point
+    const auto& per_gpu = inst.at("energy_per_gpu_j");
+    ASSERT_EQ(per_gpu.size(), 2u) << inst.dump();
+    ASSERT_TRUE(per_gpu[1].is_number()) << inst.dump();
+    EXPECT_NEAR(per_gpu[1].get<double>(), kConstantPowerW * duration_s, 0.01 * kConstantPowerW * duration_s)
+        << inst.dump();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
+TEST_F(MeasureEnergyTest, PhaseEnergyOnTheSquareWaveGpuFollowsTheProfile) {
+  // Phases cut the square wave at arbitrary points; the 20 ms samples resolve an edge to one sample, so a
+  // phase may be off by a sample's worth (400 W x 20 ms = 8 J) at each end, no more.
+  for (const auto& inst : m_.at("phase_instances")) {
+    const double begin_s = inst.at("begin_s"), end_s = inst.at("end_s");
+    if (end_s <= begin_s) continue;
+    const double expected = expected_j(0, begin_s, end_s);
+    const auto& measured = inst.at("energy_per_gpu_j")[0];
+    ASSERT_TRUE(measured.is_number()) << inst.dump();
+    EXPECT_NEAR(measured.get<double>(), expected, 0.01 * expected + 16) << inst.dump();
+    EXPECT_NEAR(inst.at("energy_j").get<double>(),
+                measured.get<double>() + inst.at("energy_per_gpu_j")[1].get<double>(), 1e-6 * expected);
+  }
+}
+
+TEST_F(MeasureEnergyTest, TraceCsvHasTheDocumentedHeaderBothGpusAndMonotoneTime) {
+  const auto lines = read_lines("t.csv");
+  ASSERT_GT(lines.size(), 100u);  // 2 GPUs x 20 ms samples over > 1 s
+  EXPECT_EQ(lines[0].rfind("# wattwise ", 0), 0u) << lines[0];
+  // DESIGN.md "Results": time since the start in seconds, GPU index, then each reading with its unit.
+  EXPECT_EQ(
+      lines[1],
+      "time_s,gpu,energy_mj,power_inst_w,power_avg_w,power_sample_w,sm_clock_mhz,mem_clock_mhz,"
+      "util_gpu_pct,util_mem_pct,temp_c,pstate,throttle_reasons,pcie_tx_mbps,pcie_rx_mbps,mem_used_mib");
+  std::set<int> gpus;
+  double previous_t = -1e9;
+  const double wall_s = m_.at("wall_s");
+  for (std::size_t i = 2; i < lines.size(); ++i) {
+    const auto comma = lines[i].find(',');
+    ASSERT_NE(comma, std::string::npos) << lines[i];
+    const double t = std::stod(lines[i].substr(0, comma));
+    EXPECT_GE(t, previous_t) << "row " << i << " goes back in time: " << lines[i];
+    previous_t = t;
+    gpus.insert(std::stoi(lines[i].substr(comma + 1)));
+  }
+  EXPECT_EQ(gpus, (std::set<int>{0, 1}));
+  EXPECT_LT(previous_t, wall_s + 1.0);
+  EXPECT_GT(previous_t, wall_s - 0.1);
+}
+
+TEST_F(MeasureEnergyTest, PhasesCsvBesideTheTraceListsEveryPhaseInstance) {
+  const auto lines = read_lines("t.phases.csv");
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0].rfind("# wattwise ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1], "name,begin_s,end_s,rank,energy_j,method,counters");
+  EXPECT_EQ(lines.size() - 2, m_.at("phase_instances").size());
+  int epochs = 0, steps = 0;
+  for (std::size_t i = 2; i < lines.size(); ++i) {
+    if (lines[i].rfind("epoch,", 0) == 0) {
+      ++epochs;
+      EXPECT_NE(lines[i].find("samples=128"), std::string::npos) << lines[i];
+    }
+    if (lines[i].rfind("c_step,", 0) == 0) {
+      ++steps;
+      EXPECT_NE(lines[i].find("samples=32"), std::string::npos) << lines[i];
+    }
+  }
+  EXPECT_EQ(epochs, 2);
+  EXPECT_EQ(steps, 4);
+}
+
+}  // namespace
+}  // namespace wattwise::e2e
