@@ -42,16 +42,21 @@ TEST_F(EnvironmentErrorsTest, MissingDriverSaysInstallItOrSimulate) {
   EXPECT_TRUE(contains(single_error_line(info), "install the driver"));
 }
 
-TEST_F(EnvironmentErrorsTest, InitErrorFromTheDriverIsAnEnvironmentError) {
-  auto config = two_gpu_config();
-  config["init_error"] = "DRIVER_NOT_LOADED";
-  use_config(config);
-  const auto r = wattwise(measure({}));
-  EXPECT_EQ(r.exit_code, kEnvironment);
-  const auto line = single_error_line(r);
-  EXPECT_TRUE(contains(line, "NVML")) << line;
-  EXPECT_TRUE(contains(line, "--simulate")) << line;
-  EXPECT_FALSE(job_ran());
+TEST_F(EnvironmentErrorsTest, InitErrorFromTheDriverIsAnEnvironmentErrorWithAdvice) {
+  // Each injected nvmlInit failure, and a word of the advice that fits it.
+  const std::vector<std::pair<std::string, std::string>> cases = {{"DRIVER_NOT_LOADED", "--simulate"},
+                                                                  {"LIB_RM_VERSION_MISMATCH", "reboot"}};
+  for (const auto& [init_error, advice] : cases) {
+    auto config = two_gpu_config();
+    config["init_error"] = init_error;
+    use_config(config);
+    const auto r = wattwise(measure({}));
+    EXPECT_EQ(r.exit_code, kEnvironment) << init_error;
+    const auto line = single_error_line(r);
+    EXPECT_TRUE(contains(line, "NVML")) << line;
+    EXPECT_TRUE(contains(line, advice)) << line;
+    EXPECT_FALSE(job_ran()) << init_error;
+  }
 }
 
 TEST_F(EnvironmentErrorsTest, UnknownGpuIndexIsAUsageErrorListingTheGpusPresent) {

@@ -37,6 +37,7 @@ class JobOutcomeTest : public E2eTest {
     EXPECT_NEAR(constant_j, kConstantPowerW * wall_s, 0.01 * kConstantPowerW * wall_s) << m.dump();
     EXPECT_GT(m["gpus"][0].at("energy_j").get<double>(), 100 * wall_s * 0.99) << m.dump();
     EXPECT_GT(read_lines("t.csv").size(), 20u);
+    EXPECT_TRUE(std::filesystem::exists(path("t.phases.csv")));
   }
 };
 
@@ -126,6 +127,17 @@ TEST_F(JobOutcomeTest, SigintToWattwiseIsForwardedAndItExits130AfterReporting) {
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(gone) << "job " << job_pid << " still runs after wattwise exited";
+}
+
+TEST_F(JobOutcomeTest, GpusFlagMeasuresOnlyTheNamedGpu) {
+  const auto r = measure_job({"sleep", "300"}, {"--gpus", "GPU-e2e-constant"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_EQ(m.at("gpus").size(), 1u);
+  EXPECT_EQ(m["gpus"][0].at("uuid"), "GPU-e2e-constant");
+  EXPECT_EQ(m["gpus"][0].at("index"), 1);
+  const double wall_s = m.at("wall_s");
+  EXPECT_NEAR(m.at("energy_j").get<double>(), kConstantPowerW * wall_s, 0.01 * kConstantPowerW * wall_s);
 }
 
 TEST_F(JobOutcomeTest, MarkersWithoutWattwiseAreSilentNoOps) {

@@ -81,6 +81,12 @@ TEST_F(MeasureEnergyTest, PhasesFromBothClientsHaveCountsSamplesAndJoulesPerSamp
   EXPECT_EQ(m_.at("markers").at("received"), 13);
   EXPECT_EQ(m_.at("markers").at("malformed"), 0);
   EXPECT_EQ(m_.at("markers").at("unmatched"), 0);
+
+  // The summary for people says the same.
+  EXPECT_NE(result_.out.find("markers: 13 received, 0 malformed, 0 unmatched"), std::string::npos)
+      << result_.out;
+  EXPECT_NE(result_.out.find("c_step"), std::string::npos) << result_.out;
+  EXPECT_NE(result_.out.find("epoch"), std::string::npos) << result_.out;
 }
 
 TEST_F(MeasureEnergyTest, PhaseEnergyOnTheConstantGpuIsPowerTimesDurationWithinOnePercent) {
@@ -99,15 +105,16 @@ TEST_F(MeasureEnergyTest, PhaseEnergyOnTheConstantGpuIsPowerTimesDurationWithinO
 }
 
 TEST_F(MeasureEnergyTest, PhaseEnergyOnTheSquareWaveGpuFollowsTheProfile) {
-  // Phases cut the square wave at arbitrary points; the 20 ms samples resolve an edge to one sample, so a
-  // phase may be off by a sample's worth (400 W x 20 ms = 8 J) at each end, no more.
+  // Phases cut the square wave at arbitrary points and the 20 ms samples are aligned to the counter, so the
+  // cut is good to a few ms: allow 1% plus 4 J (10 ms of the 400 W step). A window misplaced by 50 ms, or
+  // energy attributed to the wrong GPU, misses by 20 J or more.
   for (const auto& inst : m_.at("phase_instances")) {
     const double begin_s = inst.at("begin_s"), end_s = inst.at("end_s");
     if (end_s <= begin_s) continue;
     const double expected = expected_j(0, begin_s, end_s);
     const auto& measured = inst.at("energy_per_gpu_j")[0];
     ASSERT_TRUE(measured.is_number()) << inst.dump();
-    EXPECT_NEAR(measured.get<double>(), expected, 0.01 * expected + 16) << inst.dump();
+    EXPECT_NEAR(measured.get<double>(), expected, 0.01 * expected + 4) << inst.dump();
     EXPECT_NEAR(inst.at("energy_j").get<double>(),
                 measured.get<double>() + inst.at("energy_per_gpu_j")[1].get<double>(), 1e-6 * expected);
   }
