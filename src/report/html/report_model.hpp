@@ -94,7 +94,7 @@ struct TableRow {
 };
 
 struct IsoLine {
-  std::string metric;  // "E", "EDP", "EDS(k=2.0)": where it equals the reference's
+  std::string metric;                             // "E", "EDP", "EDS(k=2.0)": where it equals the reference's
   std::vector<std::pair<double, double>> points;  // (t / t_ref, E / E_ref)
 };
 

@@ -26,9 +26,8 @@ std::vector<Quantity> quantities_for(const std::vector<MetricSpec>& metrics) {
     };
   };
   std::vector<Quantity> out = {
-      {"P", [](double e, double t, const analysis::ReferencePoint& ref) {
-         return (e / t) / (ref.energy_j / ref.time_s);
-       }},
+      {"P", [](double e, double t,
+               const analysis::ReferencePoint& ref) { return (e / t) / (ref.energy_j / ref.time_s); }},
       {"E", metric({MetricKind::kEnergy, 0})},
       {"t", metric({MetricKind::kTime, 0})},
       {"EDP", metric({MetricKind::kEdp, 0})},
@@ -119,7 +118,8 @@ void fill_settings(ReportModel& model, const analysis::Analysis& analysis) {
   model.knobs.clear();
   for (const auto& s : analysis.settings)
     for (const auto& [knob, value] : s.setting)
-      if (std::find(model.knobs.begin(), model.knobs.end(), knob) == model.knobs.end()) model.knobs.push_back(knob);
+      if (std::find(model.knobs.begin(), model.knobs.end(), knob) == model.knobs.end())
+        model.knobs.push_back(knob);
 
   model.reference_index = analysis.reference_index;
   model.settings.clear();

@@ -24,6 +24,7 @@ CsvTable read_csv(std::istream& in, const std::string& source_name) {
   CsvTable table;
   std::string line;
   bool header_seen = false;
+  std::vector<std::string> header;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
@@ -35,9 +36,11 @@ CsvTable read_csv(std::istream& in, const std::string& source_name) {
     }
     if (!header_seen) {
       for (std::size_t i = 0; i < fields.size(); ++i) table.columns[fields[i]] = i;
+      header = fields;
       header_seen = true;
       continue;
     }
+    if (fields == header) continue;  // the header again: several files concatenated (one per GPU)
     table.rows.push_back(std::move(fields));
     table.line_numbers.push_back(number);
   }
@@ -47,7 +50,8 @@ CsvTable read_csv(std::istream& in, const std::string& source_name) {
 std::size_t require_column(const CsvTable& table, const std::string& name, const std::string& source_name) {
   const auto it = table.columns.find(name);
   if (it == table.columns.end())
-    throw data_error(fmt::format("{}: no '{}' column; is this a wattwise trace or phases CSV?", source_name, name));
+    throw data_error(
+        fmt::format("{}: no '{}' column; is this a wattwise trace or phases CSV?", source_name, name));
   return it->second;
 }
 
@@ -59,7 +63,8 @@ std::optional<double> number_at(const CsvTable& table, std::size_t row, std::opt
   try {
     return std::stod(fields[*column]);
   } catch (const std::exception&) {
-    throw data_error(fmt::format("{}:{}: '{}' is not a number", source_name, table.line_numbers[row], fields[*column]));
+    throw data_error(
+        fmt::format("{}:{}: '{}' is not a number", source_name, table.line_numbers[row], fields[*column]));
   }
 }
 
@@ -85,7 +90,8 @@ analysis::TimeSeries sum_on_common_grid(const std::vector<analysis::TimeSeries>&
   total.value.assign(points, 0.0);
   for (const auto& s : per_gpu) {
     const auto resampled = analysis::resample_linear(s, total.time_s);
-    for (std::size_t i = 0; i < points; ++i) total.value[i] += resampled[i].value_or(0);  // inside every range
+    for (std::size_t i = 0; i < points; ++i)
+      total.value[i] += resampled[i].value_or(0);  // inside every range
   }
   return total;
 }
@@ -130,7 +136,8 @@ analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& s
     per_gpu.push_back(std::move(clean));
   }
   if (per_gpu.empty())
-    throw data_error(fmt::format("{}: no power readings (power_sample_w or power_inst_w); nothing to draw", source_name));
+    throw data_error(
+        fmt::format("{}: no power readings (power_sample_w or power_inst_w); nothing to draw", source_name));
   if (per_gpu.size() == 1) return per_gpu.front();
   return sum_on_common_grid(per_gpu);
 }
@@ -146,7 +153,8 @@ std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& sou
     const auto begin = number_at(table, r, begin_col, source_name);
     const auto end = number_at(table, r, end_col, source_name);
     if (!begin || !end || name_col >= table.rows[r].size())
-      throw data_error(fmt::format("{}:{}: a phase needs name, begin_s and end_s", source_name, table.line_numbers[r]));
+      throw data_error(
+          fmt::format("{}:{}: a phase needs name, begin_s and end_s", source_name, table.line_numbers[r]));
     phases.push_back({table.rows[r][name_col], *end - *begin, number_at(table, r, energy_col, source_name)});
   }
   return phases;

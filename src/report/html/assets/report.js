@@ -1,0 +1,228 @@
+// wattwise report: draws every chart from the JSON blob in #wattwise-data with Chart.js.
+// The C++ side computed every number; this script only maps them onto charts. When it is done it sets
+// <body data-charts-drawn="N">, N = charts that have data; the end-to-end test compares it with
+// data-charts-expected and reads data-js-errors (set by the error handler at the top of <body>).
+(function () {
+  'use strict';
+  const data = JSON.parse(document.getElementById('wattwise-data').textContent);
+  Chart.defaults.animation = false;  // draw at once: fast to open, and screenshots see the final picture
+  Chart.defaults.font.size = 13;
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.plugins.legend.labels.usePointStyle = true;
+
+  // Okabe-Ito: categorical colours that stay distinct for colour-blind readers.
+  const CATEGORICAL = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
+  // Viridis, sampled: settings are ordered by their knob values, so a sequential scale reads as "more/less".
+  const VIRIDIS = ['#440154', '#482878', '#3e4989', '#31688e', '#26828e', '#1f9e89', '#35b779', '#6ece58',
+                   '#b5de2b', '#fde725'];
+  const categorical = (i) => CATEGORICAL[i % CATEGORICAL.length];
+  function sequential(i, n) {
+    const x = n <= 1 ? 0 : i / (n - 1) * 0.92;  // stop short of the pale yellow end
+    const k = Math.min(VIRIDIS.length - 2, Math.floor(x * (VIRIDIS.length - 1)));
+    const f = x * (VIRIDIS.length - 1) - k;
+    const rgb = (h) => [1, 3, 5].map((o) => parseInt(h.substr(o, 2), 16));
+    const a = rgb(VIRIDIS[k]), b = rgb(VIRIDIS[k + 1]);
+    return 'rgb(' + a.map((v, j) => Math.round(v + f * (b[j] - v))).join(',') + ')';
+  }
+  const withAlpha = (color, alpha) =>
+    color.startsWith('rgb(') ? color.replace('rgb(', 'rgba(').replace(')', ',' + alpha + ')')
+                             : color + Math.round(alpha * 255).toString(16).padStart(2, '0');
+
+  const UNITS = [['_w', 'W'], ['_mhz', 'MHz'], ['_s', 's'], ['_j', 'J'], ['_pct', '%']];
+  function knobLabel(knob) {
+    for (const [suffix, unit] of UNITS)
+      if (knob.endsWith(suffix)) return knob.slice(0, -suffix.length).replace(/_/g, ' ') + ' (' + unit + ')';
+    return knob.replace(/_/g, ' ');
+  }
+  const QUANTITY_NAMES = {P: 'avg power', E: 'energy', t: 'time', EDP: 'EDP'};
+  const quantityName = (q) => QUANTITY_NAMES[q] || q;
+  const settings = data.settings;
+  const ref = settings[data.reference_index];
+  const shortLabel = (s) => Object.values(s.values).map(String).join(', ') || s.label;
+
+  // Error bars: Chart.js 3 has none built in; a dataset with `errorBars` (per point {x, y} half-widths)
+  // gets them drawn here after its points.
+  Chart.register({
+    id: 'wattwiseErrorBars',
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx;
+      chart.data.datasets.forEach((ds, i) => {
+        if (!ds.errorBars || !chart.isDatasetVisible(i)) return;
+        const meta = chart.getDatasetMeta(i);
+        const xs = chart.scales[meta.xAxisID], ys = chart.scales[meta.yAxisID];
+        ctx.save();
+        ctx.strokeStyle = ds.borderColor;
+        ctx.lineWidth = 1.2;
+        ds.data.forEach((p, j) => {
+          const e = ds.errorBars[j];
+          if (!e || p == null) return;
+          const px = xs.getPixelForValue(p.x), py = ys.getPixelForValue(p.y);
+          const line = (x0, y0, x1, y1) => { ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke(); };
+          if (e.y != null && e.y > 0) {
+            const lo = ys.getPixelForValue(p.y - e.y), hi = ys.getPixelForValue(p.y + e.y);
+            line(px, lo, px, hi); line(px - 3, lo, px + 3, lo); line(px - 3, hi, px + 3, hi);
+          }
+          if (e.x != null && e.x > 0) {
+            const lo = xs.getPixelForValue(p.x - e.x), hi = xs.getPixelForValue(p.x + e.x);
+            line(lo, py, hi, py); line(lo, py - 3, lo, py + 3); line(hi, py - 3, hi, py + 3);
+          }
+        });
+        ctx.restore();
+      });
+    },
+  });
+
+  function options(title, xTitle, yTitle, extra) {
+    const o = {
+      parsing: false,
+      normalized: true,
+      plugins: {title: {display: true, text: title, font: {size: 16, weight: 'bold'}},
+                legend: {position: 'right'}},
+      scales: {x: {type: 'linear', title: {display: true, text: xTitle}},
+               y: {type: 'linear', title: {display: true, text: yTitle}}},
+    };
+    return Object.assign(o, extra || {});
+  }
+
+  // Settings that differ from the reference only in `knob`, by increasing value.
+  function slice(knob) {
+    const others = (s) => JSON.stringify(Object.entries(s.values).filter(([k]) => k !== knob));
+    return settings.map((s, i) => [s, i])
+        .filter(([s]) => knob in s.values && others(s) === others(ref))
+        .sort((a, b) => a[0].values[knob] - b[0].values[knob]);
+  }
+
+  const drawn = [];
+  function draw(id, config) {
+    const canvas = document.getElementById(id);
+    if (!canvas) return;
+    const chart = new Chart(canvas, config);
+    const points = chart.data.datasets.reduce((n, ds) => n + ds.data.filter((p) => p != null).length, 0);
+    if (points > 0) drawn.push(id);
+  }
+
+  function knobChart(knob) {
+    const rows = slice(knob);
+    const datasets = data.quantities.map((q, qi) => ({
+      label: quantityName(q),
+      data: rows.map(([s]) => ({x: s.values[knob], y: s.normalised[q].value})),
+      errorBars: rows.map(([s]) => ({y: s.normalised[q].std})),
+      borderColor: categorical(qi), backgroundColor: categorical(qi),
+      showLine: true, pointRadius: 3, borderWidth: 2,
+    }));
+    datasets.push({label: 'reference', data: [{x: ref.values[knob], y: 1}], pointStyle: 'star', pointRadius: 10,
+                   borderColor: '#000', backgroundColor: '#000', borderWidth: 2});
+    draw('chart-knob-' + knob, {type: 'scatter', data: {datasets},
+      options: options('Relative to the reference vs ' + knobLabel(knob), knobLabel(knob),
+                       'value / reference value (reference = 1)')});
+  }
+
+  function planeChart() {
+    const point = (s) => ({x: s.normalised.t.value, y: s.normalised.E.value});
+    const xs = settings.map((s) => s.normalised.t.value), ys = settings.map((s) => s.normalised.E.value);
+    const pad = (lo, hi) => { const m = Math.max(0.02, (hi - lo) * 0.08); return [lo - m, hi + m]; };
+    const [xMin, xMax] = pad(Math.min(1, ...xs), Math.max(1, ...xs));
+    const [yMin, yMax] = pad(Math.min(1, ...ys), Math.max(1, ...ys));
+    const datasets = [{
+      label: 'settings', data: settings.map(point),
+      errorBars: settings.map((s) => ({x: s.normalised.t.std, y: s.normalised.E.std})),
+      pointBackgroundColor: settings.map((s, i) => sequential(i, settings.length)),
+      borderColor: 'rgba(60,60,60,0.6)', backgroundColor: sequential(0, 1), pointRadius: 5,
+    }, {
+      label: 'Pareto front', data: data.pareto_front.map((i) => point(settings[i])), showLine: true,
+      borderColor: '#D55E00', backgroundColor: '#D55E00', borderWidth: 2, pointRadius: 0,
+    }, {
+      label: 'reference', data: [point(ref)], pointStyle: 'star', pointRadius: 12, borderColor: '#000',
+      backgroundColor: '#000', borderWidth: 2,
+    }];
+    data.iso_lines.forEach((line, i) => datasets.push({
+      label: line.metric + ' = reference', data: line.points.map(([x, y]) => ({x, y})), showLine: true,
+      borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, borderColor: categorical(i + 2),
+      backgroundColor: categorical(i + 2),
+    }));
+    const o = options('Energy vs time, normalised to the reference', 'time / reference time',
+                      'energy / reference energy');
+    o.scales.x.min = xMin; o.scales.x.max = xMax; o.scales.y.min = yMin; o.scales.y.max = yMax;
+    o.plugins.tooltip = {callbacks: {label: (c) => c.datasetIndex === 0
+        ? settings[c.dataIndex].label + ': t ' + c.parsed.x.toFixed(3) + ', E ' + c.parsed.y.toFixed(3)
+        : c.dataset.label}};
+    draw('chart-plane', {type: 'scatter', data: {datasets}, options: o});
+  }
+
+  function series(values, scale) {
+    return data.grid_s.map((t, i) => (values[i] == null ? null : {x: t, y: values[i] * scale}))
+        .filter((p) => p != null);
+  }
+
+  function traceCharts() {
+    const n = settings.length;
+    const color = (tr) => sequential(tr.setting_index, n);
+    const label = (tr) => settings[tr.setting_index].label + ' (' + tr.runs + ' runs)';
+    const o = options('Power over time, mean across repeats', 'time since the run started (s)', 'power (W)');
+    o.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false};
+    draw('chart-power', {type: 'line', data: {datasets: data.traces.map((tr) => ({
+      label: label(tr), data: series(tr.power_mean_w, 1), borderColor: color(tr), backgroundColor: color(tr),
+      borderWidth: 1.2, pointRadius: 0, spanGaps: false}))}, options: o});
+
+    const maxEnergy = Math.max(...data.traces.flatMap((tr) => tr.energy_mean_j.filter((v) => v != null)));
+    const [scale, unit] = maxEnergy > 2e4 ? [1e-3, 'kJ'] : [1, 'J'];
+    const datasets = [];
+    data.traces.forEach((tr) => {
+      const lo = tr.energy_mean_j.map((m, i) => (m == null || tr.energy_std_j[i] == null ? null : m - tr.energy_std_j[i]));
+      const hi = tr.energy_mean_j.map((m, i) => (m == null || tr.energy_std_j[i] == null ? null : m + tr.energy_std_j[i]));
+      datasets.push({label: label(tr), data: series(tr.energy_mean_j, scale), borderColor: color(tr),
+                     backgroundColor: color(tr), borderWidth: 1.2, pointRadius: 0});
+      datasets.push({label: '', data: series(lo, scale), borderWidth: 0, pointRadius: 0, band: true,
+                     borderColor: 'transparent'});
+      datasets.push({label: '', data: series(hi, scale), borderWidth: 0, pointRadius: 0, band: true,
+                     borderColor: 'transparent', backgroundColor: withAlpha(color(tr), 0.25), fill: '-1'});
+    });
+    const oe = options('Cumulative energy, mean \u00b1 std across repeats', 'time since the run started (s)',
+                       'energy (' + unit + ')');
+    oe.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false,
+                                filter: (item, chartData) => !chartData.datasets[item.datasetIndex].band};
+    draw('chart-energy', {type: 'line', data: {datasets}, options: oe});
+  }
+
+  function phaseCharts() {
+    const labels = settings.map(shortLabel);
+    const bars = (rows) => data.phases.names.map((name, k) => ({
+      label: name, data: rows.map((row) => row[k]), backgroundColor: categorical(k), borderColor: categorical(k),
+    }));
+    const xTitle = data.knobs.map(knobLabel).join(', ') || 'setting';
+    const o = (title, y) => ({plugins: {title: {display: true, text: title, font: {size: 16, weight: 'bold'}}},
+                              scales: {x: {title: {display: true, text: xTitle}}, y: {title: {display: true, text: y}}}});
+    draw('chart-phase-time', {type: 'bar', data: {labels, datasets: bars(data.phases.time_s)},
+                              options: o('Time per phase', 'time (s)')});
+    draw('chart-phase-energy', {type: 'bar', data: {labels, datasets: bars(data.phases.energy_j)},
+                                options: o('Energy per phase', 'energy (J)')});
+  }
+
+  function fitChart(knob) {
+    const datasets = [];
+    data.fits.filter((f) => f.knob === knob).forEach((f, i) => {
+      const c = categorical(i + 1);
+      datasets.push({label: quantityName(f.metric) + ' measured', data: f.xs.map((x, j) => ({x, y: f.ys[j]})),
+                     borderColor: c, backgroundColor: c, pointRadius: 3});
+      datasets.push({label: quantityName(f.metric) + ' fit (R\u00b2 = ' + f.r_squared.toFixed(3) + ')',
+                     data: f.curve.map(([x, y]) => ({x, y})), showLine: true, pointRadius: 0, borderColor: c,
+                     backgroundColor: c, borderWidth: 2});
+      datasets.push({label: quantityName(f.metric) + ' fitted optimum ' + f.fitted_optimum[0].toFixed(0),
+                     data: [{x: f.fitted_optimum[0], y: f.fitted_optimum[1]}], pointStyle: 'circle',
+                     pointRadius: 9, borderWidth: 2, borderColor: c, backgroundColor: 'rgba(255,255,255,0)'});
+      datasets.push({label: quantityName(f.metric) + ' measured optimum ' + f.measured_optimum[0].toFixed(0),
+                     data: [{x: f.measured_optimum[0], y: f.measured_optimum[1]}], pointStyle: 'triangle',
+                     pointRadius: 9, borderColor: c, backgroundColor: c});
+    });
+    draw('chart-fit-' + knob, {type: 'scatter', data: {datasets},
+      options: options('Quadratic fits against ' + knobLabel(knob), knobLabel(knob),
+                       'value / reference value (reference = 1)')});
+  }
+
+  for (const knob of data.knobs) knobChart(knob);
+  planeChart();
+  if (data.traces.length > 0) traceCharts();
+  if (data.phases.names.length > 0) phaseCharts();
+  for (const knob of data.knobs) fitChart(knob);
+  document.body.dataset.chartsDrawn = String(drawn.length);
+})();

@@ -1,0 +1,191 @@
+#include "report/html/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "report/html/embedded.hpp"
+#include "report/html/report_json.hpp"
+#include "report/html/report_tables.hpp"
+
+namespace wattwise::report::html {
+
+namespace {
+
+std::string escape_html(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+// JSON inside <script> must not close the element: "</" becomes "<\/", which JSON reads back the same.
+std::string script_safe_json(const ReportModel& model) {
+  const std::string text = to_json(model).dump();
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += '\\';
+  }
+  return out;
+}
+
+// Installed before any other script runs, so errors in Chart.js or in the page's own script are counted.
+constexpr const char* kErrorCounter =
+    "window.addEventListener('error', function () { var b = document.body; "
+    "b.dataset.jsErrors = String(Number(b.dataset.jsErrors || 0) + 1); });";
+
+bool has_knob_fit(const ReportModel& model, const std::string& knob) {
+  for (const auto& f : model.fits)
+    if (f.knob == knob) return true;
+  return false;
+}
+
+std::string chart(const std::string& id, const std::string& caption) {
+  return fmt::format(
+      "<figure class=\"chart\"><div class=\"canvas-box\"><canvas id=\"{}\"></canvas></div>"
+      "<figcaption>{}</figcaption></figure>\n",
+      id, caption);
+}
+
+std::string section(const std::string& id, const std::string& title, const std::string& body) {
+  return fmt::format("<section id=\"{}\"><h2>{}</h2>\n{}</section>\n", id, title, body);
+}
+
+std::string header_html(const ReportModel& model) {
+  const auto& info = model.info;
+  std::string facts;
+  auto fact = [&](const char* name, const std::string& value) {
+    if (!value.empty()) facts += fmt::format("<dt>{}</dt><dd>{}</dd>", name, escape_html(value));
+  };
+  fact("source", info.source);
+  fact("command", info.command);
+  fact("GPU", info.gpu);
+  fact("energy measured with", info.method);
+  fact("wattwise", info.tool_version);
+  if (!model.settings.empty()) fact("reference", model.settings.at(model.reference_index).label);
+  return fmt::format("<header><h1>{}</h1><dl class=\"facts\">{}</dl></header>\n", escape_html(info.title),
+                     facts);
+}
+
+std::string table_html(const ReportModel& model) {
+  std::string rows;
+  for (const auto& row : model.table) {
+    std::string optimum;
+    for (const auto& m : row.optimum_for) optimum += (optimum.empty() ? "" : ", ") + escape_html(m);
+    const bool reference = row.setting_index == model.reference_index;
+    rows += fmt::format(
+        "<tr{}><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        reference ? " class=\"reference\"" : "", escape_html(row.setting), reference ? " (reference)" : "",
+        table_number(row.power_w, 1), table_number(row.energy_j, 1), table_percent(row.energy_vs_ref_pct),
+        table_number(row.time_s, 3), table_percent(row.time_vs_ref_pct), optimum);
+  }
+  return "<table class=\"results\"><thead><tr><th>setting</th><th>avg power (W)</th><th>energy (J)</th>"
+         "<th>energy vs ref (%)</th><th>time (s)</th><th>time vs ref (%)</th><th>optimum "
+         "for</th></tr></thead>"
+         "<tbody>\n" +
+         rows + "</tbody></table>\n";
+}
+
+std::string recommendations_html(const ReportModel& model) {
+  if (model.recommendations.empty()) return "";
+  std::string items;
+  for (const auto& r : model.recommendations) {
+    const std::string noise =
+        r.significant ? (*r.significant ? "beyond the noise" : "within the noise") : "noise unknown";
+    items += fmt::format("<li><b>{}</b>: {} &mdash; energy {}%, time {}% ({})</li>\n",
+                         escape_html(r.metric.name()), escape_html(model.settings.at(r.setting_index).label),
+                         table_percent(r.energy_vs_ref_pct), table_percent(r.time_vs_ref_pct), noise);
+  }
+  return "<ul class=\"recommendations\">\n" + items + "</ul>\n";
+}
+
+}  // namespace
+
+std::vector<std::string> chart_ids(const ReportModel& model) {
+  std::vector<std::string> ids;
+  if (model.settings.size() >= 2) {
+    for (const auto& knob : model.knobs) ids.push_back("chart-knob-" + knob);
+    ids.push_back("chart-plane");
+  }
+  if (!model.traces.empty()) {
+    ids.push_back("chart-power");
+    ids.push_back("chart-energy");
+  }
+  if (!model.phases.phase_names.empty()) {
+    ids.push_back("chart-phase-time");
+    ids.push_back("chart-phase-energy");
+  }
+  for (const auto& knob : model.knobs)
+    if (has_knob_fit(model, knob)) ids.push_back("chart-fit-" + knob);
+  return ids;
+}
+
+std::string render_html_report(const ReportModel& model) {
+  const auto ids = chart_ids(model);
+  const std::set<std::string> present(ids.begin(), ids.end());
+  std::string body = header_html(model);
+
+  if (present.contains("chart-plane")) {
+    std::string knob_charts;
+    for (const auto& knob : model.knobs)
+      knob_charts +=
+          chart("chart-knob-" + knob,
+                fmt::format("Normalised to the reference against {}; points are the metric on the means, "
+                            "bars one standard deviation of the repeats.",
+                            escape_html(knob)));
+    body += section("per-knob", "Power, energy, time, EDP and EDS against each knob", knob_charts);
+    body +=
+        section("plane", "Energy against time",
+                chart("chart-plane",
+                      "One point per setting (bars: one standard deviation), the Pareto front, and where E, "
+                      "EDP and EDS(k) equal the reference's: below a line the setting beats the reference."));
+  }
+  if (present.contains("chart-power"))
+    body += section("traces", "Power and energy over time",
+                    chart("chart-power", "Mean power across the repeats of each setting.") +
+                        chart("chart-energy",
+                              "Cumulative energy, mean &plusmn; one standard deviation across repeats, "
+                              "resampled onto one grid (averaged only where runs have data)."));
+  if (present.contains("chart-phase-time"))
+    body += section("phases", "Phases",
+                    chart("chart-phase-time", "Time per phase, mean over repeats.") +
+                        chart("chart-phase-energy", "Energy per phase, mean over repeats."));
+  std::string fits;
+  for (const auto& knob : model.knobs)
+    if (present.contains("chart-fit-" + knob))
+      fits += chart("chart-fit-" + knob,
+                    "Quadratic least-squares fits through the normalised means; R&sup2; in the "
+                    "legend; hollow marks: fitted optimum, filled: measured optimum.");
+  if (!fits.empty()) body += section("fits", "Fits", fits);
+  body += section("tables", "Results", recommendations_html(model) + table_html(model));
+
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta name=\"generator\" content=\"wattwise {}\">\n<title>{}</title>\n<style>\n{}\n</style>\n</head>\n"
+      "<body data-charts-expected=\"{}\" data-js-errors=\"0\">\n<script>{}</script>\n{}"
+      "<script type=\"application/json\" id=\"wattwise-data\">{}</script>\n"
+      "<script>\n{}\n</script>\n<script>\n{}\n</script>\n</body>\n</html>\n",
+      escape_html(model.info.tool_version), escape_html(model.info.title), embedded::report_css(), ids.size(),
+      kErrorCounter, body, script_safe_json(model), embedded::chartjs(), embedded::report_js());
+}
+
+}  // namespace wattwise::report::html

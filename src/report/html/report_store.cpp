@@ -1,0 +1,128 @@
+#include "report/html/report_store.hpp"
+
+#include <sqlite3.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "analysis/runs_csv.hpp"
+#include "core/error.hpp"
+#include "experiment/results_store.hpp"
+#include "report/html/trace_reader.hpp"
+
+namespace wattwise::report::html {
+
+namespace {
+
+analysis::Setting to_setting(const std::vector<experiment::KnobSetting>& knobs) {
+  analysis::Setting setting;
+  for (const auto& k : knobs) {
+    try {
+      setting[k.knob] = std::stod(k.value);
+    } catch (const std::exception&) {
+      // A text-valued job knob cannot be drawn against; the analysis CSV leaves it out as well.
+    }
+  }
+  return setting;
+}
+
+// Phases of one run across its GPUs: the all-GPU row where the store has one, else the GPUs' rows combined
+// (time: the longest, energy: the sum, absent if any GPU lacks it).
+std::vector<PhaseTotal> run_phases(const std::vector<experiment::PhaseResult>& results) {
+  std::vector<std::string> names;
+  std::map<std::string, PhaseTotal> all_gpus, per_gpu;
+  for (const auto& p : results) {
+    if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+    if (!p.gpu_index) {
+      all_gpus[p.name] = {p.name, p.time_s, p.energy_j};
+      continue;
+    }
+    auto [it, inserted] = per_gpu.try_emplace(p.name, PhaseTotal{p.name, p.time_s, p.energy_j});
+    if (inserted) continue;
+    it->second.time_s = std::max(it->second.time_s, p.time_s);
+    it->second.energy_j =
+        it->second.energy_j && p.energy_j ? std::optional(*it->second.energy_j + *p.energy_j) : std::nullopt;
+  }
+  std::vector<PhaseTotal> phases;
+  for (const auto& name : names) phases.push_back(all_gpus.contains(name) ? all_gpus[name] : per_gpu[name]);
+  return phases;
+}
+
+// plan_index -> the run's trace CSVs (one per GPU) concatenated; the reader tells GPUs apart by column.
+std::map<std::size_t, std::string> read_traces(const std::filesystem::path& db) {
+  std::map<std::size_t, std::string> traces;
+  sqlite3* raw = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(raw);
+    throw environment_error(fmt::format("cannot open '{}' to read its traces", db.string()));
+  }
+  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> handle(raw, sqlite3_close);
+  sqlite3_stmt* stmt = nullptr;
+  const char* sql =
+      "SELECT runs.plan_index, traces.csv FROM traces JOIN runs ON runs.id = traces.run_id "
+      "ORDER BY runs.plan_index, traces.gpu_index";
+  if (sqlite3_prepare_v2(raw, sql, -1, &stmt, nullptr) != SQLITE_OK) return traces;  // no traces table
+  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> statement(stmt, sqlite3_finalize);
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    const auto plan_index = static_cast<std::size_t>(sqlite3_column_int64(stmt, 0));
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1));
+    if (text) traces[plan_index] += std::string(text) + "\n";
+  }
+  return traces;
+}
+
+ReportInfo store_info(const experiment::ResultsStore& store, const std::filesystem::path& db) {
+  ReportInfo info;
+  info.title = "wattwise report: " + db.filename().string();
+  info.source = db.string();
+  info.command = store.meta("command");
+  info.method = store.meta("measurement_method");
+  info.tool_version = store.meta("tool_version");
+  std::set<std::string> names;
+  for (const auto& gpu : store.gpus()) names.insert(gpu.name);
+  for (const auto& name : names) info.gpu += (info.gpu.empty() ? "" : ", ") + name;
+  if (store.gpus().size() > 1) info.gpu = fmt::format("{} x {}", store.gpus().size(), info.gpu);
+  return info;
+}
+
+}  // namespace
+
+ReportModel build_report_model_from_store(const std::filesystem::path& db,
+                                          const analysis::AnalysisOptions& options,
+                                          const BuildOptions& build) {
+  const auto store = experiment::ResultsStore::open_read_only(db);
+  analysis::AnalysisOptions analysis_options = options;
+  const auto plan = store.plan();
+  if (!analysis_options.default_setting && plan.contains("reference") && plan["reference"].is_object()) {
+    analysis::Setting setting;
+    for (const auto& [knob, value] : plan["reference"].items())
+      if (value.is_number()) setting[knob] = value.get<double>();
+    if (!setting.empty()) analysis_options.default_setting = setting;
+  }
+  std::stringstream csv;
+  store.export_runs_csv(csv);
+  const auto analysis = analysis::analyze(analysis::parse_runs_csv(csv, db.string()), analysis_options);
+
+  const auto traces = read_traces(db);
+  std::vector<RunDetail> details;
+  for (const auto& run : store.runs()) {
+    if (run.warmup || !run.error.empty()) continue;
+    RunDetail detail;
+    detail.setting = to_setting(run.settings);
+    detail.repeat = static_cast<int>(run.repeat);
+    detail.phases = run_phases(run.phases);
+    if (const auto it = traces.find(run.plan_index); it != traces.end()) {
+      std::istringstream in(it->second);
+      detail.power_w =
+          read_power_trace_csv(in, fmt::format("{} (trace of run {})", db.string(), run.plan_index));
+    }
+    details.push_back(std::move(detail));
+  }
+  return build_report_model(analysis, details, store_info(store, db), build);
+}
+
+}  // namespace wattwise::report::html
