@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <fstream>
+#include <iostream>
 
 namespace wattwise::e2e {
 
@@ -36,7 +37,11 @@ void E2eTest::SetUp() {
 
 void E2eTest::TearDown() {
   // Kept on failure, to look at what the binary wrote.
-  if (!HasFailure()) std::filesystem::remove_all(dir_);
+  if (HasFailure()) {
+    std::cerr << "e2e: outputs kept in " << dir_.string() << "\n";
+  } else {
+    std::filesystem::remove_all(dir_);
+  }
 }
 
 void E2eTest::use_config(const nlohmann::json& config) {
