@@ -15,5 +15,7 @@ using CommandRun = std::function<int()>;
 CommandRun add_info_command(CLI::App& app);
 CommandRun add_measure_command(CLI::App& app);
 CommandRun add_analyze_command(CLI::App& app);
+CommandRun add_sweep_command(CLI::App& app);
+CommandRun add_restore_command(CLI::App& app);
 
 }  // namespace wattwise::cli

@@ -9,6 +9,8 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "experiment/restore.hpp"
+#include "experiment/state_dir.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"wattwise: measure the energy of GPU jobs and find the settings that trade it best against time"};
@@ -25,6 +27,10 @@ int main(int argc, char** argv) {
       wattwise::cli::add_measure_command);
   add("analyze", "metrics, Pareto front and recommendations from a sweep database or a runs CSV",
       wattwise::cli::add_analyze_command);
+  add("sweep", "run a job over a plan of GPU and job settings, store every run, and analyse them",
+      wattwise::cli::add_sweep_command);
+  add("restore", "put back GPU settings from a stale journal (wattwise was killed, or the power failed)",
+      wattwise::cli::add_restore_command);
 
   try {
     app.parse(argc, argv);
@@ -33,6 +39,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "wattwise: %s (see `wattwise %s--help`)\n", e.what(),
                  app.get_subcommands().empty() ? "" : (app.get_subcommands().front()->get_name() + " ").c_str());
     return static_cast<int>(wattwise::ErrorKind::kUsage);
+  }
+
+  // Every command warns about GPU settings a killed wattwise left behind (restore reports them itself).
+  if (app.get_subcommands().front()->get_name() != "restore") {
+    try {
+      if (auto warning = wattwise::experiment::check_stale_journal(wattwise::experiment::state_dir()))
+        std::fprintf(stderr, "wattwise: warning: %s\n", warning->c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "wattwise: warning: cannot check for a stale settings journal: %s\n", e.what());
+    }
   }
 
   try {

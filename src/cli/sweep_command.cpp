@@ -1,0 +1,333 @@
+// `wattwise sweep`: parses the knobs and options, wires the real or simulated GPUs and job to the
+// experiment runner, and prints the analysis at the end. The logic lives in experiment/runner.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "analysis/analysis.hpp"
+#include "analysis/reference.hpp"
+#include "analysis/runs_csv.hpp"
+#include "cli/commands.hpp"
+#include "cli/gpu_selection.hpp"
+#include "cli/gpu_system.hpp"
+#include "core/error.hpp"
+#include "experiment/dry_run.hpp"
+#include "experiment/read_only_gpu.hpp"
+#include "experiment/runner.hpp"
+#include "experiment/settings_guard.hpp"
+#include "experiment/state_dir.hpp"
+#include "measure/session.hpp"
+#include "measure/simulated_session.hpp"
+#include "report/analysis_report.hpp"
+#include "report/trace_csv.hpp"
+#include "sim/simulation.hpp"
+
+namespace wattwise::cli {
+
+namespace {
+
+struct SweepFlags {
+  std::string power_limit, sm_clock, mem_clock;
+  std::vector<std::string> params;
+  unsigned repeat = 1;
+  std::string order = "ascending";
+  std::uint64_t seed = 1;
+  unsigned warmup_runs = 0;
+  std::string cooldown;  // "" with the flag given: the default maximum
+  CLI::Option* cooldown_option = nullptr;
+  std::string reference;
+  std::string db;
+  bool resume = false;
+  bool dry_run = false;
+  unsigned max_failures = 3;
+  std::string gpus;
+  double interval_ms = 20;
+  double timeout_s = 0;
+  std::string trace_dir;
+  bool read_only = false;
+  std::string simulate;
+  sim::SimulationOptions sim;
+  std::vector<std::string> command;
+};
+
+constexpr double kDefaultCooldownMaxS = 60;
+// A simulated epoch has thousands of iterations; marking the first few keeps a 150-run sweep fast.
+constexpr std::int64_t kSimulatedIterationMarkers = 8;
+
+std::string default_db_path() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  return fmt::format("wattwise-sweep-{}.db", stamp);
+}
+
+experiment::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::size_t first_gpu) {
+  experiment::PlanSpec spec;
+  if (!flags.power_limit.empty()) spec.knobs.push_back(experiment::parse_power_limit_knob(flags.power_limit));
+  if (!flags.sm_clock.empty()) {
+    auto knob = experiment::parse_clock_knob(experiment::kSmClockKnob, flags.sm_clock);
+    if (knob.from_supported_clocks) {
+      hw::Gpu& gpu = system.gpu(first_gpu);
+      const auto mems = gpu.supported_mem_clocks_mhz();
+      if (mems.empty())
+        throw usage_error("--sm-clock supported: the GPU lists no supported clocks; give values");
+      knob = experiment::resolve_supported_clocks(knob, gpu.supported_sm_clocks_mhz(mems.front()));
+    }
+    spec.knobs.push_back(knob);
+  }
+  if (!flags.mem_clock.empty()) {
+    auto knob = experiment::parse_clock_knob(experiment::kMemClockKnob, flags.mem_clock);
+    if (knob.from_supported_clocks)
+      knob = experiment::resolve_supported_clocks(knob, system.gpu(first_gpu).supported_mem_clocks_mhz());
+    spec.knobs.push_back(knob);
+  }
+  for (const auto& p : flags.params) spec.knobs.push_back(experiment::parse_job_knob(p));
+  if (flags.repeat == 0) throw usage_error("--repeat must be at least 1");
+  spec.repeats = flags.repeat;
+  spec.order = experiment::parse_run_order(flags.order);
+  spec.seed = flags.seed;
+  spec.warmup_runs = flags.warmup_runs;
+  return spec;
+}
+
+// The setting the analysis compares against: --reference, else the GPU's default power limit when the
+// power limit is swept (clocks have no default value to name: unlocked is not a number).
+std::optional<analysis::Setting> reference_setting(const SweepFlags& flags, hw::GpuSystem& system,
+                                                   std::size_t first_gpu) {
+  if (!flags.reference.empty()) return analysis::parse_setting_spec(flags.reference);
+  if (flags.power_limit.empty()) return std::nullopt;
+  const auto limits = system.gpu(first_gpu).power_limits();
+  if (!limits) return std::nullopt;
+  return analysis::Setting{{std::string(experiment::kPowerLimitKnob), limits->default_w}};
+}
+
+std::string trace_rows_of_gpu(const std::string& csv, unsigned gpu_index) {
+  std::istringstream in(csv);
+  std::string out, line;
+  const std::string wanted = std::to_string(gpu_index);
+  while (std::getline(in, line)) {
+    const auto first = line.find(',');
+    const auto second = line.find(',', first + 1);
+    const bool data_row = !line.empty() && line[0] != '#' && line.rfind("time_s,", 0) != 0;
+    if (!data_row || (first != std::string::npos && line.substr(first + 1, second - first - 1) == wanted))
+      out += line + "\n";
+  }
+  return out;
+}
+
+// --trace-dir: each run's trace and phases as CSV files, and the trace in the database per GPU.
+experiment::RunStoredFn trace_writer(const std::filesystem::path& dir) {
+  return [dir](const experiment::PlannedRun& run, const measure::Measurement& m,
+               experiment::ResultsStore& store) {
+    std::ostringstream trace;
+    report::write_trace_csv(trace, m);
+    std::ofstream(dir / fmt::format("run-{:04}.csv", run.index)) << trace.str();
+    std::ofstream phases(dir / fmt::format("run-{:04}.phases.csv", run.index));
+    report::write_phases_csv(phases, m);
+    for (const auto& gpu : m.gpus)
+      store.add_trace_csv(run.index, gpu.index, trace_rows_of_gpu(trace.str(), gpu.index));
+  };
+}
+
+void print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference) {
+  try {
+    const auto store = experiment::ResultsStore::open_read_only(db);
+    std::stringstream csv;
+    store.export_runs_csv(csv);
+    analysis::AnalysisOptions options;
+    options.default_setting = reference;
+    std::cout << report::analysis_text(analysis::analyze(analysis::parse_runs_csv(csv, db), options));
+  } catch (const Error& e) {
+    std::cout << fmt::format("no analysis: {}\n", e.what());
+  }
+}
+
+// A private state directory for a simulated sweep: its journal and locks name simulated GPUs, which must
+// never show up as a stale journal of the real ones.
+class PrivateStateDir {
+ public:
+  PrivateStateDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-sim-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw environment_error("cannot create a temporary directory: set TMPDIR");
+    path_ = pattern;
+  }
+  ~PrivateStateDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+int run_sweep_command(SweepFlags flags) {
+  const bool simulated = !flags.simulate.empty();
+  if (!simulated && flags.command.empty())
+    throw usage_error("no command to sweep: `wattwise sweep [knobs] -- CMD ARGS`, or --simulate GPU:MODEL");
+  if (simulated && !flags.command.empty())
+    throw usage_error("--simulate runs a simulated job: give no command after `--`");
+
+  std::optional<sim::Simulation> simulation;
+  std::unique_ptr<hw::GpuSystem> real;
+  if (simulated) {
+    if (!flags.sim.iteration_markers_per_epoch)
+      flags.sim.iteration_markers_per_epoch = kSimulatedIterationMarkers;
+    simulation.emplace(sim::make_simulation(flags.simulate, flags.sim));
+  } else {
+    real = open_real_gpus();
+  }
+  hw::GpuSystem& raw_system = simulated ? static_cast<hw::GpuSystem&>(*simulation->system) : *real;
+  std::optional<experiment::ReadOnlyGpuSystem> read_only;
+  if (flags.read_only) read_only.emplace(raw_system);
+  hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : raw_system;
+
+  experiment::SweepOptions options;
+  options.gpu_indices = select_gpus(system, flags.gpus);
+  options.plan = experiment::make_plan(plan_spec(flags, system, options.gpu_indices.front()));
+  if (flags.read_only && !experiment::hardware_settings_of(options.plan).empty()) {
+    for (const auto& s : experiment::hardware_settings_of(options.plan))
+      if (!s.empty())
+        throw usage_error(
+            "--read-only sweeps job knobs only: drop --power-limit, --sm-clock and --mem-clock");
+  }
+  if (flags.dry_run) {
+    experiment::validate_hardware_settings(system, options.gpu_indices,
+                                           experiment::hardware_settings_of(options.plan));
+    std::cout << experiment::describe_dry_run(system, options.gpu_indices, options.plan);
+    return 0;
+  }
+
+  const auto reference = reference_setting(flags, system, options.gpu_indices.front());
+  options.plan_json = experiment::plan_spec_to_json(options.plan.spec);
+  if (reference) options.plan_json["reference"] = *reference;
+  options.db_path = flags.db.empty() ? default_db_path() : flags.db;
+  options.meta.command =
+      simulated ? "simulate " + flags.simulate : fmt::format("{}", fmt::join(flags.command, " "));
+  options.meta.measurement_method = "per run: see runs.method";
+  options.resume = flags.resume;
+  options.max_failures = flags.max_failures;
+  if (flags.cooldown_option->count() > 0) {
+    experiment::CooldownOptions cooldown;
+    const double max_s = flags.cooldown.empty() ? kDefaultCooldownMaxS : std::stod(flags.cooldown);
+    cooldown.max_wait = from_seconds(max_s);
+    options.cooldown = cooldown;
+  }
+  if (!flags.trace_dir.empty()) {
+    std::filesystem::create_directories(flags.trace_dir);
+    options.on_run_stored = trace_writer(flags.trace_dir);
+  }
+  std::optional<PrivateStateDir> private_state;
+  if (simulated) {
+    private_state.emplace();
+    options.state_dir = private_state->path();
+  } else {
+    options.state_dir = experiment::state_dir();
+    options.watchdog_factory = [] { return open_real_gpus(); };
+  }
+  experiment::Progress progress = experiment::Progress::for_stderr();
+  options.progress = &progress;
+
+  measure::MeasureOptions measure_options;
+  measure_options.gpu_positions = options.gpu_indices;
+  measure_options.sampler.fast_period = from_seconds(flags.interval_ms / 1000.0);
+  if (flags.timeout_s > 0) measure_options.timeout = from_seconds(flags.timeout_s);
+
+  experiment::MeasureRunFn measure_run;
+  std::unique_ptr<Clock> monotonic;
+  Clock* clock = nullptr;
+  if (simulated) {
+    clock = simulation->clock.get();
+    measure_run = [&](const experiment::PlannedRun& run) {
+      if (auto batch = run.params.find("batch"); batch != run.params.end())
+        simulation->options.batch = static_cast<unsigned>(experiment::knob_number("batch", batch->second));
+      simulation->job = simulation->new_job(flags.seed * 1000003 + run.index);
+      return measure::measure_simulated(*simulation, measure_options);
+    };
+  } else {
+    monotonic = std::make_unique<MonotonicClock>();
+    clock = monotonic.get();
+    measure_run = [&](const experiment::PlannedRun& run) {
+      measure::MeasureOptions per_run = measure_options;
+      for (const auto& [name, value] : experiment::param_environment(run.params))
+        per_run.extra_environment[name] = value;
+      return measure::measure_command(system, experiment::substitute_params(flags.command, run.params),
+                                      per_run);
+    };
+  }
+
+  const experiment::SweepOutcome outcome = experiment::run_sweep(system, options, measure_run, *clock);
+  if (outcome.changed_hardware && !outcome.restore.all_ok())
+    std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
+  if (outcome.runs_done > 0 || outcome.runs_skipped > 0) print_analysis(options.db_path.string(), reference);
+  std::cout << fmt::format("results: {}\n", options.db_path.string());
+  std::fprintf(stderr, "wattwise: %s\n", outcome.summary().c_str());
+  return outcome.exit_code();
+}
+
+}  // namespace
+
+CommandRun add_sweep_command(CLI::App& app) {
+  auto flags = std::make_shared<SweepFlags>();
+  app.add_option("--power-limit", flags->power_limit,
+                 "power limits, W: a range 150:300:5 or a list 150,200,250");
+  app.add_option("--sm-clock", flags->sm_clock, "locked SM clocks, MHz: a range, a list, or `supported`");
+  app.add_option("--mem-clock", flags->mem_clock,
+                 "locked memory clocks, MHz: a range, a list, or `supported`");
+  app.add_option("--param", flags->params,
+                 "a job knob, name=v1,v2 or name=lo:hi:step; {name} in the command and "
+                 "WATTWISE_PARAM_NAME get the value (repeatable)");
+  app.add_option("--repeat", flags->repeat, "runs of each setting")->capture_default_str();
+  app.add_option("--order", flags->order, "random, ascending or descending")->capture_default_str();
+  app.add_option("--seed", flags->seed, "seed of the random order (and of the simulated job's noise)")
+      ->capture_default_str();
+  app.add_option("--warmup-runs", flags->warmup_runs, "runs before the plan, stored but not analysed");
+  flags->cooldown_option =
+      app.add_option(
+             "--cooldown", flags->cooldown,
+             "after each run wait until power is within 5% of idle and temperature changed < 1 C over "
+             "5 s, at most MAX_S seconds (default 60)")
+          ->expected(0, 1);
+  app.add_option("--reference", flags->reference,
+                 "the reference setting of the analysis, e.g. power_limit_w=300");
+  app.add_option("--db", flags->db, "results database (default wattwise-sweep-<UTC time>.db)");
+  app.add_flag("--resume", flags->resume,
+               "continue the interrupted sweep in --db (same knobs, order, seed, repeats)");
+  app.add_flag("--dry-run", flags->dry_run, "print the plan and every change it would make; touch nothing");
+  app.add_option("--max-failures", flags->max_failures, "stop after this many failed runs (0: never)")
+      ->capture_default_str();
+  app.add_option("--gpus", flags->gpus,
+                 "GPUs to set and measure: indices or UUIDs, comma separated (default: all)");
+  app.add_option("--interval", flags->interval_ms, "period of power and telemetry readings, ms")
+      ->capture_default_str();
+  app.add_option("--timeout", flags->timeout_s, "stop a run's job after this many seconds (the run fails)");
+  app.add_option("--trace-dir", flags->trace_dir, "keep every run's trace as CSV here (and in the database)");
+  app.add_flag("--read-only", flags->read_only,
+               "change no GPU setting (job knobs only): for shared machines; every control call is refused");
+  app.add_option("--simulate", flags->simulate, "sweep a simulated job instead, e.g. v100:resnet50");
+  app.add_option("--batch", flags->sim.batch, "simulated job: batch size");
+  app.add_option("--samples", flags->sim.samples_per_epoch, "simulated job: samples per epoch");
+  app.add_option("--epochs", flags->sim.epochs, "simulated job: epochs");
+  app.add_option("--sim-gpus", flags->sim.gpus, "simulated job: number of GPUs")->capture_default_str();
+  app.add_option("--iteration-markers", flags->sim.iteration_markers_per_epoch,
+                 "simulated job: mark only the first N iterations of each epoch (default 8)");
+  app.add_option("command", flags->command, "the job, after --")->expected(-1);
+  return [flags]() {
+    SweepFlags copy = *flags;
+    copy.sim.seed = copy.seed;
+    return run_sweep_command(copy);
+  };
+}
+
+}  // namespace wattwise::cli

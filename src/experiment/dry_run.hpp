@@ -1,0 +1,17 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "experiment/plan.hpp"
+#include "hw/gpu.hpp"
+
+namespace wattwise::experiment {
+
+// `--dry-run`: every run of the plan with its settings, then every change the sweep would make per GPU
+// (from -> to, the restore at the end included). Only reads the GPUs: no journal, no lock, no database.
+std::string describe_dry_run(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+                             const Plan& plan);
+
+}  // namespace wattwise::experiment

@@ -1,0 +1,75 @@
+#include "experiment/progress.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+
+namespace wattwise::experiment {
+
+Progress::Progress(std::FILE* out, bool rewrite_in_place) : out_(out), rewrite_in_place_(rewrite_in_place) {}
+
+Progress Progress::for_stderr() {
+  return Progress(stderr, ::isatty(STDERR_FILENO) == 1);
+}
+
+void Progress::begin(std::size_t total, std::size_t already_done) {
+  total_ = total;
+  done_ = already_done;
+  if (already_done > 0) {
+    std::fprintf(out_, "wattwise: resuming: %zu of %zu runs already in the database\n", already_done, total);
+  }
+}
+
+void Progress::run_started(const std::string& setting) {
+  setting_ = setting;
+  run_start_ = std::chrono::steady_clock::now();
+  print();
+}
+
+void Progress::run_finished(bool ok) {
+  run_finished(std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count(), ok);
+}
+
+void Progress::run_finished(double run_time_s, bool ok) {
+  ++done_;
+  ++done_here_;
+  if (!ok) ++failed_;
+  run_time_sum_s_ += run_time_s;
+}
+
+void Progress::end() {
+  if (line_open_) std::fputc('\n', out_);
+  line_open_ = false;
+  std::fflush(out_);
+}
+
+std::string Progress::format_eta(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+std::string Progress::line() const {
+  std::string text = fmt::format("run {}/{} {}", std::min(done_ + 1, total_), total_, setting_);
+  if (failed_ > 0) text += fmt::format(" | {} failed", failed_);
+  // The ETA needs at least one measured run of this invocation; the runs still to do include this one.
+  if (done_here_ > 0) {
+    const double mean_s = run_time_sum_s_ / static_cast<double>(done_here_);
+    text += " | ETA " + format_eta(mean_s * static_cast<double>(total_ - done_));
+  }
+  return text;
+}
+
+void Progress::print() {
+  if (rewrite_in_place_) {
+    std::fprintf(out_, "\r%s\033[K", line().c_str());
+    line_open_ = true;
+  } else {
+    std::fprintf(out_, "wattwise: %s\n", line().c_str());
+  }
+  std::fflush(out_);
+}
+
+}  // namespace wattwise::experiment

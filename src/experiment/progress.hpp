@@ -1,0 +1,47 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+namespace wattwise::experiment {
+
+// The progress line of a long sweep on stderr: runs done/total, the current setting and the ETA from the
+// mean run time so far. On a terminal it is rewritten in place (carriage return); anywhere else (a log
+// file, CI) each update is a plain line, so the log stays readable.
+class Progress {
+ public:
+  Progress(std::FILE* out, bool rewrite_in_place);
+  // A terminal gets in-place updates; anything else plain lines.
+  static Progress for_stderr();
+
+  // `total` runs in the plan, `already_done` of them in the database before this invocation (resume).
+  void begin(std::size_t total, std::size_t already_done);
+  void run_started(const std::string& setting);
+  // The run's wall time on this machine (a simulated run's virtual time would give a useless ETA).
+  void run_finished(bool ok);
+  void run_finished(double run_time_s, bool ok);
+  // Ends the in-place line so the next output starts on a fresh one.
+  void end();
+
+  // The text of the line, for tests: "run 3/10 power_limit_w=200 | 1 failed | ETA 1m05s".
+  std::string line() const;
+  static std::string format_eta(double seconds);
+
+ private:
+  void print();
+
+  std::FILE* out_;
+  bool rewrite_in_place_;
+  std::size_t total_ = 0;
+  std::size_t done_ = 0;
+  std::size_t done_here_ = 0;  // finished by this invocation: the ones with a measured time
+  std::size_t failed_ = 0;
+  double run_time_sum_s_ = 0;
+  std::string setting_;
+  bool line_open_ = false;
+  std::chrono::steady_clock::time_point run_start_{};
+};
+
+}  // namespace wattwise::experiment

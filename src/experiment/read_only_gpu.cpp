@@ -1,0 +1,66 @@
+#include "experiment/read_only_gpu.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace wattwise::experiment {
+namespace {
+
+class ReadOnlyGpu final : public hw::Gpu {
+ public:
+  explicit ReadOnlyGpu(hw::Gpu& inner) : inner_(inner) {}
+
+  const hw::GpuIdentity& identity() const override { return inner_.identity(); }
+  hw::Capabilities capabilities() override {
+    hw::Capabilities caps = inner_.capabilities();
+    caps.power_limit_set = caps.sm_clock_lock = caps.mem_clock_lock = false;
+    caps.set_permission_note = "--read-only: wattwise changes no GPU setting in this mode";
+    return caps;
+  }
+  std::optional<std::uint64_t> energy_mj() override { return inner_.energy_mj(); }
+  std::optional<double> power_instant_w() override { return inner_.power_instant_w(); }
+  std::optional<double> power_average_w() override { return inner_.power_average_w(); }
+  std::vector<hw::PowerSample> power_samples_since(std::uint64_t since_device_us) override {
+    return inner_.power_samples_since(since_device_us);
+  }
+  hw::Telemetry telemetry() override { return inner_.telemetry(); }
+  std::optional<hw::PowerLimits> power_limits() override { return inner_.power_limits(); }
+  std::vector<unsigned> supported_mem_clocks_mhz() override { return inner_.supported_mem_clocks_mhz(); }
+  std::vector<unsigned> supported_sm_clocks_mhz(unsigned mem_clock_mhz) override {
+    return inner_.supported_sm_clocks_mhz(mem_clock_mhz);
+  }
+
+  void set_power_limit_w(double) override { refuse("set the power limit"); }
+  void lock_sm_clocks_mhz(unsigned, unsigned) override { refuse("lock the SM clocks"); }
+  void reset_sm_clocks() override { refuse("reset the SM clocks"); }
+  void lock_mem_clocks_mhz(unsigned, unsigned) override { refuse("lock the memory clocks"); }
+  void reset_mem_clocks() override { refuse("reset the memory clocks"); }
+
+ private:
+  [[noreturn]] void refuse(const char* what) const {
+    throw usage_error(
+        fmt::format("--read-only: refused to {} of GPU {} ({}); drop --read-only to change "
+                    "GPU settings",
+                    what, inner_.identity().index, inner_.identity().uuid));
+  }
+  hw::Gpu& inner_;
+};
+
+}  // namespace
+
+ReadOnlyGpuSystem::ReadOnlyGpuSystem(hw::GpuSystem& inner) : inner_(inner) {
+  for (std::size_t i = 0; i < inner.count(); ++i)
+    gpus_.push_back(std::make_unique<ReadOnlyGpu>(inner.gpu(i)));
+}
+
+ReadOnlyGpuSystem::~ReadOnlyGpuSystem() = default;
+
+hw::Gpu& ReadOnlyGpuSystem::gpu(std::size_t index) {
+  if (index >= gpus_.size()) {
+    throw usage_error(fmt::format("no GPU at position {}: there are {}", index, gpus_.size()));
+  }
+  return *gpus_[index];
+}
+
+}  // namespace wattwise::experiment

@@ -1,0 +1,277 @@
+#include "experiment/runner.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "experiment/gpu_lock.hpp"
+#include "experiment/journal.hpp"
+#include "experiment/settings_guard.hpp"
+#include "experiment/state_dir.hpp"
+#include "experiment/stop_signals.hpp"
+
+namespace wattwise::experiment {
+namespace {
+
+bool changes_hardware(const Plan& plan) {
+  return std::any_of(plan.runs.begin(), plan.runs.end(),
+                     [](const PlannedRun& r) { return !r.hardware.empty(); });
+}
+
+bool is_stop_signal(int signal_number) {
+  return signal_number == SIGINT || signal_number == SIGTERM || signal_number == SIGHUP;
+}
+
+std::string settings_text(const PlannedRun& run) {
+  std::string text;
+  for (const auto& s : run.settings) text += fmt::format("{}{}={}", text.empty() ? "" : " ", s.knob, s.value);
+  if (run.warmup) text += " (warm-up)";
+  return text;
+}
+
+// Empty when the job succeeded; otherwise what went wrong, for the database's `error` column.
+std::string failure_of(const measure::JobOutcome& outcome) {
+  if (outcome.timed_out) return fmt::format("timed out (exit status {})", outcome.exit_code);
+  if (outcome.signal)
+    return fmt::format("killed by signal {} ({})", *outcome.signal, ::strsignal(*outcome.signal));
+  if (outcome.exit_code != 0) return fmt::format("exit status {}", outcome.exit_code);
+  return "";
+}
+
+std::vector<StoredGpu> stored_gpus_of(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices) {
+  std::vector<StoredGpu> gpus;
+  for (std::size_t index : gpu_indices) {
+    hw::Gpu& gpu = system.gpu(index);
+    StoredGpu stored{gpu.identity().index, gpu.identity().uuid, gpu.identity().name, {}, {}, {}};
+    if (auto limits = gpu.power_limits()) {
+      stored.min_limit_w = limits->min_w;
+      stored.max_limit_w = limits->max_w;
+      stored.default_limit_w = limits->default_w;
+    }
+    gpus.push_back(stored);
+  }
+  return gpus;
+}
+
+void check_db_path(const SweepOptions& options) {
+  const auto& path = options.db_path;
+  if (path.empty()) throw usage_error("no results database given: pass --db FILE");
+  if (options.resume) {
+    if (!std::filesystem::exists(path))
+      throw usage_error(fmt::format("cannot resume {}: it does not exist; drop --resume to start a new sweep",
+                                    path.string()));
+    if (::access(path.c_str(), W_OK) != 0)
+      throw environment_error(fmt::format("cannot resume {}: the file is not writable", path.string()));
+    return;
+  }
+  if (std::filesystem::exists(path))
+    throw usage_error(fmt::format("{} exists already: pass --resume to continue that sweep, or another --db",
+                                  path.string()));
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw environment_error(
+        fmt::format("cannot write the results database in {}: {}; pass --db in a writable directory",
+                    dir.string(), std::strerror(errno)));
+}
+
+}  // namespace
+
+int SweepOutcome::exit_code() const {
+  if (changed_hardware && !restore.all_ok()) return static_cast<int>(ErrorKind::kEnvironment);
+  if (end == SweepEnd::kStopSignal) return 128 + signal;
+  if (end == SweepEnd::kTooManyFailures) return 1;
+  return 0;
+}
+
+std::string SweepOutcome::summary() const {
+  std::string text;
+  const std::string skipped =
+      runs_skipped > 0 ? fmt::format(", {} were already in the database", runs_skipped) : "";
+  switch (end) {
+    case SweepEnd::kCompleted:
+      text = fmt::format("sweep complete: {} runs ({} failed){}", runs_done, runs_failed, skipped);
+      break;
+    case SweepEnd::kStopSignal:
+      text = fmt::format(
+          "sweep stopped by signal {} ({}) after {} runs{}: run it again with --resume to continue", signal,
+          ::strsignal(signal), runs_done, skipped);
+      break;
+    case SweepEnd::kTooManyFailures:
+      text = fmt::format(
+          "sweep stopped early: {} runs failed (--max-failures); the error column of each run "
+          "says why; fix the job and continue with --resume",
+          runs_failed);
+      break;
+  }
+  if (changed_hardware && !restore.all_ok()) text += "; RESTORING GPU SETTINGS FAILED (see above)";
+  return text;
+}
+
+void validate_sweep(hw::GpuSystem& system, const SweepOptions& options) {
+  if (options.gpu_indices.empty()) throw usage_error("no GPU selected: check --gpus");
+  for (std::size_t index : options.gpu_indices) {
+    if (index >= system.count())
+      throw usage_error(fmt::format("no GPU at position {}: there are {}", index, system.count()));
+  }
+  if (options.plan.runs.empty()) throw usage_error("the plan has no runs: give knob values or --repeat >= 1");
+  if (changes_hardware(options.plan))
+    validate_hardware_settings(system, options.gpu_indices, hardware_settings_of(options.plan));
+  check_db_path(options);
+}
+
+std::vector<GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
+                                             const std::vector<std::size_t>& gpu_indices) {
+  std::vector<GpuRunEnergy> read_back;
+  for (std::size_t index : gpu_indices) {
+    hw::Gpu& gpu = system.gpu(index);
+    GpuRunEnergy g;
+    g.gpu_index = gpu.identity().index;
+    if (auto limits = gpu.power_limits()) g.enforced_power_limit_w = limits->enforced_w;
+    const hw::Telemetry t = gpu.telemetry();
+    g.sm_clock_mhz = t.sm_clock_mhz;
+    g.mem_clock_mhz = t.mem_clock_mhz;
+    read_back.push_back(g);
+  }
+  return read_back;
+}
+
+RunRecord record_of(const PlannedRun& run, const measure::Measurement& m,
+                    const std::vector<GpuRunEnergy>& read_back, const std::string& started_at,
+                    const std::string& ended_at) {
+  RunRecord r;
+  r.plan_index = run.index;
+  r.settings = run.settings;
+  r.repeat = run.repeat;
+  r.warmup = run.warmup;
+  r.started_at = started_at;
+  r.ended_at = ended_at;
+  r.exit_status = m.outcome.exit_code;
+  r.time_s = m.wall_s();
+  r.energy_j = m.total_energy_j();
+  r.error = failure_of(m.outcome);
+  for (const auto& e : m.gpu_energy) {
+    if (e.used_by_job && r.method.empty()) r.method = sampling::to_string(e.method);
+    GpuRunEnergy g;
+    g.gpu_index = e.gpu.index;
+    for (const auto& rb : read_back) {
+      if (rb.gpu_index == e.gpu.index) g = rb;
+    }
+    g.energy_j = e.energy_j;
+    g.avg_power_w = e.avg_power_w;
+    g.peak_power_w = e.peak_power_w;
+    g.method = sampling::to_string(e.method);
+    r.gpus.push_back(g);
+  }
+  for (const auto& p : m.phase_summaries) {
+    // The work of the run: the phase that counted the most samples (an epoch counts all of them, iterations
+    // only the ones that were marked).
+    if (p.samples && (!r.work || *p.samples > *r.work)) r.work = p.samples;
+    PhaseResult phase;
+    phase.name = p.name;
+    phase.count = static_cast<unsigned>(p.count);
+    phase.time_s = p.time_s;
+    phase.energy_j = p.energy_j;
+    phase.method = sampling::to_string(p.method);
+    r.phases.push_back(phase);
+  }
+  return r;
+}
+
+SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const MeasureRunFn& measure_run,
+                       Clock& clock) {
+  // First, so that a Ctrl-C during the set-up below is noticed before the first run, not fatal.
+  StopSignals signals;
+  validate_sweep(system, options);
+  const Plan& plan = options.plan;
+  const auto& gpus = options.gpu_indices;
+  SweepOutcome outcome;
+  outcome.changed_hardware = changes_hardware(plan);
+
+  // Destroyed in reverse order: the watchdog is dismissed and the guard restored before the locks go.
+  std::vector<GpuLock> locks;
+  if (outcome.changed_hardware) {
+    ensure_state_dir(options.state_dir);
+    for (std::size_t index : gpus)
+      locks.push_back(GpuLock::acquire(options.state_dir, system.gpu(index).identity().uuid));
+  }
+  const nlohmann::json plan_json =
+      options.plan_json.is_null() ? plan_spec_to_json(plan.spec) : options.plan_json;
+  ResultsStore store = options.resume
+                           ? ResultsStore::open_for_resume(options.db_path, plan_json)
+                           : ResultsStore::create(options.db_path, options.meta, plan_json,
+                                                  options.stored_gpus.empty() ? stored_gpus_of(system, gpus)
+                                                                              : options.stored_gpus);
+  const std::vector<PlannedRun> remaining = runs_not_done(plan, store.completed_plan_indices());
+  outcome.runs_skipped = plan.runs.size() - remaining.size();
+  // Idle power before the first change and the first job: the level a cool-down waits for.
+  const IdleBaseline idle = options.cooldown ? read_idle_baseline(system, gpus) : IdleBaseline{};
+
+  std::optional<SettingsGuard> guard;
+  std::optional<Watchdog> watchdog;
+  if (outcome.changed_hardware) {
+    guard.emplace(system, gpus, journal_path_for(options.state_dir, static_cast<long>(::getpid())));
+    guard->capture();  // the journal is on disk before the first change
+    if (options.watchdog_factory) watchdog.emplace(options.watchdog_factory, guard->journal_path());
+  }
+
+  Progress* progress = options.progress;
+  if (progress) progress->begin(plan.runs.size(), outcome.runs_skipped);
+  try {
+    for (std::size_t k = 0; k < remaining.size(); ++k) {
+      const PlannedRun& run = remaining[k];
+      if (StopSignals::stop_requested()) {
+        outcome.end = SweepEnd::kStopSignal;
+        outcome.signal = StopSignals::signal_number();
+        break;
+      }
+      if (progress) progress->run_started(settings_text(run));
+      const std::string started_at = utc_now_iso8601();
+      if (guard) guard->apply(run.hardware);
+      const std::vector<GpuRunEnergy> read_back = read_back_settings(system, gpus);
+      const measure::Measurement m = measure_run(run);
+      const std::string ended_at = utc_now_iso8601();
+
+      // During the job the workload's forwarder, not StopSignals, handles SIGINT/SIGTERM/SIGHUP: it passes
+      // them on to the job. A job that ended by one of them was stopped, not failed: the run is not stored,
+      // so --resume runs it again, and the sweep stops here.
+      if (m.outcome.signal && is_stop_signal(*m.outcome.signal) && !m.outcome.timed_out) {
+        outcome.end = SweepEnd::kStopSignal;
+        outcome.signal = StopSignals::stop_requested() ? StopSignals::signal_number() : *m.outcome.signal;
+        break;
+      }
+      const RunRecord record = record_of(run, m, read_back, started_at, ended_at);
+      store.add_run(record);
+      if (options.on_run_stored) options.on_run_stored(run, m, store);
+      ++outcome.runs_done;
+      if (!record.error.empty()) ++outcome.runs_failed;
+      if (progress) progress->run_finished(record.error.empty());
+      if (options.max_failures > 0 && outcome.runs_failed >= options.max_failures &&
+          k + 1 < remaining.size()) {
+        outcome.end = SweepEnd::kTooManyFailures;
+        break;
+      }
+      if (options.cooldown && k + 1 < remaining.size())
+        cool_down(system, gpus, idle, clock, *options.cooldown, [] { return StopSignals::stop_requested(); });
+    }
+  } catch (...) {
+    // Restore before the exception leaves: the caller prints the error, the GPUs are already back.
+    if (progress) progress->end();
+    if (guard) {
+      const RestoreReport report = guard->restore();
+      if (!report.all_ok())
+        std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", report.summary().c_str());
+    }
+    if (watchdog) watchdog->dismiss();
+    throw;
+  }
+  if (progress) progress->end();
+  if (guard) outcome.restore = guard->restore();
+  if (watchdog) watchdog->dismiss();
+  return outcome;
+}
+
+}  // namespace wattwise::experiment

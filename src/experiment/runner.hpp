@@ -1,0 +1,93 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "experiment/cooldown.hpp"
+#include "experiment/plan.hpp"
+#include "experiment/progress.hpp"
+#include "experiment/restore.hpp"
+#include "experiment/results_store.hpp"
+#include "experiment/watchdog.hpp"
+#include "hw/gpu.hpp"
+#include "measure/measurement.hpp"
+
+namespace wattwise::experiment {
+
+// Measures one planned run's job (a real command or a simulated job) with the run's knob values. The GPU
+// settings are already applied when it is called.
+using MeasureRunFn = std::function<measure::Measurement(const PlannedRun& run)>;
+
+// Called after a run is stored, to keep extras beside it (the trace files, the trace in the database).
+using RunStoredFn =
+    std::function<void(const PlannedRun& run, const measure::Measurement& m, ResultsStore& store)>;
+
+struct SweepOptions {
+  Plan plan;
+  std::vector<std::size_t> gpu_indices;  // positions in the GpuSystem, all checked and changed together
+  std::filesystem::path db_path;
+  StoreMeta meta;
+  nlohmann::json plan_json;  // stored with the results and compared on resume; empty: plan_spec_to_json
+  std::vector<StoredGpu> stored_gpus;  // empty: read from the system
+  bool resume = false;
+  // Stop the sweep after this many failed runs (exit status != 0, time-out); 0: never stop for failures.
+  unsigned max_failures = 3;
+  std::optional<CooldownOptions> cooldown;
+  std::filesystem::path state_dir;  // the journal and the per-GPU locks
+  // Opens the watchdog's own view of the GPUs. Empty: no watchdog (a simulated GPU's settings die with
+  // the process, there is nothing to restore after a SIGKILL).
+  GpuSystemFactory watchdog_factory;
+  RunStoredFn on_run_stored;
+  Progress* progress = nullptr;
+};
+
+enum class SweepEnd {
+  kCompleted,        // every planned run is in the database
+  kStopSignal,       // SIGINT/SIGTERM/SIGHUP to wattwise, or the job ended by one of them
+  kTooManyFailures,  // --max-failures reached
+};
+
+struct SweepOutcome {
+  SweepEnd end = SweepEnd::kCompleted;
+  int signal = 0;                 // the stop signal, for kStopSignal
+  std::size_t runs_skipped = 0;   // already in the database (resume)
+  std::size_t runs_done = 0;      // run and stored by this invocation, failed ones included
+  std::size_t runs_failed = 0;    // of runs_done
+  bool changed_hardware = false;  // the sweep had hardware knobs: restore ran
+  RestoreReport restore;
+
+  // 0: all runs ran and the GPUs are restored; 128+N after stop signal N; 1 after --max-failures;
+  // 3 (environment) when a restore failed.
+  int exit_code() const;
+  // One line saying how the sweep ended and why.
+  std::string summary() const;
+};
+
+// Checks that can fail before anything is touched: hardware settings against each GPU (range, permission),
+// the database path (a new file in a writable directory, or an existing one for --resume).
+void validate_sweep(hw::GpuSystem& system, const SweepOptions& options);
+
+// Runs the plan in the order of docs/safety.md: validate, lock the GPUs, capture and journal their
+// settings, start the watchdog, then for each run not yet in the database: apply the settings, read back
+// what the GPU enforces, measure, store the run at once, cool down. Restores at the end, on a stop signal,
+// after --max-failures and when an exception unwinds (then it rethrows after restoring). `clock` is the
+// time line of cool-downs (a VirtualClock for simulated GPUs).
+SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const MeasureRunFn& measure_run,
+                       Clock& clock);
+
+// The readings of every GPU right after its settings were applied: what the GPU enforces, which may differ
+// from what was asked (other caps, clocks the GPU rounds).
+std::vector<GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
+                                             const std::vector<std::size_t>& gpu_indices);
+
+// The database row of one measured run; `read_back` from read_back_settings (same order as the GPUs).
+RunRecord record_of(const PlannedRun& run, const measure::Measurement& m,
+                    const std::vector<GpuRunEnergy>& read_back, const std::string& started_at,
+                    const std::string& ended_at);
+
+}  // namespace wattwise::experiment

@@ -1,0 +1,174 @@
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+
+#include "experiment/stop_signals.hpp"
+#include "runner_test_support.hpp"
+
+namespace wattwise::experiment {
+namespace {
+
+using testing::fake_measurement;
+using testing::FakeSweep;
+using testing::power_limit_spec;
+
+std::vector<std::size_t> stored_indices(const std::filesystem::path& db) {
+  std::vector<std::size_t> indices;
+  for (const auto& run : ResultsStore::open_read_only(db).runs()) indices.push_back(run.plan_index);
+  std::sort(indices.begin(), indices.end());
+  return indices;
+}
+
+TEST(RunnerFailures, FailedRunsAreRecordedAndTheSweepGoesOn) {
+  FakeSweep sweep(power_limit_spec({"200", "300", "400"}, 1));
+  sweep.options.max_failures = 0;
+  MonotonicClock clock;
+  int n = 0;
+  auto outcome = run_sweep(
+      sweep.system, sweep.options,
+      [&](const PlannedRun&) {
+        return fake_measurement(sweep.system, {0, 1}, n++ == 1 ? 3 : 0);
+      },
+      clock);
+  EXPECT_EQ(outcome.end, SweepEnd::kCompleted);
+  EXPECT_EQ(outcome.runs_done, 3u);
+  EXPECT_EQ(outcome.runs_failed, 1u);
+  EXPECT_EQ(outcome.exit_code(), 0);
+  const auto runs = ResultsStore::open_read_only(sweep.options.db_path).runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[1].exit_status, 3);
+  EXPECT_EQ(runs[1].error, "exit status 3");
+  EXPECT_TRUE(runs[0].error.empty());
+}
+
+TEST(RunnerFailures, MaxFailuresStopsTheSweepAndRestores) {
+  FakeSweep sweep(power_limit_spec({"200", "300", "400", "500"}, 1));
+  sweep.options.max_failures = 2;
+  MonotonicClock clock;
+  // A crashing job: killed by SIGSEGV.
+  auto outcome = run_sweep(
+      sweep.system, sweep.options,
+      [&](const PlannedRun&) {
+        return fake_measurement(sweep.system, {0, 1}, 128 + SIGSEGV, SIGSEGV);
+      },
+      clock);
+  EXPECT_EQ(outcome.end, SweepEnd::kTooManyFailures);
+  EXPECT_EQ(outcome.runs_done, 2u);
+  EXPECT_EQ(outcome.exit_code(), 1);
+  EXPECT_NE(outcome.summary().find("--max-failures"), std::string::npos);
+  EXPECT_EQ(sweep.system.fake(0).limit_w(), 650);
+  EXPECT_EQ(sweep.system.fake(1).limit_w(), 650);
+  const auto runs = ResultsStore::open_read_only(sweep.options.db_path).runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_NE(runs[0].error.find("killed by signal"), std::string::npos) << runs[0].error;
+}
+
+TEST(RunnerInterrupt, StopSignalBetweenRunsStopsAndResumeRunsEveryPlannedRunOnce) {
+  FakeSweep sweep(power_limit_spec({"200", "300", "400"}, 2, RunOrder::kRandom));
+  MonotonicClock clock;
+  int n = 0;
+  // The simulated interruption: SIGINT reaches wattwise during the third run (no forwarder: StopSignals
+  // records it), so the third run finishes and is stored, and no fourth starts.
+  auto first = run_sweep(
+      sweep.system, sweep.options,
+      [&](const PlannedRun&) {
+        if (++n == 3) ::raise(SIGINT);
+        return fake_measurement(sweep.system, {0, 1});
+      },
+      clock);
+  EXPECT_EQ(first.end, SweepEnd::kStopSignal);
+  EXPECT_EQ(first.signal, SIGINT);
+  EXPECT_EQ(first.exit_code(), 130);
+  EXPECT_EQ(first.runs_done, 3u);
+  EXPECT_EQ(sweep.system.fake(0).limit_w(), 650);
+  EXPECT_TRUE(sweep.journals().empty());
+
+  sweep.options.resume = true;
+  std::vector<std::size_t> resumed;
+  auto second = run_sweep(
+      sweep.system, sweep.options,
+      [&](const PlannedRun& run) {
+        resumed.push_back(run.index);
+        return fake_measurement(sweep.system, {0, 1});
+      },
+      clock);
+  EXPECT_EQ(second.end, SweepEnd::kCompleted);
+  EXPECT_EQ(second.runs_skipped, 3u);
+  EXPECT_EQ(second.runs_done, 3u);
+  EXPECT_EQ(stored_indices(sweep.options.db_path), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(sweep.system.fake(1).limit_w(), 650);
+}
+
+TEST(RunnerInterrupt, AJobEndedByAForwardedSignalIsNotStoredAndStopsTheSweep) {
+  FakeSweep sweep(power_limit_spec({"200", "300", "400"}, 1));
+  MonotonicClock clock;
+  int n = 0;
+  auto outcome = run_sweep(
+      sweep.system, sweep.options,
+      [&](const PlannedRun&) {
+        const bool stopped = ++n == 2;
+        return fake_measurement(sweep.system, {0, 1}, stopped ? 128 + SIGTERM : 0,
+                                stopped ? std::optional<int>(SIGTERM) : std::nullopt);
+      },
+      clock);
+  EXPECT_EQ(outcome.end, SweepEnd::kStopSignal);
+  EXPECT_EQ(outcome.exit_code(), 128 + SIGTERM);
+  EXPECT_EQ(stored_indices(sweep.options.db_path), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(sweep.system.fake(0).limit_w(), 650);
+}
+
+TEST(RunnerInterrupt, AnExceptionDuringARunRestoresBeforeItLeaves) {
+  FakeSweep sweep(power_limit_spec({"200", "300"}, 1));
+  MonotonicClock clock;
+  EXPECT_THROW(run_sweep(
+                   sweep.system, sweep.options,
+                   [&](const PlannedRun&) -> measure::Measurement {
+                     throw environment_error("command not found: nope");
+                   },
+                   clock),
+               Error);
+  EXPECT_EQ(sweep.system.fake(0).limit_w(), 650);
+  EXPECT_EQ(sweep.system.fake(1).limit_w(), 650);
+  EXPECT_TRUE(sweep.journals().empty());
+}
+
+TEST(RunnerInterrupt, ResumeOfAnotherPlanIsRefused) {
+  FakeSweep sweep(power_limit_spec({"200", "300"}, 1));
+  MonotonicClock clock;
+  run_sweep(
+      sweep.system, sweep.options,
+      [&](const PlannedRun&) {
+        return fake_measurement(sweep.system, {0, 1});
+      },
+      clock);
+  sweep.options.plan = make_plan(power_limit_spec({"200", "300"}, 2));
+  sweep.options.resume = true;
+  EXPECT_THROW(run_sweep(
+                   sweep.system, sweep.options,
+                   [&](const PlannedRun&) {
+                     return fake_measurement(sweep.system, {0, 1});
+                   },
+                   clock),
+               Error);
+}
+
+TEST(RunnerRestore, ARestoreThatFailsOnOneGpuRestoresTheOtherAndKeepsTheJournal) {
+  FakeSweep sweep(power_limit_spec({"300"}, 1));
+  MonotonicClock clock;
+  auto outcome = run_sweep(
+      sweep.system, sweep.options,
+      [&](const PlannedRun&) {
+        sweep.system.fake(1).fail_set_power_limit = true;  // the GPU refuses from now on
+        return fake_measurement(sweep.system, {0, 1});
+      },
+      clock);
+  EXPECT_FALSE(outcome.restore.all_ok());
+  EXPECT_EQ(outcome.exit_code(), 3);
+  EXPECT_EQ(sweep.system.fake(0).limit_w(), 650);
+  EXPECT_EQ(sweep.system.fake(1).limit_w(), 300);
+  EXPECT_EQ(sweep.journals().size(), 1u);
+}
+
+}  // namespace
+}  // namespace wattwise::experiment

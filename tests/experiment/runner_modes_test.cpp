@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "experiment/cooldown.hpp"
+#include "experiment/dry_run.hpp"
+#include "experiment/progress.hpp"
+#include "experiment/read_only_gpu.hpp"
+#include "experiment/settings_guard.hpp"
+#include "measure/simulated_session.hpp"
+#include "runner_test_support.hpp"
+#include "sim/simulation.hpp"
+
+namespace wattwise::experiment {
+namespace {
+
+using testing::FakeSweep;
+using testing::power_limit_spec;
+
+TEST(RunnerDryRun, ListsEveryRunAndEveryChangeAndTouchesNothing) {
+  FakeSweep sweep(power_limit_spec({"300", "200"}, 2));
+  const std::string text = describe_dry_run(sweep.system, {0, 1}, sweep.options.plan);
+  EXPECT_NE(text.find("4 runs"), std::string::npos) << text;
+  EXPECT_NE(text.find("run    3  repeat 1  power_limit_w=300"), std::string::npos) << text;
+  EXPECT_NE(text.find("before run 0: power limit 650 W -> 200 W"), std::string::npos) << text;
+  EXPECT_NE(text.find("restore: power limit 300 W -> 650 W"), std::string::npos) << text;
+  EXPECT_TRUE(sweep.system.fake(0).calls.empty());
+  EXPECT_TRUE(sweep.system.fake(1).calls.empty());
+  EXPECT_FALSE(std::filesystem::exists(sweep.options.state_dir));
+  EXPECT_FALSE(std::filesystem::exists(sweep.options.db_path));
+}
+
+TEST(RunnerReadOnly, EveryControlCallThrowsAndNothingIsSettable) {
+  testing::FakeGpuSystem inner;
+  inner.add(std::make_unique<testing::FakeGpu>(0, "GPU-aaaa", 650));
+  ReadOnlyGpuSystem system(inner);
+  hw::Gpu& gpu = system.gpu(0);
+  EXPECT_THROW(gpu.set_power_limit_w(300), Error);
+  EXPECT_THROW(gpu.lock_sm_clocks_mhz(1410, 1410), Error);
+  EXPECT_THROW(gpu.reset_sm_clocks(), Error);
+  EXPECT_THROW(gpu.lock_mem_clocks_mhz(2619, 2619), Error);
+  EXPECT_THROW(gpu.reset_mem_clocks(), Error);
+  EXPECT_TRUE(inner.fake(0).calls.empty());
+  EXPECT_EQ(gpu.power_limits()->current_w, 650);
+  EXPECT_FALSE(gpu.capabilities().power_limit_set);
+  EXPECT_THROW(validate_hardware_settings(system, {0}, {HardwareSettings{300.0}}), Error);
+}
+
+TEST(RunnerProgress, PlainLinesWithEtaFromTheMeanRunTime) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  Progress progress(out, false);
+  progress.begin(10, 2);
+  progress.run_started("power_limit_w=200");
+  progress.run_finished(30.0, true);
+  progress.run_started("power_limit_w=250");
+  EXPECT_EQ(progress.line(), "run 4/10 power_limit_w=250 | ETA 3m30s");
+  progress.run_finished(10.0, false);
+  progress.run_started("power_limit_w=300");
+  EXPECT_EQ(progress.line(), "run 5/10 power_limit_w=300 | 1 failed | ETA 2m00s");
+  progress.end();
+  std::fclose(out);
+  const std::string text(buffer, size);
+  std::free(buffer);
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_NE(text.find("resuming: 2 of 10"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattwise: run 3/10 power_limit_w=200\n"), std::string::npos) << text;
+}
+
+TEST(RunnerProgress, TerminalLineIsRewrittenInPlace) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  Progress progress(out, true);
+  progress.begin(2, 0);
+  progress.run_started("a");
+  progress.run_finished(1.0, true);
+  progress.run_started("b");
+  progress.end();
+  std::fclose(out);
+  const std::string text(buffer, size);
+  std::free(buffer);
+  EXPECT_EQ(text, "\rrun 1/2 a\033[K\rrun 2/2 b | ETA 1s\033[K\n");
+}
+
+// The whole path on the simulated V100: SimGpu limits, measure_simulated, the store, the restore.
+TEST(RunnerSimulated, SweepOnTheSimulatedGpuReadsBackEachLimitAndCoolsDownOnVirtualTime) {
+  sim::SimulationOptions sim_options;
+  sim_options.samples_per_epoch = 20000;
+  sim_options.iteration_markers_per_epoch = 4;
+  auto simulation = sim::make_simulation("v100:resnet50", sim_options);
+  const double original_w = simulation.system->gpu(0).power_limits()->current_w;
+  testing::TempDir dir;
+  SweepOptions options;
+  options.plan = make_plan(power_limit_spec({"150", "250"}, 2));
+  options.gpu_indices = {0};
+  options.db_path = dir.path() / "sim.db";
+  options.state_dir = dir.path() / "state";
+  options.cooldown = CooldownOptions{};
+  std::uint64_t seed = 0;
+  auto outcome = run_sweep(
+      *simulation.system, options,
+      [&](const PlannedRun&) {
+        simulation.job = simulation.new_job(++seed);
+        return measure::measure_simulated(simulation, {});
+      },
+      *simulation.clock);
+  EXPECT_EQ(outcome.exit_code(), 0);
+  const auto runs = ResultsStore::open_read_only(options.db_path).runs();
+  ASSERT_EQ(runs.size(), 4u);
+  for (const auto& run : runs) {
+    EXPECT_EQ(run.gpus.at(0).enforced_power_limit_w, std::stod(run.settings.at(0).value));
+    ASSERT_TRUE(run.energy_j.has_value());
+    EXPECT_GT(*run.energy_j, 0);
+  }
+  // A lower limit costs less energy per run (the V100 data: 150 W saves about a third).
+  EXPECT_LT(*runs[0].energy_j, *runs[1].energy_j);
+  EXPECT_EQ(simulation.system->gpu(0).power_limits()->current_w, original_w);
+}
+
+}  // namespace
+}  // namespace wattwise::experiment
