@@ -76,7 +76,10 @@ TEST_F(JobOutcomeTest, JobExitCodeIsPassedThroughAndReported) {
   EXPECT_EQ(r.exit_code, 3);
   // The job's failure is the job's: wattwise reports it, it prints no error of its own.
   EXPECT_EQ(r.err.find("wattwise:"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("exit status"), std::string::npos) << r.out;
+  const auto status_at = r.out.find("exit status");
+  ASSERT_NE(status_at, std::string::npos) << r.out;
+  const auto status_line = r.out.substr(status_at, r.out.find('\n', status_at) - status_at);
+  EXPECT_EQ(status_line.back(), '3') << status_line;
   const auto m = read_json("m.json");
   EXPECT_EQ(m.at("exit_code"), 3);
   EXPECT_TRUE(m.at("signal").is_null());
