@@ -34,6 +34,10 @@
       if (knob.endsWith(suffix)) return knob.slice(0, -suffix.length).replace(/_/g, ' ') + ' (' + unit + ')';
     return knob.replace(/_/g, ' ');
   }
+  function knobUnit(knob) {
+    for (const [suffix, unit] of UNITS) if (knob.endsWith(suffix)) return ' ' + unit;
+    return '';
+  }
   const QUANTITY_NAMES = {P: 'avg power', E: 'energy', t: 'time', EDP: 'EDP'};
   const quantityName = (q) => QUANTITY_NAMES[q] || q;
   const settings = data.settings;
@@ -111,7 +115,7 @@
       showLine: true, pointRadius: 3, borderWidth: 2,
     }));
     datasets.push({label: 'reference', data: [{x: ref.values[knob], y: 1}], pointStyle: 'star', pointRadius: 10,
-                   borderColor: '#000', backgroundColor: '#000', borderWidth: 2});
+                   borderColor: '#000', backgroundColor: '#000', borderWidth: 2, clip: false});
     draw('chart-knob-' + knob, {type: 'scatter', data: {datasets},
       options: options('Relative to the reference vs ' + knobLabel(knob), knobLabel(knob),
                        'value / reference value (reference = 1)')});
@@ -120,11 +124,16 @@
   function planeChart() {
     const point = (s) => ({x: s.normalised.t.value, y: s.normalised.E.value});
     const xs = settings.map((s) => s.normalised.t.value), ys = settings.map((s) => s.normalised.E.value);
-    const pad = (lo, hi) => { const m = Math.max(0.02, (hi - lo) * 0.08); return [lo - m, hi + m]; };
+    // Axis ends on multiples of 0.05, so the ticks read 0.95, 1.00, ...
+    const pad = (lo, hi) => {
+      const m = Math.max(0.01, (hi - lo) * 0.05);
+      return [Math.floor((lo - m) * 20) / 20, Math.ceil((hi + m) * 20) / 20];
+    };
     const [xMin, xMax] = pad(Math.min(1, ...xs), Math.max(1, ...xs));
     const [yMin, yMax] = pad(Math.min(1, ...ys), Math.max(1, ...ys));
+    const knobs = data.knobs.map(knobLabel).join(', ');
     const datasets = [{
-      label: 'settings', data: settings.map(point),
+      label: knobs ? 'settings, coloured by ' + knobs + ': dark = low' : 'settings', data: settings.map(point),
       errorBars: settings.map((s) => ({x: s.normalised.t.std, y: s.normalised.E.std})),
       pointBackgroundColor: settings.map((s, i) => sequential(i, settings.length)),
       borderColor: 'rgba(60,60,60,0.6)', backgroundColor: sequential(0, 1), pointRadius: 5,
@@ -133,15 +142,17 @@
       borderColor: '#D55E00', backgroundColor: '#D55E00', borderWidth: 2, pointRadius: 0,
     }, {
       label: 'reference', data: [point(ref)], pointStyle: 'star', pointRadius: 12, borderColor: '#000',
-      backgroundColor: '#000', borderWidth: 2,
+      backgroundColor: '#000', borderWidth: 2, clip: false,
     }];
+    const ISO_COLOURS = ['#666666', '#CC79A7', '#E69F00', '#56B4E9', '#0072B2', '#D55E00'];
     data.iso_lines.forEach((line, i) => datasets.push({
       label: line.metric + ' = reference', data: line.points.map(([x, y]) => ({x, y})), showLine: true,
-      borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, borderColor: categorical(i + 2),
-      backgroundColor: categorical(i + 2),
+      borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, borderColor: ISO_COLOURS[i % ISO_COLOURS.length],
+      backgroundColor: ISO_COLOURS[i % ISO_COLOURS.length],
     }));
     const o = options('Energy vs time, normalised to the reference', 'time / reference time',
                       'energy / reference energy');
+    o.plugins.legend.position = 'bottom';
     o.scales.x.min = xMin; o.scales.x.max = xMax; o.scales.y.min = yMin; o.scales.y.max = yMax;
     o.plugins.tooltip = {callbacks: {label: (c) => c.datasetIndex === 0
         ? settings[c.dataIndex].label + ': t ' + c.parsed.x.toFixed(3) + ', E ' + c.parsed.y.toFixed(3)
@@ -157,9 +168,14 @@
   function traceCharts() {
     const n = settings.length;
     const color = (tr) => sequential(tr.setting_index, n);
-    const label = (tr) => settings[tr.setting_index].label + ' (' + tr.runs + ' runs)';
+    // Legend entries are the knob values only; the legend's title names the knobs.
+    const label = (tr) => shortLabel(settings[tr.setting_index]);
+    const legendTitle = {display: true, text: data.knobs.map(knobLabel).join(', ') || 'setting'};
+    const settingOf = (c) => settings[data.traces[c.datasetIndex].setting_index];  // power: one dataset per trace
     const o = options('Power over time, mean across repeats', 'time since the run started (s)', 'power (W)');
     o.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false};
+    o.plugins.legend.title = legendTitle;
+    o.plugins.tooltip = {callbacks: {label: (c) => settingOf(c).label + ': ' + c.parsed.y.toFixed(1) + ' W'}};
     draw('chart-power', {type: 'line', data: {datasets: data.traces.map((tr) => ({
       label: label(tr), data: series(tr.power_mean_w, 1), borderColor: color(tr), backgroundColor: color(tr),
       borderWidth: 1.2, pointRadius: 0, spanGaps: false}))}, options: o});
@@ -181,6 +197,7 @@
                        'energy (' + unit + ')');
     oe.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false,
                                 filter: (item, chartData) => !chartData.datasets[item.datasetIndex].band};
+    oe.plugins.legend.title = legendTitle;
     draw('chart-energy', {type: 'line', data: {datasets}, options: oe});
   }
 
@@ -207,10 +224,10 @@
       datasets.push({label: quantityName(f.metric) + ' fit (R\u00b2 = ' + f.r_squared.toFixed(3) + ')',
                      data: f.curve.map(([x, y]) => ({x, y})), showLine: true, pointRadius: 0, borderColor: c,
                      backgroundColor: c, borderWidth: 2});
-      datasets.push({label: quantityName(f.metric) + ' fitted optimum ' + f.fitted_optimum[0].toFixed(0),
+      datasets.push({label: quantityName(f.metric) + ' fitted optimum ' + f.fitted_optimum[0].toFixed(0) + knobUnit(knob),
                      data: [{x: f.fitted_optimum[0], y: f.fitted_optimum[1]}], pointStyle: 'circle',
                      pointRadius: 9, borderWidth: 2, borderColor: c, backgroundColor: 'rgba(255,255,255,0)'});
-      datasets.push({label: quantityName(f.metric) + ' measured optimum ' + f.measured_optimum[0].toFixed(0),
+      datasets.push({label: quantityName(f.metric) + ' measured optimum ' + f.measured_optimum[0].toFixed(0) + knobUnit(knob),
                      data: [{x: f.measured_optimum[0], y: f.measured_optimum[1]}], pointStyle: 'triangle',
                      pointRadius: 9, borderColor: c, backgroundColor: c});
     });
@@ -225,4 +242,10 @@
   if (data.phases.names.length > 0) phaseCharts();
   for (const knob of data.knobs) fitChart(knob);
   document.body.dataset.chartsDrawn = String(drawn.length);
+  // From navigation start to every chart drawn: what "opens and draws" costs (docs/evidence/report-timing.md).
+  document.body.dataset.drawMs = String(Math.round(performance.now()));
+
+  // "#only=<section id>" shows just that section (and the header): one chart per screenshot.
+  const only = /^#only=([\w-]+)$/.exec(window.location.hash);
+  if (only) document.querySelectorAll('section').forEach((s) => { if (s.id !== only[1]) s.style.display = 'none'; });
 })();
