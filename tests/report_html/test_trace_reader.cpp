@@ -1,1 +1,107 @@
+#include "report/html/trace_reader.hpp"
+
 #include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/error.hpp"
+#include "report/html/html_report.hpp"
+#include "report/html/report_builder.hpp"
+
+namespace wattwise::report::html {
+namespace {
+
+const char* kHeader =
+    "time_s,gpu,energy_mj,power_inst_w,power_avg_w,power_sample_w,sm_clock_mhz,mem_clock_mhz,util_gpu_pct,"
+    "util_mem_pct,temp_c,pstate,throttle_reasons,pcie_tx_mbps,pcie_rx_mbps,mem_used_mib\n";
+
+std::string row(double t, int gpu, const std::string& inst, const std::string& sample) {
+  std::ostringstream out;
+  out << t << ',' << gpu << ",," << inst << ",," << sample << ",,,,,,,,,,\n";
+  return out.str();
+}
+
+TEST(TraceReader, PrefersBufferedSamplesOverInstantPower) {
+  std::istringstream in(std::string("# wattwise 0.1.0 trace\n") + kHeader + row(0.0, 0, "", "100") +
+                        row(0.05, 0, "150", "") + row(0.1, 0, "", "200") + row(0.2, 0, "", "300"));
+  const auto power = read_power_trace_csv(in, "t.csv");
+  EXPECT_EQ(power.time_s, (std::vector<double>{0.0, 0.1, 0.2}));
+  EXPECT_EQ(power.value, (std::vector<double>{100, 200, 300}));
+}
+
+TEST(TraceReader, FallsBackToInstantPower) {
+  std::istringstream in(std::string(kHeader) + row(0.0, 0, "120", "") + row(0.1, 0, "130", ""));
+  const auto power = read_power_trace_csv(in, "t.csv");
+  EXPECT_EQ(power.value, (std::vector<double>{120, 130}));
+}
+
+TEST(TraceReader, SumsGpusWhereBothHaveData) {
+  std::istringstream in(std::string(kHeader) + row(0.0, 0, "", "100") + row(0.0, 1, "", "50") +
+                        row(1.0, 0, "", "100") + row(1.0, 1, "", "50") + row(2.0, 0, "", "100"));
+  const auto power = read_power_trace_csv(in, "t.csv");
+  ASSERT_FALSE(power.time_s.empty());
+  EXPECT_DOUBLE_EQ(power.time_s.back(), 1.0);  // GPU 1 ends at 1 s
+  for (double v : power.value) EXPECT_DOUBLE_EQ(v, 150.0);
+}
+
+TEST(TraceReader, ReadsConcatenatedFilesOfSeveralGpus) {
+  std::istringstream in(std::string(kHeader) + row(0.0, 0, "", "10") + row(1.0, 0, "", "10") +
+                        "# second file\n" + kHeader + row(0.0, 1, "", "5") + row(1.0, 1, "", "5"));
+  const auto power = read_power_trace_csv(in, "t.csv");
+  for (double v : power.value) EXPECT_DOUBLE_EQ(v, 15.0);
+}
+
+TEST(TraceReader, ATraceWithoutPowerIsADataError) {
+  std::istringstream in(std::string(kHeader) + "0.0,0,12345,,,,,,,,,,,,,\n");
+  try {
+    read_power_trace_csv(in, "t.csv");
+    FAIL() << "expected a data error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kData);
+    EXPECT_NE(std::string(e.what()).find("t.csv"), std::string::npos);
+  }
+}
+
+TEST(TraceReader, ANonNumberNamesItsLine) {
+  std::istringstream in(std::string(kHeader) + row(0.0, 0, "", "100") + "0.1,0,,,,abc,,,,,,,,,,\n");
+  try {
+    read_power_trace_csv(in, "t.csv");
+    FAIL() << "expected a data error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv:3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PhasesReader, ReadsDurationAndEnergyPerOccurrence) {
+  std::istringstream in(
+      "# wattwise phases\nname,begin_s,end_s,rank,energy_j,method,counters\n"
+      "epoch,0.5,10.5,,2000.5,samples+counter,epoch=0\n"
+      "\"iter, warm\",1.0,1.25,,,none,\n");
+  const auto phases = read_phases_csv(in, "p.csv");
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_EQ(phases[0].name, "epoch");
+  EXPECT_DOUBLE_EQ(phases[0].time_s, 10.0);
+  EXPECT_DOUBLE_EQ(*phases[0].energy_j, 2000.5);
+  EXPECT_EQ(phases[1].name, "iter, warm");
+  EXPECT_FALSE(phases[1].energy_j.has_value());
+}
+
+TEST(TraceReport, OneMeasurementMakesAReportOfItsTraceAndPhases) {
+  std::istringstream trace(std::string(kHeader) + row(0.0, 0, "", "100") + row(1.0, 0, "", "100") +
+                           row(2.0, 0, "", "300"));
+  std::istringstream phases("name,begin_s,end_s,rank,energy_j,method,counters\nwork,0,2,,400,samples,\n");
+  ReportInfo info;
+  info.source = "run.csv";
+  const auto model = build_report_model_from_trace(trace, &phases, info);
+  ASSERT_EQ(model.settings.size(), 1u);
+  EXPECT_DOUBLE_EQ(model.settings[0].energy_j.mean, 300.0);  // 100 J + 200 J, trapezoid
+  EXPECT_DOUBLE_EQ(model.settings[0].time_s.mean, 2.0);
+  EXPECT_EQ(model.traces.size(), 1u);
+  EXPECT_EQ(model.phases.phase_names, (std::vector<std::string>{"work"}));
+  EXPECT_EQ(chart_ids(model), (std::vector<std::string>{"chart-power", "chart-energy", "chart-phase-time",
+                                                        "chart-phase-energy"}));
+  EXPECT_EQ(model.info.method, "power trace integrated (trapezoid)");
+}
+
+}  // namespace
+}  // namespace wattwise::report::html

@@ -35,14 +35,18 @@ std::string escape_html(const std::string& text) {
   return out;
 }
 
-// JSON inside <script> must not close the element: "</" becomes "<\/", which JSON reads back the same.
+// JSON inside <script> must not close the element nor open a comment or another script ("<!--", "<script"
+// change how HTML parses what follows): every '<' becomes \u003c, which JSON reads back the same. In JSON
+// text '<' can only occur inside strings, so this never touches the structure.
 std::string script_safe_json(const ReportModel& model) {
   const std::string text = to_json(model).dump();
   std::string out;
   out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    out += text[i];
-    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += '\\';
+  for (char ch : text) {
+    if (ch == '<')
+      out += "\\u003c";
+    else
+      out += ch;
   }
   return out;
 }
