@@ -78,6 +78,30 @@ void check_db_path(const SweepOptions& options) {
                     dir.string(), std::strerror(errno)));
 }
 
+// The capabilities cannot tell whether the driver will let us set a limit (root is not always enough: a
+// container, an admin setting). Setting each GPU's limit to the value it already has asks the driver without
+// changing anything. Done under the GPU locks, so no other wattwise is changing that value meanwhile.
+void probe_power_limit_permission(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices) {
+  for (std::size_t index : gpu_indices) {
+    hw::Gpu& gpu = system.gpu(index);
+    const auto limits = gpu.power_limits();
+    if (!limits) continue;  // validate_hardware_settings refused this already
+    try {
+      gpu.set_power_limit_w(limits->current_w);
+    } catch (const std::exception& e) {
+      throw environment_error(fmt::format(
+          "cannot change the power limit of GPU {} ({}): setting it to its own value {} W failed: {}; run as "
+          "root, or ask the administrator to allow power-limit changes for non-root users",
+          gpu.identity().index, gpu.identity().uuid, limits->current_w, e.what()));
+    }
+  }
+}
+
+bool has_power_limits(const Plan& plan) {
+  return std::any_of(plan.runs.begin(), plan.runs.end(),
+                     [](const PlannedRun& r) { return r.hardware.power_limit_w.has_value(); });
+}
+
 }  // namespace
 
 int SweepOutcome::exit_code() const {
@@ -197,6 +221,7 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
     ensure_state_dir(options.state_dir);
     for (std::size_t index : gpus)
       locks.push_back(GpuLock::acquire(options.state_dir, system.gpu(index).identity().uuid));
+    if (has_power_limits(plan)) probe_power_limit_permission(system, gpus);
   }
   const nlohmann::json plan_json =
       options.plan_json.is_null() ? plan_spec_to_json(plan.spec) : options.plan_json;

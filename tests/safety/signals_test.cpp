@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <thread>
+
+#include "safety_support.hpp"
+
+namespace wattwise::safety {
+namespace {
+
+std::vector<std::string> sweep_args(const SafetyWorld& world, const std::string& job_seconds) {
+  return {"sweep", "--power-limit", "300,400,500", "--db", (world.dir() / "sweep.db").string(),
+          "--",    "sleep",         job_seconds};
+}
+
+class StopSignalTest : public ::testing::TestWithParam<int> {};
+
+// SIGINT/SIGTERM/SIGHUP while a job runs: the job gets it, wattwise restores and exits 128+N.
+TEST_P(StopSignalTest, RestoresTheCapturedLimitAndExitsWith128PlusN) {
+  const int signal_number = GetParam();
+  SafetyWorld world;
+  WattwiseProcess wattwise(world.dir(), sweep_args(world, "0.3"));
+  ASSERT_TRUE(world.wait_for_journal());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // inside the first run
+  EXPECT_FALSE(world.all_at_w(650));                            // the sweep did change the limit
+  wattwise.signal(signal_number);
+  const Finished f = wattwise.wait();
+  EXPECT_EQ(f.exit_code, 128 + signal_number) << f.err;
+  EXPECT_NE(f.err.find("--resume"), std::string::npos) << f.err;
+  EXPECT_TRUE(world.all_at_w(650));
+  EXPECT_TRUE(world.journals().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, StopSignalTest, ::testing::Values(SIGINT, SIGTERM, SIGHUP));
+
+TEST(CrashingJob, IsRecordedAndTheGpusAreRestored) {
+  SafetyWorld world;
+  const Finished f = run_wattwise(
+      world.dir(), {"sweep", "--power-limit", "300,400", "--max-failures", "1", "--db",
+                    (world.dir() / "crash.db").string(), "--", "sh", "-c", "sleep 0.05; kill -SEGV $$"});
+  EXPECT_EQ(f.exit_code, 1) << f.err;
+  EXPECT_NE(f.err.find("--max-failures"), std::string::npos) << f.err;
+  EXPECT_TRUE(world.all_at_w(650));
+  EXPECT_TRUE(world.journals().empty());
+}
+
+TEST(CompletedSweep, RestoresTheSitesCapNotTheVendorDefault) {
+  SafetyWorld world;
+  const Finished f = run_wattwise(world.dir(), sweep_args(world, "0.05"));
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(f.out.find("results: "), std::string::npos) << f.out;
+  EXPECT_TRUE(world.all_at_w(650));
+  EXPECT_TRUE(world.journals().empty());
+}
+
+}  // namespace
+}  // namespace wattwise::safety
