@@ -230,11 +230,21 @@ Telemetry NvmlGpu::telemetry() {
            nvml_->nvmlDeviceGetCurrentClocksThrottleReasons, &reasons)) {
     t.throttle_reasons = reasons;
   }
-  if (auto kbps = read_pcie_kbps(Reading::kPcieTx, NVML_PCIE_UTIL_TX_BYTES)) {
-    t.pcie_tx_mbps = *kbps / kKilobytesPerMegabyte;
-  }
-  if (auto kbps = read_pcie_kbps(Reading::kPcieRx, NVML_PCIE_UTIL_RX_BYTES)) {
-    t.pcie_rx_mbps = *kbps / kKilobytesPerMegabyte;
+  {
+    constexpr auto kPcieRefresh = std::chrono::seconds(1);
+    std::lock_guard lock(pcie_mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (pcie_read_at_ == std::chrono::steady_clock::time_point{} || now - pcie_read_at_ >= kPcieRefresh) {
+      pcie_read_at_ = now;
+      pcie_tx_mbps_.reset();
+      pcie_rx_mbps_.reset();
+      if (auto kbps = read_pcie_kbps(Reading::kPcieTx, NVML_PCIE_UTIL_TX_BYTES))
+        pcie_tx_mbps_ = *kbps / kKilobytesPerMegabyte;
+      if (auto kbps = read_pcie_kbps(Reading::kPcieRx, NVML_PCIE_UTIL_RX_BYTES))
+        pcie_rx_mbps_ = *kbps / kKilobytesPerMegabyte;
+    }
+    t.pcie_tx_mbps = pcie_tx_mbps_;
+    t.pcie_rx_mbps = pcie_rx_mbps_;
   }
   nvmlMemory_t memory{};
   if (read(Reading::kMemoryInfo, "nvmlDeviceGetMemoryInfo", nvml_->nvmlDeviceGetMemoryInfo, &memory)) {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -86,6 +87,12 @@ class NvmlGpu final : public Gpu {
   bool process_is_root_;
   std::array<std::atomic<bool>, static_cast<std::size_t>(Reading::kCount)> unsupported_{};
   std::mutex capabilities_mutex_;
+  // NVML measures PCIe throughput over 20 ms per direction and blocks meanwhile: read it at most once per
+  // kPcieRefresh and serve the last value in between, so telemetry stays cheap.
+  std::mutex pcie_mutex_;
+  std::chrono::steady_clock::time_point pcie_read_at_{};
+  std::optional<double> pcie_tx_mbps_;
+  std::optional<double> pcie_rx_mbps_;
   std::optional<Capabilities> capabilities_;
 };
 

@@ -12,7 +12,8 @@ namespace wattwise::sampling {
 // so the read at which the value changed brackets the posting instant between two reads; a "knot" is
 // that instant, estimated as the midpoint of the two reads (each read's own midpoint, as the value
 // comes from somewhere inside the ~3 ms call). Between consecutive knots the counter's increment is
-// exactly the energy spent, with a timing uncertainty of half the polling period.
+// exactly the energy spent, with a timing uncertainty of half the polling period. When the postings
+// follow a regular grid (they do on an H100), the knots are moved onto the grid fitted to all brackets.
 struct CounterPiece {
   Nanos begin{0};
   Nanos end{0};

@@ -24,7 +24,8 @@ void Sampler::reset_stores() {
   fast_ = FastStore{};
   fast_.instant.resize(n);
   fast_.average.resize(n);
-  fast_.telemetry.resize(n);
+  telemetry_ = TelemetryStore{};
+  telemetry_.readings.resize(n);
   const std::vector<std::uint64_t> seen = std::move(drain_.last_device_us);
   drain_ = DrainStore{};
   drain_.last_device_us = seen;
@@ -60,8 +61,13 @@ void Sampler::sample_fast(Nanos now) {
     hw::Gpu& gpu = *gpus_[i];
     if (auto w = gpu.power_instant_w()) fast_.instant[i].push_back(PowerReading{now, *w});
     if (auto w = gpu.power_average_w()) fast_.average[i].push_back(PowerReading{now, *w});
-    if (config_.read_telemetry) fast_.telemetry[i].push_back(TelemetryReading{now, gpu.telemetry()});
   }
+}
+
+void Sampler::sample_telemetry(Nanos now) {
+  if (!config_.read_telemetry) return;
+  for (std::size_t i = 0; i < gpus_.size(); ++i)
+    telemetry_.readings[i].push_back(TelemetryReading{now, gpus_[i]->telemetry()});
 }
 
 void Sampler::drain_samples(Nanos now) {
@@ -93,7 +99,7 @@ std::vector<GpuTrace> Sampler::take_traces() {
     trace.energy = std::move(counters_.readings[i]);
     trace.power_instant = std::move(fast_.instant[i]);
     trace.power_average = std::move(fast_.average[i]);
-    trace.telemetry = std::move(fast_.telemetry[i]);
+    trace.telemetry = std::move(telemetry_.readings[i]);
     trace.power_samples = std::move(drain_.samples[i]);
   }
   reset_stores();

@@ -13,7 +13,8 @@ namespace wattwise::sampling {
 
 // Reads a set of GPUs into one GpuTrace each, at three cadences:
 //   counters  one read of one GPU's energy counter per tick, GPUs in turn (a read costs ~3 ms);
-//   fast      instantaneous power, averaged power and telemetry of every GPU;
+//   fast      instantaneous and averaged power of every GPU;
+//   telemetry clocks, utilisation, temperature, P-state, PCIe, memory of every GPU (slower);
 //   drain     the buffered 20 ms power samples of every GPU, device time mapped to our time line.
 // The work of each cadence is a plain method so that drivers decide when it runs: ThreadedDriver (real
 // time, one thread per cadence) or VirtualDriver (simulated time, one thread). Each cadence writes only
@@ -34,6 +35,8 @@ class Sampler {
   void sample_counters(Nanos now);
   // Reads instantaneous power, averaged power and telemetry of every GPU, stamped `now`.
   void sample_fast(Nanos now);
+  // Reads hw::Telemetry of every GPU, stamped `now`.
+  void sample_telemetry(Nanos now);
   // Fetches the samples buffered since the last drain.
   void drain_samples(Nanos now);
   // After the cadences stopped: one last counter read per GPU and a last drain, so totals cover the end.
@@ -53,7 +56,9 @@ class Sampler {
   struct FastStore {
     std::vector<std::vector<PowerReading>> instant;
     std::vector<std::vector<PowerReading>> average;
-    std::vector<std::vector<TelemetryReading>> telemetry;
+  };
+  struct TelemetryStore {
+    std::vector<std::vector<TelemetryReading>> readings;
   };
   struct DrainStore {
     std::vector<std::uint64_t> last_device_us;
@@ -70,9 +75,10 @@ class Sampler {
   Clock& clock_;
   SamplerConfig config_;
   SamplerPeriods periods_;
-  CounterStore counters_;  // written only by the counter cadence
-  FastStore fast_;         // written only by the fast cadence
-  DrainStore drain_;       // written only by the drain cadence
+  CounterStore counters_;     // written only by the counter cadence
+  FastStore fast_;            // written only by the fast cadence
+  TelemetryStore telemetry_;  // written only by the telemetry cadence
+  DrainStore drain_;          // written only by the drain cadence
 };
 
 }  // namespace wattwise::sampling

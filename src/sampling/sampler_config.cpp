@@ -44,6 +44,12 @@ SamplerPeriods resolve_periods(const SamplerConfig& config, std::size_t gpu_coun
         ms(config.drain_period), ms(kMinDrainPeriod), ms(kMaxDrainPeriod)));
   }
   periods.drain = config.drain_period;
+
+  if (config.telemetry_period < kMinTelemetryPeriod) {
+    throw usage_error(fmt::format("telemetry period {:g} ms is too short: use at least {:g} ms",
+                                  ms(config.telemetry_period), ms(kMinTelemetryPeriod)));
+  }
+  periods.telemetry = config.telemetry_period;
   return periods;
 }
 

@@ -36,6 +36,9 @@ void ThreadedDriver::start() {
   threads_.emplace_back(
       [this, start, p] { run_cadence(start, p.fast, [this](Nanos now) { sampler_.sample_fast(now); }); });
   threads_.emplace_back([this, start, p] {
+    run_cadence(start, p.telemetry, [this](Nanos now) { sampler_.sample_telemetry(now); });
+  });
+  threads_.emplace_back([this, start, p] {
     run_cadence(start + p.drain, p.drain, [this](Nanos now) { sampler_.drain_samples(now); });
   });
   running_ = true;

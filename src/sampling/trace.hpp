@@ -13,8 +13,8 @@ namespace wattwise::sampling {
 // All times are on the monotonic time line of core/clock.hpp (Nanos since its epoch).
 
 struct CounterReading {
-  Nanos t{0};               // when the read returned
-  Nanos read_cost{0};       // how long the read took (the value is from somewhere inside [t-cost, t])
+  Nanos t{0};          // when the read returned
+  Nanos read_cost{0};  // how long the read took (the value is from somewhere inside [t-cost, t])
   std::uint64_t energy_mj = 0;
 };
 
@@ -31,22 +31,22 @@ struct TelemetryReading {
 // Everything sampled from one GPU during one measurement.
 struct GpuTrace {
   unsigned gpu_index = 0;
-  std::vector<CounterReading> energy;        // total-energy counter
-  std::vector<PowerReading> power_instant;   // instantaneous power field
-  std::vector<PowerReading> power_average;   // ~1 s averaged power
-  std::vector<PowerReading> power_samples;   // buffered 20 ms samples, device time mapped to monotonic
-  std::vector<TelemetryReading> telemetry;   // clocks, utilisation, temperature, ...
+  std::vector<CounterReading> energy;       // total-energy counter
+  std::vector<PowerReading> power_instant;  // instantaneous power field
+  std::vector<PowerReading> power_average;  // ~1 s averaged power
+  std::vector<PowerReading> power_samples;  // buffered 20 ms samples, device time mapped to monotonic
+  std::vector<TelemetryReading> telemetry;  // clocks, utilisation, temperature, ...
 };
 
 // How a figure of energy was obtained; printed next to every number.
 enum class EnergyMethod {
-  kCounter,                // difference of the total-energy counter (long windows)
-  kSamplesReconciled,      // 20 ms buffered samples, aligned and scaled to the counter's increments
-  kInstantReconciled,      // instantaneous power, scaled to the counter's increments
-  kSamples,                // buffered samples integrated (no counter)
-  kInstantPower,           // instantaneous power integrated, trapezoid (no counter)
-  kAveragePower,           // averaged power integrated (no better source; lags ~1 s)
-  kNone,                   // nothing usable
+  kCounter,            // difference of the total-energy counter (long windows)
+  kSamplesReconciled,  // 20 ms buffered samples, aligned and scaled to the counter's increments
+  kInstantReconciled,  // instantaneous power, scaled to the counter's increments
+  kSamples,            // buffered samples integrated (no counter)
+  kInstantPower,       // instantaneous power integrated, trapezoid (no counter)
+  kAveragePower,       // averaged power integrated (no better source; lags ~1 s)
+  kNone,               // nothing usable
 };
 
 const char* to_string(EnergyMethod method);

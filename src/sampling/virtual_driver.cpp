@@ -16,6 +16,7 @@ Nanos VirtualDriver::run_until(Nanos end, const SimulatedJob& job) {
   PeriodicSchedule counter(start + p.counter_tick, p.counter_tick);
   PeriodicSchedule fast(start, p.fast);
   PeriodicSchedule drain(start + p.drain, p.drain);
+  PeriodicSchedule telemetry(start, p.telemetry);
   const bool has_job = static_cast<bool>(job.next_event);
 
   while (true) {
@@ -25,7 +26,7 @@ Nanos VirtualDriver::run_until(Nanos end, const SimulatedJob& job) {
       if (!job_due) break;  // the job has finished
     }
     PeriodicSchedule* due = &counter;
-    for (PeriodicSchedule* s : std::array{&fast, &drain}) {
+    for (PeriodicSchedule* s : std::array{&fast, &drain, &telemetry}) {
       if (s->next_due() < due->next_due()) due = s;
     }
     const bool job_first = job_due && *job_due <= due->next_due();
@@ -42,6 +43,7 @@ Nanos VirtualDriver::run_until(Nanos end, const SimulatedJob& job) {
     if (due == &counter) sampler_.sample_counters(clock_.now());
     if (due == &fast) sampler_.sample_fast(clock_.now());
     if (due == &drain) sampler_.drain_samples(clock_.now());
+    if (due == &telemetry) sampler_.sample_telemetry(clock_.now());
     due->advance(clock_.now());
   }
   const Nanos stopped = clock_.now();

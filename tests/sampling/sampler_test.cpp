@@ -32,12 +32,15 @@ TEST(Sampler, VirtualDriverTicksExactlyAtStartPlusKPeriods) {
   for (std::size_t k = 0; k < trace.power_instant.size(); ++k) {
     EXPECT_EQ(trace.power_instant[k].t, 7s + 20ms * static_cast<std::int64_t>(k));
   }
-  // begin() reads at the start, then one read per 10 ms, then finish() reads again at the end.
-  ASSERT_EQ(trace.energy.size(), 202u);
+  // begin() reads at the start, then one read per 17 ms, then finish() reads again at the end.
+  ASSERT_EQ(trace.energy.size(), 2000u / 17 + 2);
   for (std::size_t k = 0; k + 1 < trace.energy.size(); ++k) {
-    EXPECT_EQ(trace.energy[k].t, 7s + 10ms * static_cast<std::int64_t>(k));
+    EXPECT_EQ(trace.energy[k].t, 7s + 17ms * static_cast<std::int64_t>(k));
   }
-  EXPECT_EQ(trace.telemetry.size(), trace.power_instant.size());
+  ASSERT_EQ(trace.telemetry.size(), 21u);  // its own, slower cadence: 0, 100, ..., 2000 ms
+  for (std::size_t k = 0; k < trace.telemetry.size(); ++k) {
+    EXPECT_EQ(trace.telemetry[k].t, 7s + 100ms * static_cast<std::int64_t>(k));
+  }
 }
 
 TEST(Sampler, DrainsBufferedSamplesOntoTheMonotonicTimeLine) {
@@ -71,21 +74,21 @@ TEST(Sampler, RoundRobinReadsEachGpuOncePerCounterPeriod) {
   VirtualClock clock(0s);
   std::vector<std::unique_ptr<FakeGpu>> gpus;
   std::vector<hw::Gpu*> pointers;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 8; ++i) {
     gpus.push_back(std::make_unique<FakeGpu>(clock, constant_w(100), FakeGpuOptions{}, nullptr, 0s));
     pointers.push_back(gpus.back().get());
   }
   Sampler sampler(pointers, clock);
-  EXPECT_EQ(sampler.periods().counter_per_gpu, 12ms);  // max(10 ms, 4 x 3 ms)
+  EXPECT_EQ(sampler.periods().counter_per_gpu, 24ms);  // max(17 ms, 8 x 3 ms)
   EXPECT_EQ(sampler.periods().counter_tick, 3ms);
   VirtualDriver(sampler, clock).run_until(1200ms);
   const std::vector<GpuTrace> traces = sampler.take_traces();
   for (std::size_t g = 0; g < traces.size(); ++g) {
     const auto& readings = traces[g].energy;
-    ASSERT_GT(readings.size(), 90u);
-    // Between begin() and finish(), GPU g is read at 3 ms * (1 + g + 4k).
+    ASSERT_GT(readings.size(), 45u);
+    // Between begin() and finish(), GPU g is read at 3 ms * (1 + g + 8k).
     for (std::size_t k = 1; k + 1 < readings.size(); ++k) {
-      EXPECT_EQ(readings[k].t, 3ms * static_cast<std::int64_t>(1 + g + 4 * (k - 1))) << "gpu " << g;
+      EXPECT_EQ(readings[k].t, 3ms * static_cast<std::int64_t>(1 + g + 8 * (k - 1))) << "gpu " << g;
     }
   }
 }
@@ -95,7 +98,9 @@ TEST(Sampler, RecordsTheCostOfEachCounterRead) {
   FakeGpuOptions options;
   options.counter_read_cost = 2700us;
   FakeGpu gpu(clock, constant_w(100), options, &clock, 0s);
-  Sampler sampler({&gpu}, clock);
+  SamplerConfig config;
+  config.counter_period = 10ms;
+  Sampler sampler({&gpu}, clock, config);
   VirtualDriver(sampler, clock).run_until(500ms);
   const GpuTrace trace = sampler.take_traces().front();
   ASSERT_GT(trace.energy.size(), 40u);
@@ -111,7 +116,9 @@ TEST(Sampler, OverrunningReadsSkipMissedTicksInsteadOfBursting) {
   FakeGpuOptions options;
   options.counter_read_cost = 25ms;  // longer than two 10 ms periods
   FakeGpu gpu(clock, constant_w(100), options, &clock, 0s);
-  Sampler sampler({&gpu}, clock);
+  SamplerConfig config;
+  config.counter_period = 10ms;
+  Sampler sampler({&gpu}, clock, config);
   VirtualDriver(sampler, clock).run_until(1s);
   const GpuTrace trace = sampler.take_traces().front();
   for (std::size_t k = 3; k + 1 < trace.energy.size(); ++k) {  // 1: late after begin()

@@ -1,0 +1,57 @@
+#include "sampling/counter_timeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace wattwise::sampling {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A counter posted every 100 ms at 37.3 ms past the grid, read every `poll` with jittery read costs.
+std::vector<CounterReading> polled_counter(Nanos poll, Nanos duration) {
+  std::vector<CounterReading> readings;
+  const Nanos phase = 37300us;
+  std::srand(7);
+  for (Nanos t = 0ms; t < duration; t += poll) {
+    const Nanos cost = 2500us + Nanos{std::rand() % 400000};
+    const Nanos value_time = t + cost / 2;  // the value is taken inside the call
+    const std::int64_t postings = value_time < phase ? 0 : (value_time - phase) / 100ms + 1;
+    readings.push_back(CounterReading{t + cost, cost, static_cast<std::uint64_t>(postings) * 50'000});
+  }
+  return readings;
+}
+
+TEST(CounterTimeline, KnotsLandOnTheRegularPostingGrid) {
+  const auto timeline = build_counter_timeline(polled_counter(17ms, 10s));
+  ASSERT_GT(timeline.pieces.size(), 90u);
+  for (std::size_t i = 1; i < timeline.pieces.size(); ++i) {
+    const Nanos knot = timeline.pieces[i].end;
+    const Nanos from_grid = (knot - 37300us) % 100ms;
+    const Nanos error = std::min(from_grid, 100ms - from_grid);
+    EXPECT_LT(error, 1ms) << "knot " << i;  // a single bracket alone would be +-8.5 ms
+  }
+  EXPECT_NEAR(timeline.known_energy_j, 50.0 * (timeline.pieces.size()), 1e-9);
+}
+
+TEST(CounterTimeline, IrregularPostingsKeepTheBracketMidpoints) {
+  // Postings at irregular instants: no grid explains them, so every knot stays inside its own bracket.
+  std::vector<CounterReading> readings;
+  std::uint64_t value = 0;
+  Nanos next_posting = 50ms;
+  std::srand(3);
+  for (Nanos t = 0ms; t < 5s; t += 10ms) {
+    if (t >= next_posting) {
+      value += 1000;
+      next_posting += 60ms + Nanos{(std::rand() % 80) * 1'000'000LL};
+    }
+    readings.push_back(CounterReading{t, 0ms, value});
+  }
+  const auto timeline = build_counter_timeline(readings);
+  ASSERT_GT(timeline.pieces.size(), 10u);
+  for (const auto& piece : timeline.pieces) EXPECT_EQ(piece.end.count() % 5'000'000, 0) << "midpoint of 10 ms reads";
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
