@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 
 BUILD_DIR=${WATTWISE_BUILD_DIR:-build}
 PACKAGES=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev python3)
+          libgtest-dev libgmock-dev libbenchmark-dev python3 libjs-chart.js chromium)
 
 install_missing() {
   local missing=()

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Browser test of the HTML report: renders a simulated 31 x 5 power-limit sweep (tools/report_e2e_sweep.cpp),
-# opens it in headless Chromium with no network, and fails on any JavaScript error or on a chart that was not
-# drawn or has no data. Writes the page's DOM, the timing and one screenshot per section into OUTDIR.
+# Browser test of the HTML report: renders a simulated 31 x 5 power-limit sweep and the single-run report of
+# its reference run's trace CSV (tools/report_e2e_sweep.cpp), opens both in headless Chromium with no
+# network, and fails on any JavaScript error or on a chart that was not drawn or has no data. Writes the
+# pages' DOM, the timing (timing.txt) and one screenshot per section into OUTDIR.
 #
 #   tools/report_e2e.sh GENERATOR OUTDIR        (ctest runs it as report_html_browser)
 # Exit 77 (skipped) when Chromium is not installed; ./dev.sh installs it.
 set -euo pipefail
 
 generator=$1
-outdir=$2
-mkdir -p "$outdir"
+outdir=$(mkdir -p "$2" && cd "$2" && pwd)
 
 chromium_bin=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium_bin" ]; then
@@ -17,50 +17,66 @@ if [ -z "$chromium_bin" ]; then
   exit 77
 fi
 
-expected=$("$generator" "$outdir/report.html" --md "$outdir/report.md" --csv "$outdir/report.csv")
+mapfile -t expected < <("$generator" "$outdir/report.html" --md "$outdir/report.md" --csv "$outdir/report.csv" \
+                          --trace-report "$outdir/run.html")
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
        --disable-component-update --disable-sync --user-data-dir="$profile" --hide-scrollbars)
-url="file://$(cd "$outdir" && pwd)/report.html"
-
-start_ns=$(date +%s%N)
-timeout 120 "$chromium_bin" "${flags[@]}" --dump-dom "$url" >"$outdir/dom.html" 2>"$outdir/chromium.log"
-end_ns=$(date +%s%N)
-
-body=$(grep -o '<body[^>]*>' "$outdir/dom.html" | head -1)
-attr() { sed -n "s/.* $1=\"\([^\"]*\)\".*/\1/p" <<<"$body"; }
-charts_expected=$(attr data-charts-expected)
-charts_drawn=$(attr data-charts-drawn)
-js_errors=$(attr data-js-errors)
-draw_ms=$(attr data-draw-ms)
-wall_ms=$(( (end_ns - start_ns) / 1000000 ))
-echo "report_e2e: charts expected $charts_expected (generator: $expected), drawn ${charts_drawn:-none}," \
-     "JavaScript errors ${js_errors:-?}, drawn ${draw_ms:-?} ms after navigation, browser run ${wall_ms} ms"
-{
-  echo "charts_expected=$charts_expected"
-  echo "charts_drawn=$charts_drawn"
-  echo "js_errors=$js_errors"
-  echo "draw_ms=$draw_ms"
-  echo "browser_wall_ms=$wall_ms"
-  echo "html_bytes=$(wc -c <"$outdir/report.html")"
-} >"$outdir/timing.txt"
-
+: >"$outdir/timing.txt"
 failed=0
-if [ "$js_errors" != "0" ]; then echo "report_e2e: FAIL: JavaScript errors: $js_errors" >&2; failed=1; fi
-if [ -z "$charts_drawn" ]; then echo "report_e2e: FAIL: the page's script did not finish" >&2; failed=1; fi
-if [ "$charts_expected" != "$expected" ] || [ "${charts_drawn:-x}" != "$expected" ]; then
-  echo "report_e2e: FAIL: $expected charts expected, page has ${charts_expected:-?}, drew ${charts_drawn:-none}" >&2
-  failed=1
-fi
-for id in $(grep -o 'canvas id="[^"]*"' "$outdir/report.html" | cut -d'"' -f2); do
-  grep -q "id=\"$id\"" "$outdir/dom.html" || { echo "report_e2e: FAIL: chart $id missing" >&2; failed=1; }
-done
+
+# check_page NAME EXPECTED_CHARTS: opens OUTDIR/NAME.html, reads what the page's script wrote on <body>.
+check_page() {
+  local name=$1 want=$2
+  local url="file://$outdir/$name.html"
+  local start_ns end_ns
+  start_ns=$(date +%s%N)
+  timeout 120 "$chromium_bin" "${flags[@]}" --dump-dom "$url" >"$outdir/$name.dom.html" 2>>"$outdir/chromium.log"
+  end_ns=$(date +%s%N)
+  local body
+  body=$(grep -o '<body[^>]*>' "$outdir/$name.dom.html" | head -1)
+  attr() { sed -n "s/.* $1=\"\([^\"]*\)\".*/\1/p" <<<"$body"; }
+  local page_expected drawn errors draw_ms wall_ms
+  page_expected=$(attr data-charts-expected)
+  drawn=$(attr data-charts-drawn)
+  errors=$(attr data-js-errors)
+  draw_ms=$(attr data-draw-ms)
+  wall_ms=$(( (end_ns - start_ns) / 1000000 ))
+  echo "report_e2e: $name.html: charts expected $want, drawn ${drawn:-none}; JavaScript errors ${errors:-?};" \
+       "all drawn ${draw_ms:-?} ms after navigation; browser start to exit ${wall_ms} ms"
+  printf '%s: html_bytes=%s charts_expected=%s charts_drawn=%s js_errors=%s draw_ms=%s browser_wall_ms=%s\n' \
+    "$name" "$(wc -c <"$outdir/$name.html")" "$want" "$drawn" "$errors" "$draw_ms" "$wall_ms" >>"$outdir/timing.txt"
+  if [ "$errors" != "0" ]; then echo "report_e2e: FAIL: $name: JavaScript errors: ${errors:-unknown}" >&2; failed=1; fi
+  if [ -z "$drawn" ]; then echo "report_e2e: FAIL: $name: the page's script did not finish" >&2; failed=1; fi
+  if [ "$page_expected" != "$want" ] || [ "${drawn:-x}" != "$want" ]; then
+    echo "report_e2e: FAIL: $name: $want charts expected, page has ${page_expected:-?}, drew ${drawn:-none}" >&2
+    failed=1
+  fi
+  local id
+  for id in $(grep -o '<canvas id="[^"]*"' "$outdir/$name.html" | cut -d'"' -f2); do
+    grep -q "<canvas id=\"$id\"[^>]*style=" "$outdir/$name.dom.html" ||
+      { echo "report_e2e: FAIL: $name: chart $id was not drawn" >&2; failed=1; }
+  done
+}
+
+check_page report "${expected[0]}"
+check_page run "${expected[1]}"
 [ "$failed" -eq 0 ] || exit 1
 
+# The check itself must catch a failing script: a page whose script throws half-way has to fail it.
+sed 's/^  planeChart();$/  planeChart(); notDefinedAnywhere();/' "$outdir/report.html" >"$outdir/broken.html"
+grep -q notDefinedAnywhere "$outdir/broken.html" || { echo "report_e2e: FAIL: could not break the page" >&2; exit 1; }
+check_page broken "${expected[0]}" 2>/dev/null
+if [ "$failed" -eq 0 ]; then echo "report_e2e: FAIL: a page with a JavaScript error passed the check" >&2; exit 1; fi
+echo "report_e2e: (the broken page was caught, as it should be)"
+failed=0
+
 # One screenshot per section, each alone on the page ("#only=" in report.js).
-for section in per-knob plane traces phases fits tables; do
-  timeout 120 "$chromium_bin" "${flags[@]}" --window-size=1280,1100 --screenshot="$outdir/report-$section.png" \
-    "$url#only=$section" >/dev/null 2>>"$outdir/chromium.log"
-done
+shoot() {
+  timeout 120 "$chromium_bin" "${flags[@]}" --window-size=1280,"$3" --screenshot="$outdir/$2.png" \
+    "file://$outdir/$1.html#only=${2#*-}" >/dev/null 2>>"$outdir/chromium.log"
+}
+for section in per-knob plane traces phases fits tables; do shoot report "report-$section" 1100; done
+shoot run "run-traces" 1400
 echo "report_e2e: OK; screenshots in $outdir"

@@ -2,11 +2,15 @@
 // screenshots in docs/: v100:resnet50, N power limits from the GPU's minimum to its maximum, R repeats each,
 // with 20 ms power traces and phases, through the same measurement path as `wattwise measure --simulate`.
 //
-//   report_e2e_sweep OUT.html [--limits N] [--repeats R] [--samples-per-epoch S] [--md OUT.md] [--csv
-//   OUT.csv]
+//   report_e2e_sweep OUT.html [--limits N] [--repeats R] [--samples-per-epoch S]
+//                    [--md OUT.md] [--csv OUT.csv] [--trace-report TRACE.html]
+// Prints the number of charts the sweep's page must draw; with --trace-report, also writes the reference
+// run's trace CSV and phases CSV beside TRACE.html, the single-measurement report made from them
+// (`wattwise report trace.csv`), and prints that page's chart count on a second line.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -18,6 +22,7 @@
 #include "report/html/html_report.hpp"
 #include "report/html/report_builder.hpp"
 #include "report/html/report_tables.hpp"
+#include "report/trace_csv.hpp"
 #include "sim/simulation.hpp"
 
 namespace {
@@ -28,6 +33,7 @@ struct Args {
   std::string html;
   std::string md;
   std::string csv;
+  std::string trace_report;
   int limits = 31;
   int repeats = 5;
   long samples_per_epoch = 12000;
@@ -51,6 +57,8 @@ Args parse(int argc, char** argv) {
       args.md = value();
     else if (a == "--csv")
       args.csv = value();
+    else if (a == "--trace-report")
+      args.trace_report = value();
     else
       args.html = a;
   }
@@ -82,6 +90,24 @@ void write(const std::string& path, const std::string& text) {
   if (!out) throw environment_error("cannot write " + path);
 }
 
+// The path of `wattwise report trace.csv`: the files a measurement writes, read back.
+void write_trace_report(const std::string& html_path, const measure::Measurement& m,
+                        report::html::ReportInfo info) {
+  const std::string base = html_path.substr(0, html_path.rfind('.'));
+  std::ostringstream trace, phases;
+  report::write_trace_csv(trace, m);
+  report::write_phases_csv(phases, m);
+  write(base + ".trace.csv", trace.str());
+  write(base + ".trace.phases.csv", phases.str());
+  std::istringstream trace_in(trace.str()), phases_in(phases.str());
+  info.title = "wattwise report: one simulated run at the default power limit";
+  info.source = base + ".trace.csv";
+  info.method = "";
+  const auto model = report::html::build_report_model_from_trace(trace_in, &phases_in, info);
+  write(html_path, report::html::render_html_report(model));
+  std::cout << report::html::chart_ids(model).size() << "\n";
+}
+
 int run(const Args& args) {
   sim::SimulationOptions sim_options;
   sim_options.samples_per_epoch = args.samples_per_epoch;
@@ -93,6 +119,7 @@ int run(const Args& args) {
   std::vector<analysis::RunRecord> runs;
   std::vector<report::html::RunDetail> details;
   std::uint64_t seed = 1;
+  std::optional<measure::Measurement> reference_run;
   for (int i = 0; i < args.limits; ++i) {
     const double limit_w = spec.min_limit_w + (spec.max_limit_w - spec.min_limit_w) * i / (args.limits - 1);
     simulation.system->sim_gpu(0).set_power_limit_w(limit_w);
@@ -103,6 +130,7 @@ int run(const Args& args) {
       runs.push_back({setting, repeat, m.wall_s(), m.total_energy_j().value_or(0), std::nullopt, std::nullopt,
                       "", m.total_energy_j().has_value()});
       details.push_back(detail_of(m, setting, repeat));
+      if (i == args.limits - 1 && repeat == 0) reference_run = m;
     }
   }
   analysis::AnalysisOptions options;
@@ -122,6 +150,7 @@ int run(const Args& args) {
   if (!args.md.empty()) write(args.md, report::html::render_tables_markdown(model));
   if (!args.csv.empty()) write(args.csv, report::html::render_tables_csv(model));
   std::cout << report::html::chart_ids(model).size() << "\n";  // charts the page must draw
+  if (!args.trace_report.empty()) write_trace_report(args.trace_report, *reference_run, info);
   return 0;
 }
 

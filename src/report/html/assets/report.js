@@ -166,13 +166,14 @@
   }
 
   function traceCharts() {
+    const oneRun = data.traces.length === 1 && data.traces[0].runs === 1;  // `wattwise report trace.csv`
     const n = settings.length;
     const color = (tr) => sequential(tr.setting_index, n);
     // Legend entries are the knob values only; the legend's title names the knobs.
     const label = (tr) => shortLabel(settings[tr.setting_index]);
     const legendTitle = {display: true, text: data.knobs.map(knobLabel).join(', ') || 'setting'};
     const settingOf = (c) => settings[data.traces[c.datasetIndex].setting_index];  // power: one dataset per trace
-    const o = options('Power over time, mean across repeats', 'time since the run started (s)', 'power (W)');
+    const o = options(oneRun ? 'Power over time' : 'Power over time, mean across repeats', 'time since the run started (s)', 'power (W)');
     o.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false};
     o.plugins.legend.title = legendTitle;
     o.plugins.tooltip = {callbacks: {label: (c) => settingOf(c).label + ': ' + c.parsed.y.toFixed(1) + ' W'}};
@@ -193,7 +194,7 @@
       datasets.push({label: '', data: series(hi, scale), borderWidth: 0, pointRadius: 0, band: true,
                      borderColor: 'transparent', backgroundColor: withAlpha(color(tr), 0.25), fill: '-1'});
     });
-    const oe = options('Cumulative energy, mean \u00b1 std across repeats', 'time since the run started (s)',
+    const oe = options(oneRun ? 'Cumulative energy' : 'Cumulative energy, mean \u00b1 std across repeats', 'time since the run started (s)',
                        'energy (' + unit + ')');
     oe.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false,
                                 filter: (item, chartData) => !chartData.datasets[item.datasetIndex].band};
