@@ -77,6 +77,8 @@ shoot() {
   timeout 120 "$chromium_bin" "${flags[@]}" --window-size=1280,"$3" --screenshot="$outdir/$2.png" \
     "file://$outdir/$1.html#only=${2#*-}" >/dev/null 2>>"$outdir/chromium.log"
 }
-for section in per-knob plane traces phases fits tables; do shoot report "report-$section" 1100; done
+for section in per-knob plane fits tables; do shoot report "report-$section" 1100; done
+shoot report report-traces 1750
+shoot report report-phases 1300
 shoot run "run-traces" 1400
 echo "report_e2e: OK; screenshots in $outdir"
