@@ -1,0 +1,69 @@
+#include "report/html/report_input.hpp"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "report/html/html_report.hpp"
+#include "report/html/report_builder.hpp"
+#include "report/html/report_store.hpp"
+#include "report/html/report_tables.hpp"
+
+namespace wattwise::report::html {
+
+namespace {
+
+bool is_sqlite_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof header);
+  return in.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
+}
+
+}  // namespace
+
+ReportFormat parse_report_format(const std::string& text) {
+  if (text == "html") return ReportFormat::kHtml;
+  if (text == "md" || text == "markdown") return ReportFormat::kMarkdown;
+  if (text == "csv") return ReportFormat::kCsv;
+  throw usage_error(fmt::format("unknown report format '{}': use html, md or csv", text));
+}
+
+std::filesystem::path phases_path_for(const std::filesystem::path& trace_csv) {
+  return trace_csv.parent_path() / (trace_csv.stem().string() + ".phases.csv");
+}
+
+ReportModel load_report_model(const std::filesystem::path& input, const analysis::AnalysisOptions& options,
+                              const std::string& tool_version) {
+  std::ifstream probe(input);
+  if (!probe)
+    throw environment_error(fmt::format(
+        "cannot read '{}': give a sweep database (--db of wattwise sweep) or a trace CSV", input.string()));
+  ReportModel model;
+  if (is_sqlite_file(input)) {
+    model = build_report_model_from_store(input, options);
+  } else {
+    ReportInfo info;
+    info.title = "wattwise report: " + input.filename().string();
+    info.source = input.string();
+    std::ifstream phases(phases_path_for(input));
+    model = build_report_model_from_trace(probe, phases ? &phases : nullptr, info);
+  }
+  if (!tool_version.empty()) model.info.tool_version = tool_version;
+  return model;
+}
+
+std::string render_report(const ReportModel& model, ReportFormat format) {
+  switch (format) {
+    case ReportFormat::kHtml:
+      return render_html_report(model);
+    case ReportFormat::kMarkdown:
+      return render_tables_markdown(model);
+    case ReportFormat::kCsv:
+      return render_tables_csv(model);
+  }
+  throw Error(ErrorKind::kInternal, "render_report: unknown format");
+}
+
+}  // namespace wattwise::report::html
