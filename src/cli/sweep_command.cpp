@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -105,13 +106,19 @@ experiment::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, s
 
 // The setting the analysis compares against: --reference, else the GPU's default power limit when the
 // power limit is swept (clocks have no default value to name: unlocked is not a number).
-std::optional<analysis::Setting> reference_setting(const SweepFlags& flags, hw::GpuSystem& system,
-                                                   std::size_t first_gpu) {
+std::optional<analysis::Setting> reference_setting(const SweepFlags& flags, const experiment::PlanSpec& spec,
+                                                   hw::GpuSystem& system, std::size_t first_gpu) {
   if (!flags.reference.empty()) return analysis::parse_setting_spec(flags.reference);
-  if (flags.power_limit.empty()) return std::nullopt;
+  // The default limit names one setting only when it is swept and is the only knob; otherwise the analysis
+  // chooses by its own rule (or asks for --reference) rather than fail on a reference that is not there.
+  if (spec.knobs.size() != 1 || spec.knobs.front().name != experiment::kPowerLimitKnob) return std::nullopt;
   const auto limits = system.gpu(first_gpu).power_limits();
   if (!limits) return std::nullopt;
-  return analysis::Setting{{std::string(experiment::kPowerLimitKnob), limits->default_w}};
+  for (const auto& value : spec.knobs.front().values) {
+    if (std::abs(experiment::knob_number(spec.knobs.front().name, value) - limits->default_w) < 1e-6)
+      return analysis::Setting{{std::string(experiment::kPowerLimitKnob), limits->default_w}};
+  }
+  return std::nullopt;
 }
 
 std::string trace_rows_of_gpu(const std::string& csv, unsigned gpu_index) {
@@ -212,7 +219,7 @@ int run_sweep_command(SweepFlags flags) {
     return 0;
   }
 
-  const auto reference = reference_setting(flags, system, options.gpu_indices.front());
+  const auto reference = reference_setting(flags, options.plan.spec, system, options.gpu_indices.front());
   options.plan_json = experiment::plan_spec_to_json(options.plan.spec);
   if (reference) options.plan_json["reference"] = *reference;
   options.db_path = flags.db.empty() ? default_db_path() : flags.db;
