@@ -3,6 +3,9 @@
 
 #include <thread>
 
+#include <algorithm>
+
+#include "experiment/results_store.hpp"
 #include "safety_support.hpp"
 
 namespace wattwise::safety {
@@ -29,6 +32,18 @@ TEST_P(StopSignalTest, RestoresTheCapturedLimitAndExitsWith128PlusN) {
   EXPECT_NE(f.err.find("--resume"), std::string::npos) << f.err;
   EXPECT_TRUE(world.all_at_w(650));
   EXPECT_TRUE(world.journals().empty());
+
+  // The interrupted run was not stored; --resume runs it and the rest, each planned run exactly once.
+  auto resume = sweep_args(world, "0.05");
+  resume.insert(resume.begin() + 1, "--resume");
+  const Finished resumed = run_wattwise(world.dir(), resume);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  std::vector<std::size_t> indices;
+  for (const auto& run : experiment::ResultsStore::open_read_only(world.dir() / "sweep.db").runs())
+    indices.push_back(run.plan_index);
+  std::sort(indices.begin(), indices.end());
+  EXPECT_EQ(indices, (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_TRUE(world.all_at_w(650));
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, StopSignalTest, ::testing::Values(SIGINT, SIGTERM, SIGHUP));
