@@ -14,7 +14,12 @@ import sys
 import threading
 import time
 
+import os
+
 from nvml_ctypes import Nvml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import wattwise  # noqa: E402
 
 
 def integrate(points, t0, t1):
@@ -57,6 +62,15 @@ def poll_nvidia_smi(points, stop, period_ms):
     proc.wait()
 
 
+def wait_for_posting(nvml):
+    """Polls the counter until its value changes; returns (value, monotonic time of the change)."""
+    first = nvml.energy_mj()
+    while True:
+        value = nvml.energy_mj()
+        if value != first:
+            return value, time.monotonic()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -75,9 +89,14 @@ def main():
         t.start()
     time.sleep(1.0)  # let both pollers have data before the window opens
 
-    e0, t0 = nvml.energy_mj(), time.monotonic()
+    # Open and close the window right after the counter posts a new value: then the value read is fresh
+    # (a value read at a random moment can be up to ~100 ms old). The window is marked for wattwise as the
+    # phase "independent_window", so both measure exactly the same span.
+    e0, t0 = wait_for_posting(nvml)
+    wattwise.begin("independent_window")
     rc = subprocess.call(command)
-    t1, e1 = time.monotonic(), nvml.energy_mj()
+    e1, t1 = wait_for_posting(nvml)  # the job ended; close at the next posting, after its last moments
+    wattwise.end("independent_window")
     time.sleep(0.5)
     stop.set()
     for t in threads:

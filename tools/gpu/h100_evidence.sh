@@ -33,6 +33,10 @@ if [ "$PART" = measure ]; then
   fi
   tail -2 "$W/abi_check.txt"
 
+  step "cost of each NVML reading (explains wattwise's CPU use)"
+  python3 tools/gpu/nvml_call_cost.py "$W/nvml_call_cost.json" > "$W/nvml_call_cost.txt" 2>&1
+  cat "$W/nvml_call_cost.txt" | head -12
+
   step "wattwise info"
   "$WW" info > "$W/info.txt" 2>&1; echo "rc=$?" >> "$W/info.txt"
   "$WW" info --json > "$W/info.json" 2>>"$W/info.txt"

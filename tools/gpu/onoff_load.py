@@ -36,18 +36,25 @@ def main():
     products(50)
     per_product_s = (time.monotonic() - start) / 50
     k = max(1, round(args.phase_s / per_product_s))
-    steady_n = max(1, round(args.steady_s / per_product_s))
+    chunks = max(1, round(args.steady_s / args.phase_s))
+    steady_n = chunks * k
     time.sleep(1.0)
 
+    # The steady phase is cut into back-to-back chunks of k products: short windows under a steady load,
+    # each of which should cost steady/chunks.
     with wattwise.phase("steady", products=steady_n):
-        products(steady_n)
+        for _ in range(chunks):
+            with wattwise.phase("chunk", products=k):
+                for _ in range(k):
+                    torch.mm(a, b)
+                torch.cuda.synchronize()
     time.sleep(1.0)
     for _ in range(args.periods):
         with wattwise.phase("on", products=k):
             products(k)
         with wattwise.phase("off"):
             time.sleep(args.phase_s)
-    print(f'{{"per_product_s": {per_product_s:.6f}, "k": {k}, "steady_n": {steady_n}}}')
+    print(f'{{"per_product_s": {per_product_s:.6f}, "k": {k}, "steady_n": {steady_n}, "chunks": {chunks}}}')
 
 
 if __name__ == "__main__":
