@@ -46,7 +46,9 @@ TEST(WatchdogAlsoKilled, RestoreAppliesTheStaleJournalAndEveryCommandWarns) {
     for (int i = 0; i < 500 && !(watchdog = wattwise.watchdog_pid()); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     ASSERT_TRUE(watchdog.has_value());
-    while (world.all_at_w(650)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int i = 0; i < 1000 && world.all_at_w(650); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_FALSE(world.all_at_w(650));
     ::kill(-*watchdog, SIGKILL);  // its process group: it leads its own session
     wattwise.signal(SIGKILL);
     wattwise.wait();

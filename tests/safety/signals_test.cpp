@@ -24,8 +24,11 @@ TEST_P(StopSignalTest, RestoresTheCapturedLimitAndExitsWith128PlusN) {
   SafetyWorld world;
   WattwiseProcess wattwise(world.dir(), sweep_args(world, "0.3"));
   ASSERT_TRUE(world.wait_for_journal());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // inside the first run
-  EXPECT_FALSE(world.all_at_w(650));                            // the sweep did change the limit
+  // Wait until the sweep has changed the limit: the signal then lands inside the first run.
+  for (int i = 0; i < 500 && world.all_at_w(650); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_FALSE(world.all_at_w(650));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   wattwise.signal(signal_number);
   const Finished f = wattwise.wait();
   EXPECT_EQ(f.exit_code, 128 + signal_number) << f.err;
