@@ -60,8 +60,10 @@ check_page() {
   done
 }
 
+two_knobs=$("$generator" "$outdir/two-knobs.html" --limits 7 --repeats 2 --batches 64,128)
 check_page report "${expected[0]}"
 check_page run "${expected[1]}"
+check_page two-knobs "$two_knobs"
 [ "$failed" -eq 0 ] || exit 1
 
 # The check itself must catch a failing script: a page whose script throws half-way has to fail it.

@@ -3,7 +3,8 @@
 // with 20 ms power traces and phases, through the same measurement path as `wattwise measure --simulate`.
 //
 //   report_e2e_sweep OUT.html [--limits N] [--repeats R] [--samples-per-epoch S]
-//                    [--md OUT.md] [--csv OUT.csv] [--trace-report TRACE.html]
+//                    [--md OUT.md] [--csv OUT.csv] [--trace-report TRACE.html] [--batches 64,128]
+// --batches adds a second knob, the batch size per GPU (a job knob), to test reports of several knobs.
 // Prints the number of charts the sweep's page must draw; with --trace-report, also writes the reference
 // run's trace CSV and phases CSV beside TRACE.html, the single-measurement report made from them
 // (`wattwise report trace.csv`), and prints that page's chart count on a second line.
@@ -34,6 +35,7 @@ struct Args {
   std::string md;
   std::string csv;
   std::string trace_report;
+  std::vector<unsigned> batches;  // empty: one knob only
   int limits = 31;
   int repeats = 5;
   long samples_per_epoch = 12000;
@@ -59,6 +61,12 @@ Args parse(int argc, char** argv) {
       args.csv = value();
     else if (a == "--trace-report")
       args.trace_report = value();
+    else if (a == "--batches")
+      for (std::istringstream in(value()); !in.eof();) {
+        std::string item;
+        std::getline(in, item, ',');
+        args.batches.push_back(static_cast<unsigned>(std::stoul(item)));
+      }
     else
       args.html = a;
   }
@@ -120,26 +128,35 @@ int run(const Args& args) {
   std::vector<report::html::RunDetail> details;
   std::uint64_t seed = 1;
   std::optional<measure::Measurement> reference_run;
+  const unsigned default_batch = simulation.profile.workload.default_batch;
+  const std::vector<unsigned> batches =
+      args.batches.empty() ? std::vector<unsigned>{default_batch} : args.batches;
   for (int i = 0; i < args.limits; ++i) {
     const double limit_w = spec.min_limit_w + (spec.max_limit_w - spec.min_limit_w) * i / (args.limits - 1);
     simulation.system->sim_gpu(0).set_power_limit_w(limit_w);
-    for (int repeat = 0; repeat < args.repeats; ++repeat) {
-      simulation.job = simulation.new_job(seed++);
-      const auto m = measure::measure_simulated(simulation, {});
-      const analysis::Setting setting = {{"power_limit_w", limit_w}};
-      runs.push_back({setting, repeat, m.wall_s(), m.total_energy_j().value_or(0), std::nullopt, std::nullopt,
-                      "", m.total_energy_j().has_value()});
-      details.push_back(detail_of(m, setting, repeat));
-      if (i == args.limits - 1 && repeat == 0) reference_run = m;
-    }
+    for (std::size_t b = 0; b < batches.size(); ++b)
+      for (int repeat = 0; repeat < args.repeats; ++repeat) {
+        simulation.options.batch = batches[b];
+        simulation.job = simulation.new_job(seed++);
+        const auto m = measure::measure_simulated(simulation, {});
+        analysis::Setting setting = {{"power_limit_w", limit_w}};
+        if (!args.batches.empty()) setting["batch"] = batches[b];
+        runs.push_back({setting, repeat, m.wall_s(), m.total_energy_j().value_or(0), std::nullopt,
+                        std::nullopt, "", m.total_energy_j().has_value()});
+        details.push_back(detail_of(m, setting, repeat));
+        if (i == args.limits - 1 && b == 0 && repeat == 0) reference_run = m;
+      }
   }
   analysis::AnalysisOptions options;
   options.default_setting = analysis::Setting{{"power_limit_w", spec.default_limit_w}};
+  if (!args.batches.empty()) (*options.default_setting)["batch"] = batches.back();
   const auto analysis = analysis::analyze(runs, options);
 
   report::html::ReportInfo info;
-  info.title = fmt::format("wattwise report: simulated sweep, {} power limits x {} repeats", args.limits,
-                           args.repeats);
+  const std::string batch_note =
+      args.batches.empty() ? "" : fmt::format(" x {} batch sizes", args.batches.size());
+  info.title = fmt::format("wattwise report: simulated sweep, {} power limits{} x {} repeats", args.limits,
+                           batch_note, args.repeats);
   info.tool_version = kVersion;
   info.source = "simulated (tools/report_e2e_sweep)";
   info.command = "simulated v100:resnet50";

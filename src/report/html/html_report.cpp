@@ -121,6 +121,23 @@ std::string recommendations_html(const ReportModel& model) {
   return "<ul class=\"recommendations\">\n" + items + "</ul>\n";
 }
 
+// The fits in numbers: how well each quadratic fits and where its optimum lies next to the measured one.
+std::string fits_table_html(const ReportModel& model, const std::string& knob) {
+  std::string rows;
+  for (const auto& f : model.fits) {
+    if (f.knob != knob) continue;
+    rows += fmt::format(
+        "<tr><td>{}</td><td>{:.4f}</td><td>{:.4g}</td><td>{:.4f}</td><td>{:.4g}</td><td>{:.4f}</td></tr>\n",
+        escape_html(f.metric), f.fit.r_squared, f.fit.optimum_x, f.fit.optimum_y, f.measured_optimum_x,
+        f.measured_optimum_y);
+  }
+  return fmt::format(
+      "<table class=\"results fits\"><thead><tr><th>quantity (normalised)</th><th>R&sup2;</th>"
+      "<th>fitted optimum {0}</th><th>fitted value</th><th>measured optimum {0}</th><th>measured value</th>"
+      "</tr></thead><tbody>\n{1}</tbody></table>\n",
+      escape_html(knob), rows);
+}
+
 }  // namespace
 
 std::vector<std::string> chart_ids(const ReportModel& model) {
@@ -177,7 +194,8 @@ std::string render_html_report(const ReportModel& model) {
     if (present.contains("chart-fit-" + knob))
       fits += chart("chart-fit-" + knob,
                     "Quadratic least-squares fits through the normalised means; R&sup2; in the "
-                    "legend; hollow marks: fitted optimum, filled: measured optimum.");
+                    "legend; hollow marks: fitted optimum, filled: measured optimum.") +
+              fits_table_html(model, knob);
   if (!fits.empty()) body += section("fits", "Fits", fits);
   body += section("tables", "Results", recommendations_html(model) + table_html(model));
 

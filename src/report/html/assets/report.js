@@ -55,6 +55,10 @@
         const meta = chart.getDatasetMeta(i);
         const xs = chart.scales[meta.xAxisID], ys = chart.scales[meta.yAxisID];
         ctx.save();
+        const area = chart.chartArea;  // a bar longer than the axis range is cut at the plot's edge
+        ctx.beginPath();
+        ctx.rect(area.left, area.top, area.right - area.left, area.bottom - area.top);
+        ctx.clip();
         ctx.strokeStyle = ds.borderColor;
         ctx.lineWidth = 1.2;
         ds.data.forEach((p, j) => {
@@ -116,9 +120,16 @@
     }));
     datasets.push({label: 'reference', data: [{x: ref.values[knob], y: 1}], pointStyle: 'star', pointRadius: 10,
                    borderColor: '#000', backgroundColor: '#000', borderWidth: 2, clip: false});
-    draw('chart-knob-' + knob, {type: 'scatter', data: {datasets},
-      options: options('Relative to the reference vs ' + knobLabel(knob), knobLabel(knob),
-                       'value / reference value (reference = 1)')});
+    const o = options('Relative to the reference vs ' + knobLabel(knob), knobLabel(knob),
+                      'value / reference value (reference = 1)');
+    // The axis covers the error bars too, so a noisy point shows how noisy it is.
+    const ends = rows.flatMap(([s]) => data.quantities.flatMap((q) => {
+      const v = s.normalised[q];
+      return v.std == null ? [v.value] : [v.value - v.std, v.value + v.std];
+    }));
+    o.scales.y.suggestedMin = Math.min(...ends);
+    o.scales.y.suggestedMax = Math.max(...ends);
+    draw('chart-knob-' + knob, {type: 'scatter', data: {datasets}, options: o});
   }
 
   function planeChart() {
