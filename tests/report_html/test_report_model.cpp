@@ -97,6 +97,15 @@ TEST(ReportModel, TracesAreMaskedMeansOnOneGrid) {
   EXPECT_NEAR(*ref.energy_mean_j[11], 1010.0, 1e-9);
 }
 
+TEST(ReportModel, KeepsEachRunWithItsCumulativeEnergy) {
+  const auto m = sweep_model();
+  ASSERT_EQ(m.runs.size(), 6u);
+  const auto& first = m.runs.front();  // 200 W, 12 s at 65 W
+  ASSERT_TRUE(first.energy_j.has_value());
+  EXPECT_EQ(first.energy_j->time_s, first.power_w->time_s);
+  EXPECT_NEAR(first.energy_j->value.back(), 780.0, 1e-9);
+}
+
 TEST(ReportModel, PhasesAreMeansOverRepeatsPerSetting) {
   const auto m = sweep_model();
   EXPECT_EQ(m.phases.phase_names, (std::vector<std::string>{"compute", "io"}));

@@ -48,7 +48,8 @@ struct PhaseTotal {
 struct RunDetail {
   analysis::Setting setting;
   int repeat = 0;
-  std::optional<analysis::TimeSeries> power_w;  // time_s since the run started, total power of its GPUs
+  std::optional<analysis::TimeSeries> power_w;   // time_s since the run started, total power of its GPUs
+  std::optional<analysis::TimeSeries> energy_j;  // cumulative energy of power_w; the builder fills it in
   std::vector<PhaseTotal> phases;
 };
 
@@ -118,6 +119,7 @@ struct ReportModel {
   std::vector<analysis::Recommendation> recommendations;
   std::vector<double> grid_s;  // the common time grid of the traces; empty without traces
   std::vector<SettingTraces> traces;
+  std::vector<RunDetail> runs;  // per run, as given plus cumulative energy; not in the page's JSON (size)
   PhaseBreakdown phases;
   std::vector<KnobFit> fits;
   std::vector<TableRow> table;
