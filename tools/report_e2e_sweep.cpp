@@ -4,6 +4,7 @@
 //
 //   report_e2e_sweep OUT.html [--limits N] [--repeats R] [--samples-per-epoch S]
 //                    [--md OUT.md] [--csv OUT.csv] [--trace-report TRACE.html] [--batches 64,128]
+//   report_e2e_sweep OUT.html --from INPUT   the report of a sweep database or trace CSV instead
 // --batches adds a second knob, the batch size per GPU (a job knob), to test reports of several knobs.
 // Prints the number of charts the sweep's page must draw; with --trace-report, also writes the reference
 // run's trace CSV and phases CSV beside TRACE.html, the single-measurement report made from them
@@ -22,6 +23,7 @@
 #include "measure/simulated_session.hpp"
 #include "report/html/html_report.hpp"
 #include "report/html/report_builder.hpp"
+#include "report/html/report_input.hpp"
 #include "report/html/report_tables.hpp"
 #include "report/trace_csv.hpp"
 #include "sim/simulation.hpp"
@@ -35,6 +37,7 @@ struct Args {
   std::string md;
   std::string csv;
   std::string trace_report;
+  std::string from;
   std::vector<unsigned> batches;  // empty: one knob only
   int limits = 31;
   int repeats = 5;
@@ -61,6 +64,8 @@ Args parse(int argc, char** argv) {
       args.csv = value();
     else if (a == "--trace-report")
       args.trace_report = value();
+    else if (a == "--from")
+      args.from = value();
     else if (a == "--batches")
       for (std::istringstream in(value()); !in.eof();) {
         std::string item;
@@ -117,6 +122,12 @@ void write_trace_report(const std::string& html_path, const measure::Measurement
 }
 
 int run(const Args& args) {
+  if (!args.from.empty()) {
+    const auto model = report::html::load_report_model(args.from, {}, kVersion);
+    write(args.html, report::html::render_html_report(model));
+    std::cout << report::html::chart_ids(model).size() << "\n";
+    return 0;
+  }
   sim::SimulationOptions sim_options;
   sim_options.samples_per_epoch = args.samples_per_epoch;
   sim_options.epochs = 2;

@@ -43,6 +43,9 @@
   const settings = data.settings;
   const ref = settings[data.reference_index];
   const shortLabel = (s) => Object.values(s.values).map(String).join(', ') || s.label;
+  const unitLabel = (s) => Object.entries(s.values)
+      .map(([knob, v]) => (knobUnit(knob) ? v + knobUnit(knob) : knob.replace(/_/g, ' ') + ' ' + v))
+      .join(', ') || s.label;
 
   // Error bars: Chart.js 3 has none built in; a dataset with `errorBars` (per point {x, y} half-widths)
   // gets them drawn here after its points.
@@ -180,13 +183,11 @@
     const oneRun = data.traces.length === 1 && data.traces[0].runs === 1;  // `wattwise report trace.csv`
     const n = settings.length;
     const color = (tr) => sequential(tr.setting_index, n);
-    // Legend entries are the knob values only; the legend's title names the knobs.
-    const label = (tr) => shortLabel(settings[tr.setting_index]);
-    const legendTitle = {display: true, text: data.knobs.map(knobLabel).join(', ') || 'setting'};
+    // Legend entries are short: the values with their units ("150 W", "150 W, batch 64").
+    const label = (tr) => unitLabel(settings[tr.setting_index]);
     const settingOf = (c) => settings[data.traces[c.datasetIndex].setting_index];  // power: one dataset per trace
     const o = options(oneRun ? 'Power over time' : 'Power over time, mean across repeats', 'time since the run started (s)', 'power (W)');
     o.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false};
-    o.plugins.legend.title = legendTitle;
     o.plugins.tooltip = {callbacks: {label: (c) => settingOf(c).label + ': ' + c.parsed.y.toFixed(1) + ' W'}};
     draw('chart-power', {type: 'line', data: {datasets: data.traces.map((tr) => ({
       label: label(tr), data: series(tr.power_mean_w, 1), borderColor: color(tr), backgroundColor: color(tr),
@@ -209,7 +210,6 @@
                        'energy (' + unit + ')');
     oe.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false,
                                 filter: (item, chartData) => !chartData.datasets[item.datasetIndex].band};
-    oe.plugins.legend.title = legendTitle;
     draw('chart-energy', {type: 'line', data: {datasets}, options: oe});
   }
 
