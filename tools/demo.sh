@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# The main job on its embedded default: on a machine without an NVIDIA driver, a simulated V100 training
-# resnet50 for one epoch, measured in virtual time.
+# The main job on its embedded default: without an NVIDIA driver, a simulated Tesla V100 training resnet50,
+# in virtual time: one measured epoch, then a power-limit sweep with its recommendation, then its report.
 set -euo pipefail
 BUILD_DIR=${1:-build}
 WW="$BUILD_DIR/src/cli/wattwise"
+OUT=${WATTWISE_DEMO_DIR:-demo-output}
+mkdir -p "$OUT"
 if "$WW" info >/dev/null 2>&1; then
-  echo "== NVIDIA driver found: measuring a real GPU is 'wattwise measure -- CMD'; the demo stays simulated"
+  echo "== an NVIDIA driver is present: 'wattwise info' and 'wattwise measure -- CMD' use it; the demo stays simulated"
 fi
 echo "== wattwise measure --simulate v100:resnet50"
-"$WW" measure --simulate v100:resnet50
+"$WW" measure --simulate v100:resnet50 --trace "$OUT/epoch.csv" --json "$OUT/epoch.json"
+
+echo
+echo "== wattwise sweep --simulate v100:resnet50 --power-limit 150:300:5 --repeat 5   (155 simulated epochs)"
+rm -f "$OUT/sweep.db"
+"$WW" sweep --simulate v100:resnet50 --power-limit 150:300:5 --repeat 5 --order random --seed 1 --db "$OUT/sweep.db"
+
+echo
+echo "== wattwise report $OUT/sweep.db -o $OUT/report.html"
+"$WW" report "$OUT/sweep.db" -o "$OUT/report.html"
+echo "open $OUT/report.html in a browser (it works offline)"

@@ -1,0 +1,62 @@
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "analysis/metrics.hpp"
+#include "analysis/reference.hpp"
+#include "cli/commands.hpp"
+#include "cli/output_file.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "report/html/report_input.hpp"
+
+namespace wattwise::cli {
+
+namespace {
+
+struct ReportFlags {
+  std::string input;
+  std::string output;
+  std::string format = "html";
+  std::vector<std::string> metrics;
+  std::string max_slowdown;
+  std::string reference;
+};
+
+int run_report(const ReportFlags& flags) {
+  const auto format = report::html::parse_report_format(flags.format);
+  // An HTML page on a terminal helps nobody: ask for a file, but let tables go to stdout.
+  std::string output = flags.output;
+  if (output.empty()) {
+    if (format == report::html::ReportFormat::kHtml)
+      throw usage_error("the HTML report needs a file: `wattwise report INPUT -o report.html` (or --format md|csv)");
+    output = "-";
+  }
+  OutputFile out(output);  // checked before the work starts
+
+  analysis::AnalysisOptions options;
+  options.metrics = analysis::metrics_with(flags.metrics);
+  if (!flags.max_slowdown.empty()) options.max_slowdown = analysis::parse_max_slowdown(flags.max_slowdown);
+  if (!flags.reference.empty()) options.reference = analysis::parse_setting_spec(flags.reference);
+
+  const auto model = report::html::load_report_model(flags.input, options, kVersion);
+  out.stream() << report::html::render_report(model, format);
+  out.commit();
+  if (output != "-") std::cerr << fmt::format("wattwise: report written to {}\n", output);
+  return 0;
+}
+
+}  // namespace
+
+CommandRun add_report_command(CLI::App& app) {
+  auto flags = std::make_shared<ReportFlags>();
+  app.add_option("input", flags->input, "a sweep database, or a trace CSV of `wattwise measure --trace`")->required();
+  app.add_option("-o,--output", flags->output, "the file to write ('-' for stdout with --format md|csv)");
+  app.add_option("--format", flags->format, "html (default), md or csv")->capture_default_str();
+  app.add_option("--metric", flags->metrics, "add a metric: eds:K, ed2p, ... (repeatable)");
+  app.add_option("--max-slowdown", flags->max_slowdown, "only recommend settings at most this much slower, e.g. 10%");
+  app.add_option("--reference", flags->reference, "the reference setting, e.g. power_limit_w=300");
+  return [flags]() { return run_report(*flags); };
+}
+
+}  // namespace wattwise::cli
