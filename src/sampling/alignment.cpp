@@ -1,5 +1,6 @@
 #include "sampling/alignment.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -24,20 +25,49 @@ std::vector<const CounterPiece*> usable_pieces(const CounterTimeline& counter, c
   return pieces;
 }
 
-Fit fit_at(const std::vector<const CounterPiece*>& pieces, const PowerCurve& fine, Nanos shift) {
-  double ee = 0, es = 0, ss = 0;
+// A grid of candidate shifts: first, first + step, ... (count of them).
+struct ShiftGrid {
+  Nanos first{0};
+  Nanos step{0};
+  std::size_t count = 0;
+
+  Nanos at(std::size_t i) const { return first + step * static_cast<std::int64_t>(i); }
+};
+
+// The fit at every shift of the grid, in one pass over the pieces: at each piece boundary the fine
+// trace's cumulative energy is evaluated for all shifts together (neighbouring shifts land in the same
+// or the next reading interval, so this is a short walk), and a boundary shared by two contiguous pieces
+// is evaluated once. Each shift's sums run over the pieces in order, exactly as one shift at a time would.
+std::vector<Fit> fits_on_grid(const std::vector<const CounterPiece*>& pieces, const PowerCurve& fine,
+                              const ShiftGrid& grid) {
+  std::vector<double> at_begin(grid.count), at_end(grid.count);
+  std::vector<double> es(grid.count, 0.0), ss(grid.count, 0.0);
+  double ee = 0;
   std::size_t cursor = 0;
+  bool have_end = false;
+  Nanos previous_end{0};
   for (const CounterPiece* piece : pieces) {
-    const double s_begin = fine.cumulative_j(piece->begin + shift, cursor);
-    const double s_end = fine.cumulative_j(piece->end + shift, cursor);
+    if (have_end && piece->begin == previous_end) {
+      std::swap(at_begin, at_end);
+    } else {
+      fine.cumulative_j_grid(piece->begin + grid.first, grid.step, at_begin, cursor);
+    }
+    fine.cumulative_j_grid(piece->end + grid.first, grid.step, at_end, cursor);
+    have_end = true;
+    previous_end = piece->end;
     const double de = *piece->energy_j;
-    const double ds = s_end - s_begin;
     ee += de * de;
-    es += de * ds;
-    ss += ds * ds;
+    for (std::size_t i = 0; i < grid.count; ++i) {
+      const double ds = at_end[i] - at_begin[i];
+      es[i] += de * ds;
+      ss[i] += ds * ds;
+    }
   }
-  if (ss <= 0) return Fit{ee, 1, ee};
-  return Fit{std::max(0.0, ee - es * es / ss), es / ss, ee};
+  std::vector<Fit> fits(grid.count);
+  for (std::size_t i = 0; i < grid.count; ++i) {
+    fits[i] = ss[i] <= 0 ? Fit{ee, 1, ee} : Fit{std::max(0.0, ee - es[i] * es[i] / ss[i]), es[i] / ss[i], ee};
+  }
+  return fits;
 }
 
 struct Best {
@@ -66,12 +96,14 @@ Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& f
   if (pieces.size() < 3) return alignment;
 
   Best best;
-  for (Nanos shift = -search; shift <= search; shift += kCoarseStep)
-    consider(best, shift, fit_at(pieces, fine, shift));
-  const Nanos centre = best.shift;
-  for (Nanos shift = centre - kCoarseStep; shift <= centre + kCoarseStep; shift += kFineStep) {
-    consider(best, shift, fit_at(pieces, fine, shift));
-  }
+  const auto coarse_count = search >= Nanos{0} ? static_cast<std::size_t>(2 * search / kCoarseStep) + 1 : 0;
+  const ShiftGrid coarse{-search, kCoarseStep, coarse_count};
+  const std::vector<Fit> coarse_fits = fits_on_grid(pieces, fine, coarse);
+  for (std::size_t i = 0; i < coarse.count; ++i) consider(best, coarse.at(i), coarse_fits[i]);
+  const ShiftGrid refine{best.shift - kCoarseStep, kFineStep,
+                         static_cast<std::size_t>(2 * kCoarseStep / kFineStep) + 1};
+  const std::vector<Fit> fine_fits = fits_on_grid(pieces, fine, refine);
+  for (std::size_t i = 0; i < refine.count; ++i) consider(best, refine.at(i), fine_fits[i]);
 
   alignment.offset = best.shift;
   alignment.scale = best.fit.scale;

@@ -35,7 +35,8 @@ bool PowerCurve::covers(Nanos t0, Nanos t1, Nanos tolerance) const {
   return usable() && t0 >= first() - tolerance && t1 <= last() + tolerance;
 }
 
-double PowerCurve::cumulative_at_index(std::size_t k, std::int64_t t) const {
+// Inlined: it is the inner step of every cumulative query, the offset search's grids included.
+[[gnu::always_inline]] inline double PowerCurve::cumulative_at_index(std::size_t k, std::int64_t t) const {
   if (k == 0) return -power_w_.front() * static_cast<double>(t_ns_.front() - t) * kSecondsPerNano;
   if (k == t_ns_.size())
     return cumulative_j_.back() + power_w_.back() * static_cast<double>(t - t_ns_.back()) * kSecondsPerNano;
@@ -54,10 +55,83 @@ double PowerCurve::cumulative_j(Nanos t) const {
   return cumulative_at_index(k, t.count());
 }
 
+std::size_t PowerCurve::seek(std::size_t from, std::int64_t t) const {
+  const std::size_t n = t_ns_.size();
+  if (from >= n || t_ns_[from] >= t) return from;
+  // Gallop: double the stride until a reading at or after t is passed, then binary search that stride.
+  std::size_t below = from;  // t_ns_[below] < t
+  std::size_t stride = 1;
+  while (below + stride < n && t_ns_[below + stride] < t) {
+    below += stride;
+    stride *= 2;
+  }
+  const auto end = t_ns_.begin() + static_cast<std::ptrdiff_t>(std::min(below + stride, n));
+  return static_cast<std::size_t>(
+      std::lower_bound(t_ns_.begin() + static_cast<std::ptrdiff_t>(below) + 1, end, t) - t_ns_.begin());
+}
+
 double PowerCurve::cumulative_j(Nanos t, std::size_t& cursor) const {
   if (t_ns_.empty()) return 0;
-  while (cursor < t_ns_.size() && t_ns_[cursor] < t.count()) ++cursor;
+  cursor = seek(cursor, t.count());
   return cumulative_at_index(cursor, t.count());
+}
+
+void PowerCurve::fill_in_interval(std::size_t k, std::int64_t t, std::int64_t step_ns,
+                                  std::span<double> out) const {
+  // cumulative_at_index's cases, decided once for the whole run of grid points (same arithmetic).
+  const auto seconds_from = [](std::int64_t later, std::int64_t earlier) {
+    return static_cast<double>(later - earlier) * kSecondsPerNano;
+  };
+  if (k == 0) {
+    for (double& value : out) {
+      value = -power_w_.front() * seconds_from(t_ns_.front(), t);
+      t += step_ns;
+    }
+  } else if (k == t_ns_.size()) {
+    for (double& value : out) {
+      value = cumulative_j_.back() + power_w_.back() * seconds_from(t, t_ns_.back());
+      t += step_ns;
+    }
+  } else if (rule_ == PowerInterpolation::kIntervalMean) {
+    for (double& value : out) {
+      value = cumulative_j_[k - 1] + power_w_[k] * seconds_from(t, t_ns_[k - 1]);
+      t += step_ns;
+    }
+  } else {
+    const double span_s = seconds_from(t_ns_[k], t_ns_[k - 1]);
+    const double slope = (power_w_[k] - power_w_[k - 1]) / span_s;
+    for (double& value : out) {
+      const double tau_s = seconds_from(t, t_ns_[k - 1]);
+      value = cumulative_j_[k - 1] + power_w_[k - 1] * tau_s + 0.5 * slope * tau_s * tau_s;
+      t += step_ns;
+    }
+  }
+}
+
+void PowerCurve::cumulative_j_grid(Nanos start, Nanos step, std::span<double> out,
+                                   std::size_t& cursor) const {
+  if (t_ns_.empty()) {
+    std::fill(out.begin(), out.end(), 0.0);
+    return;
+  }
+  const std::int64_t t0 = start.count(), step_ns = step.count();
+  cursor = seek(cursor, t0);
+  // Interval by interval rather than point by point: each reading interval (t[k-1], t[k]] takes the run
+  // of grid points that fall in it, found by arithmetic, so the inner loops have no data-dependent branch.
+  const std::size_t n = t_ns_.size();
+  std::size_t k = cursor;
+  std::size_t i = 0;
+  while (i < out.size()) {
+    const std::int64_t t = t0 + static_cast<std::int64_t>(i) * step_ns;
+    while (k < n && t_ns_[k] < t) ++k;
+    std::size_t end = out.size();
+    if (k < n && step_ns > 0) {
+      // Points up to t[k] are in this interval: t0 + j * step <= t[k].
+      end = std::min(end, static_cast<std::size_t>((t_ns_[k] - t0) / step_ns) + 1);
+    }
+    fill_in_interval(k, t, step_ns, out.subspan(i, end - i));
+    i = end;
+  }
 }
 
 }  // namespace wattwise::sampling
