@@ -6,9 +6,15 @@ momentum on random tensors shaped like ImageNet (3x224x224, 3x299x299 for incept
 as the power-capping papers did, so that runs measure the GPU, not the disk or the data loader. One
 batch is generated on the GPU once and reused (as tf_cnn_benchmarks' synthetic mode does).
 
-Phases are marked through the wattwise Python client: warmup, training, epoch (epoch=, samples=),
-iteration (samples=batch), and with --mark-forward-backward also forward, backward and optimizer
+Phases are marked through the wattwise Python client: warmup, training, epoch (epoch=, samples=, flops=),
+iteration (samples=batch, flops=), and with --mark-forward-backward also forward, backward and optimizer
 (with --sync, each after torch.cuda.synchronize(), so short phases line up with the power trace).
+
+Work as floating-point operations: before the warm-up, one forward+backward of the real batch runs under
+PyTorch's torch.utils.flop_counter.FlopCounterMode (outside any timed or marked phase); that count is the
+work of every iteration, so wattwise shows GFLOPS/W for iterations and epochs. It counts the matrix
+multiplications and convolutions (a multiply-add is 2 operations), not element-wise ops or the optimizer
+step. --no-flops skips it (PyTorch before 2.1 has no flop counter: the script then says so and goes on).
 
 Work per epoch: the papers used 100000 samples per epoch (the default here). For quick runs use
 --quick: 6400 samples per epoch (50 iterations at batch 128), 1 epoch, 5 warm-up iterations; or cap
@@ -56,6 +62,8 @@ def parse_arguments(argv):
                         help="also mark forward, backward and optimizer in every iteration")
     parser.add_argument("--sync", action="store_true",
                         help="torch.cuda.synchronize() before each fine-grained marker (slower, exact phases)")
+    parser.add_argument("--no-flops", action="store_true",
+                        help="do not count the model's floating-point operations (no flops= counters)")
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--seed", type=int, default=0)
@@ -130,6 +138,18 @@ class Trainer:
             return self.criterion(logits, self.labels) + 0.4 * self.criterion(aux_logits, self.labels)
         return self.criterion(output, self.labels)
 
+    def count_flops(self, flop_counter_mode):
+        """Operations of one forward+backward of the batch, as `flop_counter_mode` (FlopCounterMode) counts
+        them. Leaves no gradients behind and does not step the optimizer, so training starts as without it."""
+        self.optimizer.zero_grad(set_to_none=True)
+        counter = flop_counter_mode(display=False)
+        with counter:
+            with self.torch.autocast(self.autocast_device, enabled=self.args.amp):
+                loss = self.loss()
+            loss.backward()
+        self.optimizer.zero_grad(set_to_none=True)
+        return counter.get_total_flops()
+
     def step(self):
         self.optimizer.zero_grad(set_to_none=True)
         with self.marker.forward():
@@ -163,6 +183,27 @@ def setup_device(torch, args):
     return device, rank, world_size
 
 
+def flops_per_iteration(args, trainer):
+    """The operations of one training iteration, or None (--no-flops, or no flop counter in this PyTorch)."""
+    if args.no_flops:
+        return None
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+    except ImportError:
+        log("this PyTorch has no torch.utils.flop_counter (2.1 or later): no flops= counters")
+        return None
+    flops = trainer.count_flops(FlopCounterMode)
+    return float(flops) if flops and flops > 0 else None
+
+
+def work_counters(samples, flops_per_iteration, iterations):
+    """Marker counters for `iterations` iterations of `samples` samples each; flops= only when known."""
+    counters = {"samples": samples * iterations}
+    if flops_per_iteration is not None:
+        counters["flops"] = flops_per_iteration * iterations
+    return counters
+
+
 def synchronize(torch, device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -176,11 +217,15 @@ def train(args, torch, torchvision, wattwise):
     torch.backends.cudnn.benchmark = True
     marker = TrainLoopMarker(fine=args.mark_forward_backward, sync=args.sync)
     trainer = Trainer(args, torch, torchvision, marker, device, world_size > 1)
+    # Counted once, before anything is timed or marked; every iteration does the same work.
+    flops = flops_per_iteration(args, trainer)
     # Each rank does its share of an epoch's samples, in whole batches.
     iterations_per_epoch = max(1, args.samples_per_epoch // (args.batch * world_size))
     if rank == 0:
         log("%s batch %d x %d GPU(s), %d iterations per epoch, %d epoch(s)%s" %
             (args.model, args.batch, world_size, iterations_per_epoch, args.epochs, ", amp" if args.amp else ""))
+        if flops is not None:
+            log("%.1f GFLOP per iteration (per GPU)" % (flops / 1e9))
 
     with wattwise.phase("warmup", samples=args.warmup_iters * args.batch):
         for _ in range(args.warmup_iters):
@@ -192,19 +237,20 @@ def train(args, torch, torchvision, wattwise):
     with wattwise.phase("training"):
         for epoch in range(args.epochs):
             epoch_started = time.monotonic()
-            epoch_samples = 0
+            epoch_iterations = 0
             # begin/end rather than phase(): the end carries the samples done, known only then.
             wattwise.begin("epoch", epoch=epoch)
             try:
                 for _ in range(iterations_per_epoch):
-                    with marker.iteration(samples=args.batch):
+                    with marker.iteration(**work_counters(args.batch, flops, 1)):
                         trainer.step()
-                    epoch_samples += args.batch
+                    epoch_iterations += 1
                     if args.max_seconds is not None and time.monotonic() - epoch_started >= args.max_seconds:
                         break
                 synchronize(torch, device)
             finally:
-                wattwise.end("epoch", epoch=epoch, samples=epoch_samples)
+                wattwise.end("epoch", epoch=epoch, **work_counters(args.batch, flops, epoch_iterations))
+            epoch_samples = epoch_iterations * args.batch
             samples += epoch_samples
             if rank == 0:
                 log("epoch %d: %d samples in %.2f s" % (epoch, epoch_samples, time.monotonic() - epoch_started))
