@@ -22,8 +22,8 @@ enum class PowerInterpolation {
 class PowerCurve {
  public:
   PowerCurve() = default;
-  // `readings` are sorted by time here if they are not already.
-  PowerCurve(std::vector<PowerReading> readings, PowerInterpolation rule);
+  // `readings` are sorted by time here (in a copy) if they are not already.
+  PowerCurve(const std::vector<PowerReading>& readings, PowerInterpolation rule);
 
   bool usable() const { return t_ns_.size() >= 2; }
   Nanos first() const { return Nanos{t_ns_.front()}; }
@@ -42,6 +42,7 @@ class PowerCurve {
   double integral_j(Nanos t0, Nanos t1) const { return cumulative_j(t1) - cumulative_j(t0); }
 
  private:
+  void index(const std::vector<PowerReading>& sorted_readings);
   double cumulative_at_index(std::size_t k, std::int64_t t) const;  // t in (t[k-1], t[k]], or k at the edges
   // The first index at or after `from` whose reading is at or after t (what a forward walk would reach).
   std::size_t seek(std::size_t from, std::int64_t t) const;

@@ -104,11 +104,18 @@ std::vector<hw::PowerSample> SimGpu::power_samples_since(std::uint64_t since_dev
   // The buffer starts empty when the GPU appears and keeps the last 2.4 s.
   const Nanos oldest = std::max(newest - kSampleBufferSpan + kSamplePeriod, created_at_ + kSamplePeriod);
   std::vector<hw::PowerSample> samples;
+  // Consecutive samples share an edge: the energy at one sample's end is the next one's start, so each
+  // new sample costs one timeline lookup (this runs on every drain of every simulated run).
+  std::optional<double> energy_at_previous_j;
   for (Nanos t = last_update(oldest + kSamplePeriod - Nanos{1}, kSamplePeriod); t <= newest;
        t += kSamplePeriod) {
     const auto device_us = static_cast<std::uint64_t>(std::max<std::int64_t>(t.count() / 1000, 0));
     if (device_us <= since_device_us) continue;
-    samples.push_back(hw::PowerSample{device_us, mean_power_w(t, kSamplePeriod)});
+    const double start_j =
+        energy_at_previous_j ? *energy_at_previous_j : timeline_.energy_j_at(t - kSamplePeriod);
+    const double end_j = timeline_.energy_j_at(t);
+    samples.push_back(hw::PowerSample{device_us, (end_j - start_j) / to_seconds(kSamplePeriod)});
+    energy_at_previous_j = end_j;
   }
   return samples;
 }
