@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -22,6 +23,7 @@ struct AnalyzeFlags {
   std::vector<std::string> metrics;
   std::string max_slowdown;
   std::string reference;
+  std::string phase;
   bool json = false;
 };
 
@@ -34,9 +36,52 @@ bool looks_like_sqlite(const std::string& path) {
 
 // Runs from a sweep database (through the same CSV contract the export uses: one code path for both) or
 // from a CSV of runs measured elsewhere. The database also knows which setting is the default.
-std::vector<analysis::RunRecord> load_runs(const std::string& path, std::optional<analysis::Setting>& default_setting) {
+// With --phase, each run counts as its phase's time and energy (summed over the phase's occurrences and the
+// job's GPUs): the energy of an epoch rather than of the whole process with its start-up. A run without
+// that phase is left out, and said so.
+std::vector<analysis::RunRecord> phase_runs(const experiment::ResultsStore& store, const std::string& phase,
+                                            const std::string& path) {
+  std::vector<analysis::RunRecord> runs;
+  std::size_t without = 0;
+  for (const auto& run : store.runs()) {
+    if (run.warmup || !run.error.empty()) continue;
+    auto it = std::find_if(run.phases.begin(), run.phases.end(),
+                           [&](const auto& p) { return p.name == phase && !p.gpu_index; });
+    if (it == run.phases.end() || !it->energy_j || it->time_s <= 0) {
+      ++without;
+      continue;
+    }
+    analysis::RunRecord r;
+    for (const auto& s : run.settings) {
+      try {
+        r.setting[s.knob] = std::stod(s.value);
+      } catch (const std::exception&) {
+        throw data_error(fmt::format("{}: knob {} has the non-numeric value '{}'", path, s.knob, s.value));
+      }
+    }
+    r.repeat = static_cast<int>(run.repeat);
+    r.time_s = it->time_s;
+    r.energy_j = *it->energy_j;
+    r.work = run.work;
+    r.label = run.label;
+    runs.push_back(std::move(r));
+  }
+  if (runs.empty())
+    throw usage_error(fmt::format("no successful run of '{}' has a phase named '{}': check the names with "
+                                  "`wattwise report {} --format md`",
+                                  path, phase, path));
+  if (without > 0)
+    std::cerr << fmt::format("wattwise: {} run(s) without a '{}' phase left out\n", without, phase);
+  return runs;
+}
+
+std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::string& phase,
+                                           std::optional<analysis::Setting>& default_setting) {
   if (!std::ifstream(path)) throw usage_error(fmt::format("cannot read '{}': give a sweep database or a runs CSV", path));
-  if (!looks_like_sqlite(path)) return analysis::read_runs_csv(path);
+  if (!looks_like_sqlite(path)) {
+    if (!phase.empty()) throw usage_error("--phase needs a sweep database: a runs CSV has no phases");
+    return analysis::read_runs_csv(path);
+  }
   const auto store = experiment::ResultsStore::open_read_only(path);
   const auto plan = store.plan();
   if (plan.contains("reference") && plan["reference"].is_object()) {
@@ -45,6 +90,7 @@ std::vector<analysis::RunRecord> load_runs(const std::string& path, std::optiona
       if (value.is_number()) setting[knob] = value.get<double>();
     if (!setting.empty()) default_setting = setting;
   }
+  if (!phase.empty()) return phase_runs(store, phase, path);
   std::stringstream csv;
   store.export_runs_csv(csv);
   return analysis::parse_runs_csv(csv, path);
@@ -52,7 +98,7 @@ std::vector<analysis::RunRecord> load_runs(const std::string& path, std::optiona
 
 int run_analyze(const AnalyzeFlags& flags) {
   analysis::AnalysisOptions options;
-  const auto runs = load_runs(flags.input, options.default_setting);
+  const auto runs = load_runs(flags.input, flags.phase, options.default_setting);
   options.metrics = analysis::metrics_with(flags.metrics);
   if (!flags.max_slowdown.empty()) options.max_slowdown = analysis::parse_max_slowdown(flags.max_slowdown);
   if (!flags.reference.empty()) options.reference = analysis::parse_setting_spec(flags.reference);
@@ -74,6 +120,8 @@ CommandRun add_analyze_command(CLI::App& app) {
                  "add a metric: E, edp, ed2p, eds:K (e.g. eds:1.5), gain-loss, time (repeatable)");
   app.add_option("--max-slowdown", flags->max_slowdown, "only recommend settings at most this much slower, e.g. 10%");
   app.add_option("--reference", flags->reference, "the reference setting, e.g. power_limit_w=300");
+  app.add_option("--phase", flags->phase,
+                 "analyse one marked phase of each run (e.g. epoch) instead of the whole run (databases only)");
   app.add_flag("--json", flags->json, "print JSON for programs (fields: docs/analysis-json.md)");
   return [flags]() { return run_analyze(*flags); };
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -55,6 +56,7 @@ struct SweepFlags {
   CLI::Option* interval_option = nullptr;
   double timeout_s = 0;
   std::string trace_dir;
+  std::string job_gpus;  // may name a job knob: "{gpus}"
   bool read_only = false;
   std::string simulate;
   sim::SimulationOptions sim;
@@ -65,6 +67,18 @@ constexpr double kDefaultCooldownMaxS = 60;
 // A simulated epoch has thousands of iterations; marking the first few keeps a 150-run sweep fast.
 constexpr std::int64_t kSimulatedIterationMarkers = 8;
 constexpr int kSimulatedIntervalMs = 100;
+
+// --job-gpus N or --job-gpus {gpus}: how many of the measured GPUs this run's job uses (the rest are idle).
+std::size_t job_gpu_count(const std::string& spec, const std::map<std::string, std::string>& params) {
+  const auto text = experiment::substitute_params({spec}, params).front();
+  try {
+    std::size_t used = 0;
+    const auto n = std::stoul(text, &used);
+    if (used == text.size() && n > 0) return n;
+  } catch (const std::exception&) {
+  }
+  throw usage_error(fmt::format("--job-gpus '{}' gives '{}': it must be a positive number of GPUs", spec, text));
+}
 
 std::string default_db_path() {
   const std::time_t now = std::time(nullptr);
@@ -105,20 +119,35 @@ experiment::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, s
 }
 
 // The setting the analysis compares against: --reference, else the GPU's default power limit when the
-// power limit is swept (clocks have no default value to name: unlocked is not a number).
+// power limit is swept, with every job knob at the first value the user listed (batch=64,128,256 compares
+// against 64). Clocks have no default value to name (unlocked is not a number): then the analysis chooses by
+// its own rule or asks for --reference, rather than fail on a reference that is not there.
 std::optional<analysis::Setting> reference_setting(const SweepFlags& flags, const experiment::PlanSpec& spec,
                                                    hw::GpuSystem& system, std::size_t first_gpu) {
   if (!flags.reference.empty()) return analysis::parse_setting_spec(flags.reference);
-  // The default limit names one setting only when it is swept and is the only knob; otherwise the analysis
-  // chooses by its own rule (or asks for --reference) rather than fail on a reference that is not there.
-  if (spec.knobs.size() != 1 || spec.knobs.front().name != experiment::kPowerLimitKnob) return std::nullopt;
-  const auto limits = system.gpu(first_gpu).power_limits();
-  if (!limits) return std::nullopt;
-  for (const auto& value : spec.knobs.front().values) {
-    if (std::abs(experiment::knob_number(spec.knobs.front().name, value) - limits->default_w) < 1e-6)
-      return analysis::Setting{{std::string(experiment::kPowerLimitKnob), limits->default_w}};
+  analysis::Setting reference;
+  for (const auto& knob : spec.knobs) {
+    if (knob.values.empty()) return std::nullopt;
+    if (knob.name == experiment::kPowerLimitKnob) {
+      const auto limits = system.gpu(first_gpu).power_limits();
+      if (!limits) return std::nullopt;
+      const bool swept = std::any_of(knob.values.begin(), knob.values.end(), [&](const std::string& v) {
+        return std::abs(experiment::knob_number(knob.name, v) - limits->default_w) < 1e-6;
+      });
+      if (!swept) return std::nullopt;
+      reference[knob.name] = limits->default_w;
+    } else if (knob.kind == experiment::KnobKind::kJob) {
+      try {
+        reference[knob.name] = experiment::knob_number(knob.name, knob.values.front());
+      } catch (const Error&) {
+        return std::nullopt;  // a non-numeric job knob cannot be analysed as a number anyway
+      }
+    } else {
+      return std::nullopt;
+    }
   }
-  return std::nullopt;
+  if (reference.empty()) return std::nullopt;
+  return reference;
 }
 
 std::string trace_rows_of_gpu(const std::string& csv, unsigned gpu_index) {
@@ -273,6 +302,7 @@ int run_sweep_command(SweepFlags flags) {
       measure::MeasureOptions per_run = measure_options;
       for (const auto& [name, value] : experiment::param_environment(run.params))
         per_run.extra_environment[name] = value;
+      if (!flags.job_gpus.empty()) per_run.job_gpu_count = job_gpu_count(flags.job_gpus, run.params);
       return measure::measure_command(system, experiment::substitute_params(flags.command, run.params),
                                       per_run);
     };
@@ -324,6 +354,8 @@ CommandRun add_sweep_command(CLI::App& app) {
       app.add_option("--interval", flags->interval_ms,
                      "period of power and telemetry readings, ms (default 20; simulated: 100)");
   app.add_option("--timeout", flags->timeout_s, "stop a run's job after this many seconds (the run fails)");
+  app.add_option("--job-gpus", flags->job_gpus,
+                 "the job uses the first N measured GPUs (e.g. {gpus} for a job knob); the rest are reported idle");
   app.add_option("--trace-dir", flags->trace_dir, "keep every run's trace as CSV here (and in the database)");
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
