@@ -58,10 +58,11 @@ void EnergyAccounting::build_pieces() {
   std::size_t cursor = 0;
   for (std::size_t i = 0; i < counter_.pieces.size(); ++i) {
     const CounterPiece& source = counter_.pieces[i];
-    Piece piece{source.begin, source.end, cumulative_j, 0, std::nullopt, 0};
+    Piece piece{source.begin, source.end, cumulative_j, 0, std::nullopt, 0, 0};
     double fine_j = 0;
     if (fine_ != nullptr) {
       piece.fine_at_begin_j = fine_->cumulative_j(source.begin + offset, cursor);
+      piece.fine_cursor = cursor;
       fine_j = fine_->cumulative_j(source.end + offset, cursor) - piece.fine_at_begin_j;
     }
     piece.energy_j = source.energy_j ? *source.energy_j : unknown_piece_energy(i, fine_j);
@@ -77,15 +78,42 @@ void EnergyAccounting::build_pieces() {
   total_j_ = cumulative_j;
 }
 
+std::size_t EnergyAccounting::first_piece_after(Nanos t) const {
+  // upper_bound, started where t would fall if the pieces were evenly spaced (they nearly are: one per
+  // counter update), then galloping outwards: a few probes near t instead of a binary search whose first
+  // probes miss the cache on a long trace.
+  const auto begins = piece_begins_.begin();
+  const std::size_t n = piece_begins_.size();
+  if (n == 0 || t < piece_begins_.front()) return 0;
+  const Nanos span = piece_begins_.back() - piece_begins_.front();
+  const double fraction = span.count() > 0 ? std::min(1.0, ratio(t - piece_begins_.front(), span)) : 1.0;
+  std::size_t lo = std::min(n - 1, static_cast<std::size_t>(fraction * static_cast<double>(n - 1)));
+  std::size_t hi = lo + 1;  // invariant sought: begins[lo] <= t < begins[hi] (hi == n: past the end)
+  for (std::size_t stride = 1; piece_begins_[lo] > t; stride *= 2) {
+    hi = lo;
+    lo = lo > stride ? lo - stride : 0;
+  }
+  for (std::size_t stride = 1; hi < n && piece_begins_[hi] <= t; stride *= 2) {
+    lo = hi;
+    hi = std::min(n, hi + stride);
+  }
+  const auto first = begins + static_cast<std::ptrdiff_t>(lo);
+  return static_cast<std::size_t>(std::upper_bound(first, begins + static_cast<std::ptrdiff_t>(hi), t) -
+                                  begins);
+}
+
 double EnergyAccounting::reconciled_cumulative_j(Nanos t, bool use_fine) const {
   // The piece that starts last at or before t; before the first piece, the first (extrapolated).
-  auto it = std::upper_bound(piece_begins_.begin(), piece_begins_.end(), t);
-  const std::size_t index =
-      it == piece_begins_.begin() ? 0 : static_cast<std::size_t>(it - piece_begins_.begin()) - 1;
+  const std::size_t after = first_piece_after(t);
+  const std::size_t index = after == 0 ? 0 : after - 1;
   const Piece& piece = pieces_[index];
   if (use_fine && piece.scale) {
-    return piece.start_j +
-           *piece.scale * (fine_->cumulative_j(t + alignment_.offset) - piece.fine_at_begin_j);
+    // From the piece's own place in the fine trace a short gallop finds t, instead of a binary search
+    // over the whole trace (t before the first piece: the cursor would be ahead of it).
+    std::size_t cursor = piece.fine_cursor;
+    const double fine_j = t >= piece.begin ? fine_->cumulative_j(t + alignment_.offset, cursor)
+                                           : fine_->cumulative_j(t + alignment_.offset);
+    return piece.start_j + *piece.scale * (fine_j - piece.fine_at_begin_j);
   }
   return piece.start_j + piece.energy_j * ratio(t - piece.begin, piece.end - piece.begin);
 }

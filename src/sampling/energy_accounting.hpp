@@ -26,6 +26,7 @@
 // - Without a counter we integrate what there is, best first (samples, instantaneous, averaged power; the
 //   last lags a step by ~1 s and lost 10% in the reference run), and the method says so.
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -65,10 +66,12 @@ class EnergyAccounting {
     double energy_j = 0;          // counter increment, or its estimate across a break
     std::optional<double> scale;  // counter / fine-trace energy; absent: spread evenly in time
     double fine_at_begin_j = 0;   // fine trace cumulative at begin + offset
+    std::size_t fine_cursor = 0;  // the fine trace's cursor there: a window inside starts its search here
   };
 
   void build_pieces();
   double unknown_piece_energy(std::size_t index, double fine_j) const;
+  std::size_t first_piece_after(Nanos t) const;  // index of the first piece beginning after t, or size
   double reconciled_cumulative_j(Nanos t, bool use_fine) const;
   WindowEnergy unreconciled(Nanos t0, Nanos t1) const;
 
