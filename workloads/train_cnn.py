@@ -25,7 +25,7 @@ training phase (warm-up excluded); progress goes to stderr.
 
 Several GPUs: start with torchrun (one process per GPU); each rank trains its share of the samples
 under DistributedDataParallel and marks its own phases (the client adds rank=); rank 0 prints the
-JSON line with the total throughput.
+JSON line with the total throughput. docs/multi-gpu.md: measuring such a job, and how ranks map to GPUs.
 
     wattwise measure -- python3 workloads/train_cnn.py --model resnet50 --batch 128 --quick
 """
