@@ -1,5 +1,6 @@
 // Costs of our own sampling and accounting code, without NVML: the sampler's ticks against a GPU that
-// answers from memory, and window accounting over a trace of 10^7 buffered samples (~55 h at 20 ms).
+// answers from memory, and window accounting over a trace of 10^7 buffered samples (~55 h at 20 ms): the
+// index build, the offset search inside it, and a window query.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -124,6 +125,22 @@ void BM_AccountingBuild10MSamples(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(trace.power_samples.size()));
 }
 BENCHMARK(BM_AccountingBuild10MSamples)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// The offset search alone (estimate_alignment: +-150 ms in 5 ms steps, then 0.25 ms steps), on the same
+// trace: the part of the build that depends on the trace's length times the number of candidate shifts.
+// offset_ms reports what it found (the samples are stamped 40 ms late).
+void BM_OffsetSearch10MSamples(benchmark::State& state) {
+  const CounterTimeline counter = build_counter_timeline(big_trace().energy);
+  const PowerCurve samples(big_trace().power_samples, PowerInterpolation::kIntervalMean);
+  Alignment alignment;
+  for (auto _ : state) {
+    alignment = estimate_alignment(counter, samples);
+    benchmark::DoNotOptimize(alignment);
+  }
+  state.counters["offset_ms"] = to_seconds(alignment.offset) * 1e3;
+  state.counters["intervals"] = static_cast<double>(alignment.intervals);
+}
+BENCHMARK(BM_OffsetSearch10MSamples)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void BM_AccountingWindowQuery10MSamples(benchmark::State& state) {
   static const EnergyAccounting accounting(big_trace());
