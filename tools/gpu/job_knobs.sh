@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 5 on the GPU machine, READ-ONLY: sweeps of job knobs only (`wattwise sweep --read-only` refuses any
 # hardware knob and wraps the GPUs so no setting can change). Expects build-gpu/bundle (make_bundle.sh).
-#   bash tools/gpu/job_knobs.sh batch-a     resnet50 and vgg19, batch 64/128/256, 2 repeats, random order
-#   bash tools/gpu/job_knobs.sh batch-b     alexnet likewise, and the forward/backward split of resnet50
+#   bash tools/gpu/job_knobs.sh batch       resnet50, vgg19, alexnet x batch 64/128/256, 2 repeats, random order
+#   bash tools/gpu/job_knobs.sh fb          the forward/backward split of resnet50 (markers off/on/synchronised)
 #   bash tools/gpu/job_knobs.sh gpus        1 and 2 GPUs x batch 128/256, resnet50 (a two-GPU machine)
 # Results: one archive under $OUT; tools/gpu/evaluate_job_knobs.py makes docs/evidence/job-knobs.md of it.
 set -uo pipefail
@@ -18,14 +18,18 @@ WW="$PWD/build-gpu/bundle/wattwise"
 step() { echo "== $(date +%T) $*"; }
 pack() { tar czf "$OUT/jobknobs-$PART.tar.gz" -C "$W" . && ls -la "$OUT"; }
 trap pack EXIT
-# Each run: a short epoch (cut at --max-seconds), so a run costs start-up + warm-up + 8 s of training.
-TRAIN=(python3 workloads/train_cnn.py --samples-per-epoch 1000000 --max-seconds 8 --warmup-iters 3)
+# Each run trains one epoch of a FIXED number of samples (as the papers do; an epoch cut at a time limit would
+# make energy and time of different batch sizes incomparable), after 2 warm-up iterations. The analysis is of
+# the `epoch` phase (`analyze --phase epoch`): the process's start-up and cuDNN warm-up are left out.
+TRAIN=(python3 workloads/train_cnn.py --warmup-iters 2)
+samples_of() { case $1 in alexnet) echo 64000;; vgg19) echo 6400;; *) echo 12800;; esac; }
 
 sweep_batch() {
   local model=$1
   step "sweep: $model, batch 64/128/256, 2 repeats, random order"
   "$WW" sweep --read-only --param batch=64,128,256 --repeat 2 --order random --seed 7 \
       --db "$W/$model.db" --trace-dir "$W/traces-$model" -- "${TRAIN[@]}" --model "$model" --batch '{batch}' \
+      --samples-per-epoch "$(samples_of "$model")" \
       > "$W/$model.sweep.txt" 2>&1
   echo "rc=$?" >> "$W/$model.sweep.txt"
   tail -25 "$W/$model.sweep.txt"
@@ -35,18 +39,18 @@ sweep_batch() {
   cat "$W/$model.epoch.txt"
 }
 
-if [ "$PART" = batch-a ]; then
+if [ "$PART" = batch ]; then
   nvidia-smi -L > "$W/environment.txt"; "$WW" --version >> "$W/environment.txt"
   sweep_batch resnet50
   sweep_batch vgg19
-fi
-if [ "$PART" = batch-b ]; then
   sweep_batch alexnet
+fi
+if [ "$PART" = fb ]; then
   for mode in plain marked synced; do
     flags=(); [ $mode = marked ] && flags=(--mark-forward-backward); [ $mode = synced ] && flags=(--mark-forward-backward --sync)
     step "resnet50 batch 128, forward/backward markers: $mode"
     "$WW" measure --json "$W/fb_$mode.json" --trace "$W/fb_$mode.csv" -- \
-        "${TRAIN[@]}" --model resnet50 --batch 128 "${flags[@]}" > "$W/fb_$mode.txt" 2>&1
+        "${TRAIN[@]}" --model resnet50 --batch 128 --samples-per-epoch 25600 "${flags[@]}" > "$W/fb_$mode.txt" 2>&1
     tail -14 "$W/fb_$mode.txt"
   done
 fi
@@ -57,8 +61,8 @@ if [ "$PART" = gpus ]; then
   # reports the second GPU's idle energy apart.
   "$WW" sweep --read-only --param gpus=1,2 --param batch=128,256 --repeat 2 --order random --seed 7 \
       --job-gpus '{gpus}' --db "$W/gpus.db" --trace-dir "$W/traces-gpus" -- \
-      torchrun --standalone --nproc-per-node '{gpus}' workloads/train_cnn.py --samples-per-epoch 1000000 \
-      --max-seconds 8 --warmup-iters 3 --model resnet50 --batch '{batch}' > "$W/gpus.sweep.txt" 2>&1
+      torchrun --standalone --nproc-per-node '{gpus}' workloads/train_cnn.py --samples-per-epoch 25600 \
+      --warmup-iters 2 --model resnet50 --batch '{batch}' > "$W/gpus.sweep.txt" 2>&1
   echo "rc=$?" >> "$W/gpus.sweep.txt"
   tail -25 "$W/gpus.sweep.txt"
   "$WW" analyze "$W/gpus.db" --phase epoch > "$W/gpus.epoch.txt" 2>&1
