@@ -2,6 +2,7 @@
 # Issue 5 on the GPU machine, READ-ONLY: sweeps of job knobs only (`wattwise sweep --read-only` refuses any
 # hardware knob and wraps the GPUs so no setting can change). Expects build-gpu/bundle (make_bundle.sh).
 #   bash tools/gpu/job_knobs.sh batch       resnet50, vgg19, alexnet x batch 64/128/256, 2 repeats, random order
+#   (batch-rv: resnet50 and vgg19 sweeps and the fb runs; batch-a: alexnet alone: the same, in two calls)
 #   bash tools/gpu/job_knobs.sh fb          the forward/backward split of resnet50 (markers off/on/synchronised)
 #   bash tools/gpu/job_knobs.sh gpus        1 and 2 GPUs x batch 128/256, resnet50 (a two-GPU machine)
 # Results: one archive under $OUT; tools/gpu/evaluate_job_knobs.py makes docs/evidence/job-knobs.md of it.
@@ -9,7 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/ww-out}
 PART=${1:?part}
-W=/tmp/ww-jobknobs
+W=/tmp/ww-jobknobs-$PART
+rm -rf "$W"   # a warm machine keeps /tmp between calls: never resume an old database by accident
 mkdir -p "$OUT" "$W"
 export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
@@ -39,13 +41,12 @@ sweep_batch() {
   cat "$W/$model.epoch.txt"
 }
 
-if [ "$PART" = batch ]; then
+if [ "$PART" = batch ] || [ "$PART" = batch-rv ] || [ "$PART" = batch-a ]; then
   nvidia-smi -L > "$W/environment.txt"; "$WW" --version >> "$W/environment.txt"
-  sweep_batch resnet50
-  sweep_batch vgg19
-  sweep_batch alexnet
 fi
-if [ "$PART" = fb ]; then
+[ "$PART" = batch ] || [ "$PART" = batch-rv ] && { sweep_batch resnet50; sweep_batch vgg19; }
+[ "$PART" = batch ] || [ "$PART" = batch-a ] && sweep_batch alexnet
+if [ "$PART" = fb ] || [ "$PART" = batch-rv ]; then
   for mode in plain marked synced; do
     flags=(); [ $mode = marked ] && flags=(--mark-forward-backward); [ $mode = synced ] && flags=(--mark-forward-backward --sync)
     step "resnet50 batch 128, forward/backward markers: $mode"
