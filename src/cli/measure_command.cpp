@@ -92,7 +92,7 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option("--interval", flags->interval_ms, "period of power and telemetry readings, ms (min 1)")
       ->capture_default_str();
   app.add_option("--counter-interval", flags->counter_interval_ms,
-                 "period of energy-counter reads per GPU, ms (default max(17, 3 x GPUs))");
+                 "period of energy-counter reads per GPU, ms (default max(10, 3 x GPUs))");
   app.add_option("--trace", flags->trace, "write every reading to this CSV (phases beside it)");
   app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
   app.add_option("--timeout", flags->timeout_s, "stop the job after this many seconds (SIGTERM, then SIGKILL)");

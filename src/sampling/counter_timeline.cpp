@@ -33,7 +33,7 @@ Nanos median_gap(const std::vector<Knot>& knots) {
 // The device posts the counter on a regular clock (every ~100 ms on an H100). A single change is only
 // bracketed to one polling period, but many brackets pin a regular grid t = phase + n * period far more
 // tightly, provided the polling period does not divide the posting period (then every posting falls at the
-// same place in its bracket and nothing is learnt: hence the default of 17 ms). The period comes from a
+// same place in its bracket and nothing is learnt: use e.g. --counter-interval 17). The period comes from a
 // least-squares fit to the bracket midpoints (a constant bias of the midpoints does not change the slope);
 // the phase is the middle of the region where most brackets, shifted back by n * period, overlap. Each knot
 // moves to its grid instant when that lies inside its own bracket. If the grid does not explain the
@@ -94,6 +94,19 @@ void snap_knots_to_update_grid(std::vector<Knot>& knots, Nanos median_period) {
   }
 }
 
+// The posting period. With few knots the gaps are quantised by the polling period (at 17 ms polling a 100 ms
+// period shows as 85 or 102 ms gaps), so the median can be off by a whole polling period; the mean over the
+// span is off by one bracket divided by the number of gaps. With fewer than eight gaps, a mean within 20% of
+// the H100's 100 ms is taken to be that 100 ms.
+Nanos update_period_of(const std::vector<Knot>& knots) {
+  if (knots.size() < 2) return kAssumedUpdatePeriod;
+  const auto gaps = static_cast<std::int64_t>(knots.size() - 1);
+  const Nanos mean = (knots.back().t - knots.front().t) / gaps;
+  const bool near_assumed = mean > kAssumedUpdatePeriod * 4 / 5 && mean < kAssumedUpdatePeriod * 6 / 5;
+  if (gaps < 8 && near_assumed) return kAssumedUpdatePeriod;
+  return median_gap(knots) > Nanos{0} && !near_assumed ? median_gap(knots) : mean;
+}
+
 }  // namespace
 
 CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readings) {
@@ -116,7 +129,7 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
   }
   if (knots.empty()) return timeline;
 
-  timeline.update_period = median_gap(knots);
+  timeline.update_period = update_period_of(knots);
   snap_knots_to_update_grid(knots, timeline.update_period);
   Nanos begin = knots.front().t - timeline.update_period;
   for (const Knot& knot : knots) {
