@@ -67,9 +67,10 @@ std::vector<analysis::RunRecord> phase_runs(const experiment::ResultsStore& stor
     runs.push_back(std::move(r));
   }
   if (runs.empty())
-    throw usage_error(fmt::format("no successful run of '{}' has a phase named '{}': check the names with "
-                                  "`wattwise report {} --format md`",
-                                  path, phase, path));
+    throw usage_error(
+        fmt::format("no successful run of '{}' has a phase named '{}': check the names with "
+                    "`wattwise report {} --format md`",
+                    path, phase, path));
   if (without > 0)
     std::cerr << fmt::format("wattwise: {} run(s) without a '{}' phase left out\n", without, phase);
   return runs;
@@ -77,7 +78,8 @@ std::vector<analysis::RunRecord> phase_runs(const experiment::ResultsStore& stor
 
 std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::string& phase,
                                            std::optional<analysis::Setting>& default_setting) {
-  if (!std::ifstream(path)) throw usage_error(fmt::format("cannot read '{}': give a sweep database or a runs CSV", path));
+  if (!std::ifstream(path))
+    throw usage_error(fmt::format("cannot read '{}': give a sweep database or a runs CSV", path));
   if (!looks_like_sqlite(path)) {
     if (!phase.empty()) throw usage_error("--phase needs a sweep database: a runs CSV has no phases");
     return analysis::read_runs_csv(path);
@@ -115,13 +117,16 @@ int run_analyze(const AnalyzeFlags& flags) {
 
 CommandRun add_analyze_command(CLI::App& app) {
   auto flags = std::make_shared<AnalyzeFlags>();
-  app.add_option("input", flags->input, "a sweep database (.db) or a CSV of runs (docs/analysis-csv.md)")->required();
+  app.add_option("input", flags->input, "a sweep database (.db) or a CSV of runs (docs/analysis-csv.md)")
+      ->required();
   app.add_option("--metric", flags->metrics,
                  "add a metric: E, edp, ed2p, eds:K (e.g. eds:1.5), gain-loss, time (repeatable)");
-  app.add_option("--max-slowdown", flags->max_slowdown, "only recommend settings at most this much slower, e.g. 10%");
+  app.add_option("--max-slowdown", flags->max_slowdown,
+                 "only recommend settings at most this much slower, e.g. 10%");
   app.add_option("--reference", flags->reference, "the reference setting, e.g. power_limit_w=300");
-  app.add_option("--phase", flags->phase,
-                 "analyse one marked phase of each run (e.g. epoch) instead of the whole run (databases only)");
+  app.add_option(
+      "--phase", flags->phase,
+      "analyse one marked phase of each run (e.g. epoch) instead of the whole run (databases only)");
   app.add_flag("--json", flags->json, "print JSON for programs (fields: docs/analysis-json.md)");
   return [flags]() { return run_analyze(*flags); };
 }

@@ -14,7 +14,8 @@ namespace {
 std::string present(hw::GpuSystem& system) {
   std::string out;
   for (std::size_t i = 0; i < system.count(); ++i)
-    out += fmt::format("{}{} ({})", i ? ", " : "", system.gpu(i).identity().index, system.gpu(i).identity().uuid);
+    out += fmt::format("{}{} ({})", i ? ", " : "", system.gpu(i).identity().index,
+                       system.gpu(i).identity().uuid);
   return out.empty() ? "none" : out;
 }
 
@@ -24,7 +25,8 @@ std::vector<std::size_t> select_gpus(hw::GpuSystem& system, const std::string& l
   std::vector<std::size_t> positions;
   if (list.empty() || list == "all") {
     for (std::size_t i = 0; i < system.count(); ++i) positions.push_back(i);
-    if (positions.empty()) throw environment_error("no GPU found: check `nvidia-smi`, or use --simulate GPU:MODEL");
+    if (positions.empty())
+      throw environment_error("no GPU found: check `nvidia-smi`, or use --simulate GPU:MODEL");
     return positions;
   }
   std::stringstream items(list);
@@ -36,7 +38,8 @@ std::vector<std::size_t> select_gpus(hw::GpuSystem& system, const std::string& l
       if (item == std::to_string(id.index) || item == id.uuid) found = i;
     }
     if (!found)
-      throw usage_error(fmt::format("--gpus: no GPU '{}' on this machine; present: {}", item, present(system)));
+      throw usage_error(
+          fmt::format("--gpus: no GPU '{}' on this machine; present: {}", item, present(system)));
     if (std::find(positions.begin(), positions.end(), *found) == positions.end()) positions.push_back(*found);
   }
   return positions;

@@ -5,6 +5,8 @@
 
 namespace wattwise::cli {
 
-std::unique_ptr<hw::GpuSystem> open_real_gpus() { return hw::make_gpu_system(); }
+std::unique_ptr<hw::GpuSystem> open_real_gpus() {
+  return hw::make_gpu_system();
+}
 
 }  // namespace wattwise::cli

@@ -20,7 +20,8 @@ CommandRun add_info_command(CLI::App& app) {
     std::optional<sim::Simulation> simulation;
     if (!flags->simulate.empty()) {
       // "v100" alone shows the board; the model half only matters to jobs.
-      const auto spec = flags->simulate.find(':') == std::string::npos ? flags->simulate + ":resnet50" : flags->simulate;
+      const auto spec =
+          flags->simulate.find(':') == std::string::npos ? flags->simulate + ":resnet50" : flags->simulate;
       simulation = sim::make_simulation(spec);
     } else {
       system = open_real_gpus();

@@ -3,8 +3,8 @@
 #include <exception>
 #include <map>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
@@ -13,7 +13,8 @@
 #include "experiment/state_dir.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"wattwise: measure the energy of GPU jobs and find the settings that trade it best against time"};
+  CLI::App app{
+      "wattwise: measure the energy of GPU jobs and find the settings that trade it best against time"};
   app.set_version_flag("--version", std::string("wattwise ") + wattwise::kVersion);
   app.require_subcommand(1);
 
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(name, help);
     commands[sub] = adder(*sub);
   };
-  add("info", "GPUs, capabilities, limits, clocks, permissions (reads only)", wattwise::cli::add_info_command);
+  add("info", "GPUs, capabilities, limits, clocks, permissions (reads only)",
+      wattwise::cli::add_info_command);
   add("measure", "run a command and report its time and energy per GPU and phase",
       wattwise::cli::add_measure_command);
   add("analyze", "metrics, Pareto front and recommendations from a sweep database or a runs CSV",
@@ -38,8 +40,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "wattwise: %s (see `wattwise %s--help`)\n", e.what(),
-                 app.get_subcommands().empty() ? "" : (app.get_subcommands().front()->get_name() + " ").c_str());
+    std::fprintf(
+        stderr, "wattwise: %s (see `wattwise %s--help`)\n", e.what(),
+        app.get_subcommands().empty() ? "" : (app.get_subcommands().front()->get_name() + " ").c_str());
     return static_cast<int>(wattwise::ErrorKind::kUsage);
   }
 

@@ -52,7 +52,8 @@ int run_measure(const MeasureFlags& flags) {
 
   measure::MeasureOptions options;
   options.sampler.fast_period = from_seconds(flags.interval_ms / 1000.0);
-  if (flags.counter_interval_ms) options.sampler.counter_period = from_seconds(*flags.counter_interval_ms / 1000.0);
+  if (flags.counter_interval_ms)
+    options.sampler.counter_period = from_seconds(*flags.counter_interval_ms / 1000.0);
   if (flags.timeout_s > 0) options.timeout = from_seconds(flags.timeout_s);
   options.job_gpu_count = flags.job_gpus;
 
@@ -86,6 +87,15 @@ int run_measure(const MeasureFlags& flags) {
 
 }  // namespace
 
+void add_simulation_flags(CLI::App& app, sim::SimulationOptions& options,
+                          const std::string& iteration_markers_help) {
+  app.add_option("--batch", options.batch, "simulated job: batch size");
+  app.add_option("--samples", options.samples_per_epoch, "simulated job: samples per epoch");
+  app.add_option("--epochs", options.epochs, "simulated job: epochs");
+  app.add_option("--sim-gpus", options.gpus, "simulated job: number of GPUs")->capture_default_str();
+  app.add_option("--iteration-markers", options.iteration_markers_per_epoch, iteration_markers_help);
+}
+
 CommandRun add_measure_command(CLI::App& app) {
   auto flags = std::make_shared<MeasureFlags>();
   app.add_option("--gpus", flags->gpus, "GPUs to measure: indices or UUIDs, comma separated (default: all)");
@@ -95,17 +105,13 @@ CommandRun add_measure_command(CLI::App& app) {
                  "period of energy-counter reads per GPU, ms (default max(10, 3 x GPUs))");
   app.add_option("--trace", flags->trace, "write every reading to this CSV (phases beside it)");
   app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
-  app.add_option("--timeout", flags->timeout_s, "stop the job after this many seconds (SIGTERM, then SIGKILL)");
+  app.add_option("--timeout", flags->timeout_s,
+                 "stop the job after this many seconds (SIGTERM, then SIGKILL)");
   app.add_option("--job-gpus", flags->job_gpus,
                  "the job uses the first N measured GPUs; the others are reported as idle");
   app.add_option("--simulate", flags->simulate, "measure a simulated job instead, e.g. v100:resnet50");
-  app.add_option("--batch", flags->sim.batch, "simulated job: batch size");
-  app.add_option("--samples", flags->sim.samples_per_epoch, "simulated job: samples per epoch");
-  app.add_option("--epochs", flags->sim.epochs, "simulated job: epochs");
+  add_simulation_flags(app, flags->sim, "simulated job: mark only the first N iterations of each epoch");
   app.add_option("--seed", flags->sim.seed, "simulated job: noise seed");
-  app.add_option("--sim-gpus", flags->sim.gpus, "simulated job: number of GPUs")->capture_default_str();
-  app.add_option("--iteration-markers", flags->sim.iteration_markers_per_epoch,
-                 "simulated job: mark only the first N iterations of each epoch");
   app.add_option("command", flags->command, "the job, after --")->expected(-1);
   return [flags]() { return run_measure(*flags); };
 }

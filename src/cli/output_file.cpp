@@ -22,7 +22,8 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   temporary_ += fmt::format(".tmp-{}", getpid());
   file_.open(temporary_, std::ios::out | std::ios::trunc);
   if (!file_)
-    throw environment_error(fmt::format("cannot write '{}' ({}): choose a writable path", path, std::strerror(errno)));
+    throw environment_error(
+        fmt::format("cannot write '{}' ({}): choose a writable path", path, std::strerror(errno)));
 }
 
 OutputFile::~OutputFile() {
@@ -33,7 +34,9 @@ OutputFile::~OutputFile() {
   }
 }
 
-std::ostream& OutputFile::stream() { return is_stdout_ ? std::cout : file_; }
+std::ostream& OutputFile::stream() {
+  return is_stdout_ ? std::cout : file_;
+}
 
 void OutputFile::commit() {
   if (is_stdout_) {

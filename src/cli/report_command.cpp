@@ -29,7 +29,8 @@ int run_report(const ReportFlags& flags) {
   std::string output = flags.output;
   if (output.empty()) {
     if (format == report::html::ReportFormat::kHtml)
-      throw usage_error("the HTML report needs a file: `wattwise report INPUT -o report.html` (or --format md|csv)");
+      throw usage_error(
+          "the HTML report needs a file: `wattwise report INPUT -o report.html` (or --format md|csv)");
     output = "-";
   }
   OutputFile out(output);  // checked before the work starts
@@ -50,11 +51,13 @@ int run_report(const ReportFlags& flags) {
 
 CommandRun add_report_command(CLI::App& app) {
   auto flags = std::make_shared<ReportFlags>();
-  app.add_option("input", flags->input, "a sweep database, or a trace CSV of `wattwise measure --trace`")->required();
+  app.add_option("input", flags->input, "a sweep database, or a trace CSV of `wattwise measure --trace`")
+      ->required();
   app.add_option("-o,--output", flags->output, "the file to write ('-' for stdout with --format md|csv)");
   app.add_option("--format", flags->format, "html (default), md or csv")->capture_default_str();
   app.add_option("--metric", flags->metrics, "add a metric: eds:K, ed2p, ... (repeatable)");
-  app.add_option("--max-slowdown", flags->max_slowdown, "only recommend settings at most this much slower, e.g. 10%");
+  app.add_option("--max-slowdown", flags->max_slowdown,
+                 "only recommend settings at most this much slower, e.g. 10%");
   app.add_option("--reference", flags->reference, "the reference setting, e.g. power_limit_w=300");
   return [flags]() { return run_report(*flags); };
 }

@@ -77,7 +77,8 @@ std::size_t job_gpu_count(const std::string& spec, const std::map<std::string, s
     if (used == text.size() && n > 0) return n;
   } catch (const std::exception&) {
   }
-  throw usage_error(fmt::format("--job-gpus '{}' gives '{}': it must be a positive number of GPUs", spec, text));
+  throw usage_error(
+      fmt::format("--job-gpus '{}' gives '{}': it must be a positive number of GPUs", spec, text));
 }
 
 std::string default_db_path() {
@@ -354,18 +355,15 @@ CommandRun add_sweep_command(CLI::App& app) {
       app.add_option("--interval", flags->interval_ms,
                      "period of power and telemetry readings, ms (default 20; simulated: 100)");
   app.add_option("--timeout", flags->timeout_s, "stop a run's job after this many seconds (the run fails)");
-  app.add_option("--job-gpus", flags->job_gpus,
-                 "the job uses the first N measured GPUs (e.g. {gpus} for a job knob); the rest are reported idle");
+  app.add_option(
+      "--job-gpus", flags->job_gpus,
+      "the job uses the first N measured GPUs (e.g. {gpus} for a job knob); the rest are reported idle");
   app.add_option("--trace-dir", flags->trace_dir, "keep every run's trace as CSV here (and in the database)");
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
   app.add_option("--simulate", flags->simulate, "sweep a simulated job instead, e.g. v100:resnet50");
-  app.add_option("--batch", flags->sim.batch, "simulated job: batch size");
-  app.add_option("--samples", flags->sim.samples_per_epoch, "simulated job: samples per epoch");
-  app.add_option("--epochs", flags->sim.epochs, "simulated job: epochs");
-  app.add_option("--sim-gpus", flags->sim.gpus, "simulated job: number of GPUs")->capture_default_str();
-  app.add_option("--iteration-markers", flags->sim.iteration_markers_per_epoch,
-                 "simulated job: mark only the first N iterations of each epoch (default 8)");
+  add_simulation_flags(app, flags->sim,
+                       "simulated job: mark only the first N iterations of each epoch (default 8)");
   app.add_option("command", flags->command, "the job, after --")->expected(-1);
   return [flags]() {
     SweepFlags copy = *flags;
