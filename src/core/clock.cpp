@@ -25,7 +25,8 @@ Nanos MonotonicClock::realtime_offset() const {
   timespec mono{};
   clock_gettime(CLOCK_REALTIME, &real);
   clock_gettime(CLOCK_MONOTONIC, &mono);
-  return Nanos{(static_cast<long long>(real.tv_sec) - mono.tv_sec) * 1'000'000'000LL + (real.tv_nsec - mono.tv_nsec)};
+  return Nanos{(static_cast<long long>(real.tv_sec) - mono.tv_sec) * 1'000'000'000LL +
+               (real.tv_nsec - mono.tv_nsec)};
 }
 
 Nanos VirtualClock::now() const {

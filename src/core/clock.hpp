@@ -9,8 +9,12 @@ namespace wattwise {
 // measurements (the job's markers use the same clock), a virtual time line for simulations.
 using Nanos = std::chrono::nanoseconds;
 
-inline double to_seconds(Nanos d) { return std::chrono::duration<double>(d).count(); }
-inline Nanos from_seconds(double s) { return std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(s)); }
+inline double to_seconds(Nanos d) {
+  return std::chrono::duration<double>(d).count();
+}
+inline Nanos from_seconds(double s) {
+  return std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(s));
+}
 
 class Clock {
  public:
@@ -37,7 +41,7 @@ class VirtualClock final : public Clock {
  public:
   explicit VirtualClock(Nanos start = Nanos{0}) : now_(start) {}
   Nanos now() const override;
-  void sleep_until(Nanos t) override;  // jumps forward to t (never backwards)
+  void sleep_until(Nanos t) override;                          // jumps forward to t (never backwards)
   Nanos realtime_offset() const override { return Nanos{0}; }  // simulated devices stamp in virtual time
   void advance(Nanos d);
 

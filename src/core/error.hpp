@@ -25,8 +25,14 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
 };
 
-inline Error usage_error(const std::string& message) { return Error(ErrorKind::kUsage, message); }
-inline Error environment_error(const std::string& message) { return Error(ErrorKind::kEnvironment, message); }
-inline Error data_error(const std::string& message) { return Error(ErrorKind::kData, message); }
+inline Error usage_error(const std::string& message) {
+  return Error(ErrorKind::kUsage, message);
+}
+inline Error environment_error(const std::string& message) {
+  return Error(ErrorKind::kEnvironment, message);
+}
+inline Error data_error(const std::string& message) {
+  return Error(ErrorKind::kData, message);
+}
 
 }  // namespace wattwise

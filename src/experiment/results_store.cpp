@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "experiment/journal.hpp"
 #include "experiment/sqlite_statement.hpp"
-#include "core/version.hpp"
 
 namespace wattwise::experiment {
 namespace {

@@ -15,7 +15,8 @@ std::vector<std::size_t> job_gpu_positions(const Measurement& m) {
   return positions;
 }
 
-std::vector<std::size_t> gpus_of_phase(const workload::Phase& phase, const std::vector<std::size_t>& job_gpus) {
+std::vector<std::size_t> gpus_of_phase(const workload::Phase& phase,
+                                       const std::vector<std::size_t>& job_gpus) {
   if (phase.rank && *phase.rank >= 0 && static_cast<std::size_t>(*phase.rank) < job_gpus.size())
     return {job_gpus[static_cast<std::size_t>(*phase.rank)]};
   return job_gpus;

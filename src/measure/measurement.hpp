@@ -34,18 +34,19 @@ struct PhaseInstance {
   workload::Phase phase;
   std::optional<double> energy_j;
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
-  std::vector<std::optional<double>> energy_per_gpu_j;  // in the order of Measurement::gpus; nullopt: not attributed
+  std::vector<std::optional<double>>
+      energy_per_gpu_j;  // in the order of Measurement::gpus; nullopt: not attributed
 };
 
 // All occurrences of one phase name, for the summary table.
 struct PhaseSummary {
   std::string name;
   std::size_t count = 0;
-  double time_s = 0;                 // sum of the occurrences' durations
-  std::optional<double> energy_j;    // sum over occurrences (absent if any occurrence lacks energy)
+  double time_s = 0;               // sum of the occurrences' durations
+  std::optional<double> energy_j;  // sum over occurrences (absent if any occurrence lacks energy)
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
-  std::optional<double> samples;     // sum of the `samples` counters
-  std::optional<double> flops;       // sum of the `flops` counters
+  std::optional<double> samples;  // sum of the `samples` counters
+  std::optional<double> flops;    // sum of the `flops` counters
   std::optional<double> j_per_sample() const;
   std::optional<double> gflops_per_w() const;
 };

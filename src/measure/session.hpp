@@ -12,8 +12,9 @@
 namespace wattwise::measure {
 
 struct MeasureOptions {
-  std::vector<std::size_t> gpu_positions;      // GPUs to sample (positions in the GpuSystem); empty: all
-  std::optional<std::size_t> job_gpu_count;    // the job uses the first N of them, the rest are idle; empty: all
+  std::vector<std::size_t> gpu_positions;  // GPUs to sample (positions in the GpuSystem); empty: all
+  std::optional<std::size_t>
+      job_gpu_count;  // the job uses the first N of them, the rest are idle; empty: all
   sampling::SamplerConfig sampler;
   std::optional<Nanos> timeout;
   std::map<std::string, std::string> extra_environment;

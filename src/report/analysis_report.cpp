@@ -9,40 +9,44 @@ namespace wattwise::report {
 
 namespace {
 
-std::string with_spread(const analysis::Summary& s, const std::string& mean_text, double scale, int decimals) {
+std::string with_spread(const analysis::Summary& s, const std::string& mean_text, double scale,
+                        int decimals) {
   if (!s.stddev) return mean_text;
   return fmt::format("{} ± {:.{}f}", mean_text, *s.stddev * scale, decimals);
 }
 
-std::string setting_text(const analysis::Setting& setting) { return analysis::to_string(setting); }
+std::string setting_text(const analysis::Setting& setting) {
+  return analysis::to_string(setting);
+}
 
 }  // namespace
 
 std::string analysis_text(const analysis::Analysis& a) {
   const auto& ref = a.reference();
   const analysis::ReferencePoint ref_point{ref.energy_j.mean, ref.time_s.mean};
-  std::string out = fmt::format("\n Reference: {} ({} runs)  E = {}, t = {}\n\n", setting_text(ref.setting),
-                                ref.runs.size(), format_energy_j(ref.energy_j.mean), format_seconds(ref.time_s.mean));
+  std::string out =
+      fmt::format("\n Reference: {} ({} runs)  E = {}, t = {}\n\n", setting_text(ref.setting),
+                  ref.runs.size(), format_energy_j(ref.energy_j.mean), format_seconds(ref.time_s.mean));
 
-  std::vector<std::string> headers = {"setting", "runs", "energy (± std)", "vs ref", "time (± std)", "vs ref",
-                                      "avg power"};
+  std::vector<std::string> headers = {"setting",      "runs",   "energy (± std)", "vs ref",
+                                      "time (± std)", "vs ref", "avg power"};
   bool any_work = false;
   for (const auto& s : a.settings) any_work = any_work || s.j_per_sample.has_value();
   if (any_work) headers.push_back("J/sample");
   for (const auto& m : a.metrics)
-    if (m.kind != analysis::MetricKind::kEnergy && m.kind != analysis::MetricKind::kTime) headers.push_back(m.name());
+    if (m.kind != analysis::MetricKind::kEnergy && m.kind != analysis::MetricKind::kTime)
+      headers.push_back(m.name());
   headers.push_back("Pareto");
   Table table(headers);
   for (std::size_t i = 0; i < a.settings.size(); ++i) {
     const auto& s = a.settings[i];
-    std::vector<std::string> row = {
-        setting_text(s.setting) + (i == a.reference_index ? " (ref)" : ""),
-        std::to_string(s.runs.size()),
-        with_spread(s.energy_j, format_energy_j(s.energy_j.mean), 1.0, 1) + " J",
-        format_percent(100 * (s.energy_j.mean / ref_point.energy_j - 1)),
-        with_spread(s.time_s, format_seconds(s.time_s.mean), 1.0, 2) + " s",
-        format_percent(100 * (s.time_s.mean / ref_point.time_s - 1)),
-        format_power_w(s.power_w.mean)};
+    std::vector<std::string> row = {setting_text(s.setting) + (i == a.reference_index ? " (ref)" : ""),
+                                    std::to_string(s.runs.size()),
+                                    with_spread(s.energy_j, format_energy_j(s.energy_j.mean), 1.0, 1) + " J",
+                                    format_percent(100 * (s.energy_j.mean / ref_point.energy_j - 1)),
+                                    with_spread(s.time_s, format_seconds(s.time_s.mean), 1.0, 2) + " s",
+                                    format_percent(100 * (s.time_s.mean / ref_point.time_s - 1)),
+                                    format_power_w(s.power_w.mean)};
     // The spread is printed in plain units after the scaled mean, so strip the duplicated unit for clarity.
     if (!s.energy_j.stddev) row[2] = format_energy_j(s.energy_j.mean);
     if (!s.time_s.stddev) row[4] = format_seconds(s.time_s.mean);
@@ -56,19 +60,23 @@ std::string analysis_text(const analysis::Analysis& a) {
     table.add_row(row);
   }
   out += table.render("   ");
-  out += "   EDP, ED2P and EDS are normalised to the reference (1.000); gain-loss is energy gain % minus time loss %.\n";
+  out +=
+      "   EDP, ED2P and EDS are normalised to the reference (1.000); gain-loss is energy gain % minus time "
+      "loss %.\n";
 
   out += fmt::format("\n Best setting per metric{}:\n\n",
-                     a.max_slowdown ? fmt::format(" (at most {:.0f}% slower than the reference)", *a.max_slowdown * 100)
-                                    : std::string());
+                     a.max_slowdown
+                         ? fmt::format(" (at most {:.0f}% slower than the reference)", *a.max_slowdown * 100)
+                         : std::string());
   Table best({"metric", "setting", "energy", "vs ref", "time", "vs ref", "beyond noise"});
   best.set_align(1, Table::Align::kLeft);
   best.set_align(6, Table::Align::kLeft);
   for (const auto& r : a.recommendations) {
-    const std::string significance = !r.significant ? "unknown (no repeats)" : (*r.significant ? "yes" : "no");
+    const std::string significance =
+        !r.significant ? "unknown (no repeats)" : (*r.significant ? "yes" : "no");
     best.add_row({r.metric.name(), setting_text(r.setting), format_energy_j(r.energy_j),
-                  format_percent(r.energy_vs_ref_pct), format_seconds(r.time_s), format_percent(r.time_vs_ref_pct),
-                  significance});
+                  format_percent(r.energy_vs_ref_pct), format_seconds(r.time_s),
+                  format_percent(r.time_vs_ref_pct), significance});
   }
   out += best.render("   ");
   for (const auto& r : a.recommendations)

@@ -66,10 +66,11 @@ std::string info_text(hw::GpuSystem& system) {
     std::string mem_text = mem.empty() ? "n/a" : "";
     for (unsigned m : mem) mem_text += fmt::format("{}{}", mem_text.empty() ? "" : ", ", m);
     table.add_row({std::to_string(gpu.identity().index), gpu.identity().name,
-                   limits ? fmt::format("{:.0f} / {:.0f} / {:.0f} / {:.0f} W", limits->min_w, limits->default_w,
-                                        limits->current_w, limits->max_w)
+                   limits ? fmt::format("{:.0f} / {:.0f} / {:.0f} / {:.0f} W", limits->min_w,
+                                        limits->default_w, limits->current_w, limits->max_w)
                           : "n/a",
-                   limits ? format_power_w(limits->enforced_w) : "n/a", mem.empty() ? "n/a" : mem_text + " MHz"});
+                   limits ? format_power_w(limits->enforced_w) : "n/a",
+                   mem.empty() ? "n/a" : mem_text + " MHz"});
   }
   out += table.render();
   for (std::size_t i = 0; i < system.count(); ++i) {
@@ -79,7 +80,8 @@ std::string info_text(hw::GpuSystem& system) {
     const auto mem = gpu.supported_mem_clocks_mhz();
     out += fmt::format("\nGPU {}  {}  PCI {}\n", id.index, id.uuid, id.pci_bus_id);
     for (unsigned m : mem)
-      out += fmt::format("  SM clocks at {} MHz memory: {}\n", m, clocks_text(gpu.supported_sm_clocks_mhz(m)));
+      out +=
+          fmt::format("  SM clocks at {} MHz memory: {}\n", m, clocks_text(gpu.supported_sm_clocks_mhz(m)));
     out += fmt::format("  readings:     {}\n", flags_text(caps, kReadings, true));
     const auto missing = flags_text(caps, kReadings, false);
     if (missing != "none") out += fmt::format("  not available: {}\n", missing);
@@ -95,8 +97,11 @@ std::string info_text(hw::GpuSystem& system) {
 
 nlohmann::json info_json(hw::GpuSystem& system) {
   using nlohmann::json;
-  json j{{"tool", "wattwise"}, {"version", kVersion}, {"backend", system.backend()},
-         {"driver_version", system.driver_version()}, {"gpus", json::array()}};
+  json j{{"tool", "wattwise"},
+         {"version", kVersion},
+         {"backend", system.backend()},
+         {"driver_version", system.driver_version()},
+         {"gpus", json::array()}};
   for (std::size_t i = 0; i < system.count(); ++i) {
     auto& gpu = system.gpu(i);
     const auto& id = gpu.identity();
@@ -112,7 +117,8 @@ nlohmann::json info_json(hw::GpuSystem& system) {
       g["power_limit_w"] = nullptr;
     }
     json clocks = json::object();
-    for (unsigned m : gpu.supported_mem_clocks_mhz()) clocks[std::to_string(m)] = gpu.supported_sm_clocks_mhz(m);
+    for (unsigned m : gpu.supported_mem_clocks_mhz())
+      clocks[std::to_string(m)] = gpu.supported_sm_clocks_mhz(m);
     g["supported_sm_clocks_mhz_by_mem_clock"] = clocks;
     json readings = json::object();
     for (const auto& f : kReadings) readings[f.name] = caps.*f.flag;

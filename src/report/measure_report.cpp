@@ -24,33 +24,43 @@ std::string outcome_text(const measure::JobOutcome& o) {
   return std::to_string(o.exit_code);
 }
 
-nlohmann::json optional_json(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json optional_json(std::optional<double> v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 }  // namespace
 
 std::string describe_method(sampling::EnergyMethod method) {
   using sampling::EnergyMethod;
   switch (method) {
-    case EnergyMethod::kCounter: return "energy counter";
-    case EnergyMethod::kSamplesReconciled: return "20 ms samples, reconciled to counter";
-    case EnergyMethod::kInstantReconciled: return "instant power, reconciled to counter";
-    case EnergyMethod::kSamples: return "20 ms samples (no counter)";
-    case EnergyMethod::kInstantPower: return "instant power integrated (no counter)";
-    case EnergyMethod::kAveragePower: return "averaged power integrated (lags ~1 s)";
-    case EnergyMethod::kNone: return "n/a";
+    case EnergyMethod::kCounter:
+      return "energy counter";
+    case EnergyMethod::kSamplesReconciled:
+      return "20 ms samples, reconciled to counter";
+    case EnergyMethod::kInstantReconciled:
+      return "instant power, reconciled to counter";
+    case EnergyMethod::kSamples:
+      return "20 ms samples (no counter)";
+    case EnergyMethod::kInstantPower:
+      return "instant power integrated (no counter)";
+    case EnergyMethod::kAveragePower:
+      return "averaged power integrated (lags ~1 s)";
+    case EnergyMethod::kNone:
+      return "n/a";
   }
   return "n/a";
 }
 
 std::string measure_summary(const measure::Measurement& m) {
-  std::string out = fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n", quoted_command(m.command),
-                                m.tool_version, m.backend,
-                                m.driver_version.empty() ? "" : ", driver " + m.driver_version);
+  std::string out =
+      fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n", quoted_command(m.command),
+                  m.tool_version, m.backend, m.driver_version.empty() ? "" : ", driver " + m.driver_version);
   out += fmt::format("   {:<14}{}\n", "wall time", format_seconds(m.wall_s()));
   out += fmt::format("   {:<14}{}\n", "exit status", outcome_text(m.outcome));
   out += fmt::format("   {:<14}{}\n", "energy", format_energy_j(m.total_energy_j()));
   if (m.wattwise_cpu_s > 0)
-    out += fmt::format("   {:<14}{} CPU ({:.2f}% of one core)\n", "wattwise used", format_seconds(m.wattwise_cpu_s),
+    out += fmt::format("   {:<14}{} CPU ({:.2f}% of one core)\n", "wattwise used",
+                       format_seconds(m.wattwise_cpu_s),
                        m.wall_s() > 0 ? 100 * m.wattwise_cpu_s / m.wall_s() : 0.0);
   out += "\n";
 
@@ -58,8 +68,9 @@ std::string measure_summary(const measure::Measurement& m) {
   gpus.set_align(1, Table::Align::kLeft);
   gpus.set_align(5, Table::Align::kLeft);
   for (const auto& g : m.gpu_energy)
-    gpus.add_row({std::to_string(g.gpu.index) + (g.used_by_job ? "" : " (idle)"), g.gpu.name, format_energy_j(g.energy_j),
-                  format_power_w(g.avg_power_w), format_power_w(g.peak_power_w), describe_method(g.method)});
+    gpus.add_row({std::to_string(g.gpu.index) + (g.used_by_job ? "" : " (idle)"), g.gpu.name,
+                  format_energy_j(g.energy_j), format_power_w(g.avg_power_w), format_power_w(g.peak_power_w),
+                  describe_method(g.method)});
   out += gpus.render("   ");
 
   if (!m.phase_summaries.empty()) {
@@ -75,8 +86,8 @@ std::string measure_summary(const measure::Measurement& m) {
     }
     out += phases.render("   ");
   }
-  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched\n", m.markers.size(), m.malformed_markers,
-                     m.unmatched_markers);
+  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched\n", m.markers.size(),
+                     m.malformed_markers, m.unmatched_markers);
   return out;
 }
 
@@ -133,9 +144,8 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                                     {"energy_per_gpu_j", per_gpu},
                                     {"method", sampling::to_string(inst.method)}});
   }
-  j["markers"] = {{"received", m.markers.size()},
-                  {"malformed", m.malformed_markers},
-                  {"unmatched", m.unmatched_markers}};
+  j["markers"] = {
+      {"received", m.markers.size()}, {"malformed", m.malformed_markers}, {"unmatched", m.unmatched_markers}};
   return j;
 }
 

@@ -6,8 +6,8 @@ namespace wattwise::report {
 
 std::size_t display_width(const std::string& text) {
   // Continuation bytes of UTF-8 (10xxxxxx) do not start a new character.
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 Table::Table(std::vector<std::string> headers) : headers_(std::move(headers)) {

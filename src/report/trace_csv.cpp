@@ -125,11 +125,12 @@ void write_phases_csv(std::ostream& out, const measure::Measurement& m) {
     std::string counters;
     for (const auto& [key, value] : inst.phase.counters)
       counters += fmt::format("{}{}={}", counters.empty() ? "" : ";", key, value);
-    out << csv_escape(inst.phase.name) << ',' << fmt::format("{:.6f}", to_seconds(inst.phase.begin - m.job_start))
-        << ',' << fmt::format("{:.6f}", to_seconds(inst.phase.end - m.job_start)) << ','
+    out << csv_escape(inst.phase.name) << ','
+        << fmt::format("{:.6f}", to_seconds(inst.phase.begin - m.job_start)) << ','
+        << fmt::format("{:.6f}", to_seconds(inst.phase.end - m.job_start)) << ','
         << (inst.phase.rank ? std::to_string(*inst.phase.rank) : "") << ','
-        << (inst.energy_j ? fmt::format("{:.6f}", *inst.energy_j) : "") << ',' << sampling::to_string(inst.method)
-        << ',' << csv_escape(counters) << '\n';
+        << (inst.energy_j ? fmt::format("{:.6f}", *inst.energy_j) : "") << ','
+        << sampling::to_string(inst.method) << ',' << csv_escape(counters) << '\n';
   }
 }
 

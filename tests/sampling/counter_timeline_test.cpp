@@ -50,7 +50,8 @@ TEST(CounterTimeline, IrregularPostingsKeepTheBracketMidpoints) {
   }
   const auto timeline = build_counter_timeline(readings);
   ASSERT_GT(timeline.pieces.size(), 10u);
-  for (const auto& piece : timeline.pieces) EXPECT_EQ(piece.end.count() % 5'000'000, 0) << "midpoint of 10 ms reads";
+  for (const auto& piece : timeline.pieces)
+    EXPECT_EQ(piece.end.count() % 5'000'000, 0) << "midpoint of 10 ms reads";
 }
 
 }  // namespace
