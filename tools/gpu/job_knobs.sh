@@ -60,7 +60,7 @@ if [ "$PART" = gpus ]; then
   step "sweep: GPUs 1 and 2 x batch 128/256 (per GPU), resnet50; both GPUs measured, the unused one as idle"
   # --job-gpus is per run: the job uses the first {gpus} GPUs; wattwise measures both, so a 1-GPU run
   # reports the second GPU's idle energy apart.
-  "$WW" sweep --read-only --param gpus=1,2 --param batch=128,256 --repeat 2 --order random --seed 7 \
+  "$WW" sweep --read-only --param gpus=1,2 --param batch=128,256 --repeat "${REPEAT:-2}" --order random --seed 7 \
       --job-gpus '{gpus}' --db "$W/gpus.db" --trace-dir "$W/traces-gpus" -- \
       torchrun --standalone --nproc-per-node '{gpus}' workloads/train_cnn.py --samples-per-epoch 25600 \
       --warmup-iters 2 --model resnet50 --batch '{batch}' > "$W/gpus.sweep.txt" 2>&1
