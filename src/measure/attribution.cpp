@@ -82,6 +82,7 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
   m.phase_instances.clear();
   std::map<std::string, PhaseSummary> by_name;
   std::vector<std::string> order;  // names in order of first appearance
+  std::map<std::pair<std::string, int>, double> time_per_rank;
   for (const auto& phase : m.phases) {
     PhaseInstance inst;
     inst.phase = phase;
@@ -104,7 +105,10 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
       order.push_back(phase.name);
     }
     ++s.count;
-    s.time_s += to_seconds(phase.end - phase.begin);
+    // Ranks run side by side: a phase's time is the longest total of any one rank, not their sum.
+    auto& rank_time = time_per_rank[{phase.name, phase.rank.value_or(-1)}];
+    rank_time += to_seconds(phase.end - phase.begin);
+    s.time_s = std::max(s.time_s, rank_time);
     if (s.energy_j && inst.energy_j) {
       *s.energy_j += *inst.energy_j;
     } else {

@@ -42,7 +42,7 @@ struct PhaseInstance {
 struct PhaseSummary {
   std::string name;
   std::size_t count = 0;
-  double time_s = 0;               // sum of the occurrences' durations
+  double time_s = 0;  // sum of the occurrences' durations; with ranks side by side, the longest rank's
   std::optional<double> energy_j;  // sum over occurrences (absent if any occurrence lacks energy)
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::optional<double> samples;  // sum of the `samples` counters

@@ -104,3 +104,18 @@ TEST(Attribution, AbsentEnergyStaysAbsent) {
 
 }  // namespace
 }  // namespace wattwise::measure
+
+namespace wattwise::measure {
+namespace {
+
+TEST(Attribution, PhaseTimeOfRanksSideBySideIsTheLongestRanksNotTheSum) {
+  auto m = two_gpu_measurement(true);
+  m.phases = {phase("epoch", 1s, 4s, 0), phase("epoch", 1s, 5s, 1)};
+  attribute_energy(m, constant_power({300, 100}), constant_power({300, 100}));
+  ASSERT_EQ(m.phase_summaries.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.phase_summaries[0].time_s, 4.0);
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].energy_j, 3 * 300 + 4 * 100);
+}
+
+}  // namespace
+}  // namespace wattwise::measure
