@@ -9,6 +9,7 @@
 #include "analysis/analysis_json.hpp"
 #include "analysis/reference.hpp"
 #include "analysis/runs_csv.hpp"
+#include "cli/analysis_flags.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "experiment/results_store.hpp"
@@ -20,9 +21,7 @@ namespace {
 
 struct AnalyzeFlags {
   std::string input;
-  std::vector<std::string> metrics;
-  std::string max_slowdown;
-  std::string reference;
+  AnalysisFlags analysis;
   std::string phase;
   bool json = false;
 };
@@ -101,9 +100,7 @@ std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::s
 int run_analyze(const AnalyzeFlags& flags) {
   analysis::AnalysisOptions options;
   const auto runs = load_runs(flags.input, flags.phase, options.default_setting);
-  options.metrics = analysis::metrics_with(flags.metrics);
-  if (!flags.max_slowdown.empty()) options.max_slowdown = analysis::parse_max_slowdown(flags.max_slowdown);
-  if (!flags.reference.empty()) options.reference = analysis::parse_setting_spec(flags.reference);
+  apply_analysis_flags(flags.analysis, options);
   const auto result = analysis::analyze(runs, options);
   if (flags.json) {
     std::cout << analysis::to_json(result).dump(1) << "\n";
@@ -119,11 +116,7 @@ CommandRun add_analyze_command(CLI::App& app) {
   auto flags = std::make_shared<AnalyzeFlags>();
   app.add_option("input", flags->input, "a sweep database (.db) or a CSV of runs (docs/analysis-csv.md)")
       ->required();
-  app.add_option("--metric", flags->metrics,
-                 "add a metric: E, edp, ed2p, eds:K (e.g. eds:1.5), gain-loss, time (repeatable)");
-  app.add_option("--max-slowdown", flags->max_slowdown,
-                 "only recommend settings at most this much slower, e.g. 10%");
-  app.add_option("--reference", flags->reference, "the reference setting, e.g. power_limit_w=300");
+  add_analysis_flags(app, flags->analysis);
   app.add_option(
       "--phase", flags->phase,
       "analyse one marked phase of each run (e.g. epoch) instead of the whole run (databases only)");

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/metrics.hpp"
-#include "analysis/reference.hpp"
+#include "cli/analysis_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
@@ -18,9 +17,7 @@ struct ReportFlags {
   std::string input;
   std::string output;
   std::string format = "html";
-  std::vector<std::string> metrics;
-  std::string max_slowdown;
-  std::string reference;
+  AnalysisFlags analysis;
 };
 
 int run_report(const ReportFlags& flags) {
@@ -36,9 +33,7 @@ int run_report(const ReportFlags& flags) {
   OutputFile out(output);  // checked before the work starts
 
   analysis::AnalysisOptions options;
-  options.metrics = analysis::metrics_with(flags.metrics);
-  if (!flags.max_slowdown.empty()) options.max_slowdown = analysis::parse_max_slowdown(flags.max_slowdown);
-  if (!flags.reference.empty()) options.reference = analysis::parse_setting_spec(flags.reference);
+  apply_analysis_flags(flags.analysis, options);
 
   const auto model = report::html::load_report_model(flags.input, options, kVersion);
   out.stream() << report::html::render_report(model, format);
@@ -55,10 +50,7 @@ CommandRun add_report_command(CLI::App& app) {
       ->required();
   app.add_option("-o,--output", flags->output, "the file to write ('-' for stdout with --format md|csv)");
   app.add_option("--format", flags->format, "html (default), md or csv")->capture_default_str();
-  app.add_option("--metric", flags->metrics, "add a metric: eds:K, ed2p, ... (repeatable)");
-  app.add_option("--max-slowdown", flags->max_slowdown,
-                 "only recommend settings at most this much slower, e.g. 10%");
-  app.add_option("--reference", flags->reference, "the reference setting, e.g. power_limit_w=300");
+  add_analysis_flags(app, flags->analysis);
   return [flags]() { return run_report(*flags); };
 }
 

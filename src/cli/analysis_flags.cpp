@@ -1,0 +1,22 @@
+#include "cli/analysis_flags.hpp"
+
+#include "analysis/metrics.hpp"
+#include "analysis/reference.hpp"
+
+namespace wattwise::cli {
+
+void add_analysis_flags(CLI::App& app, AnalysisFlags& flags) {
+  app.add_option("--metric", flags.metrics,
+                 "add a metric: E, edp, ed2p, eds:K (e.g. eds:1.5), gain-loss, time (repeatable)");
+  app.add_option("--max-slowdown", flags.max_slowdown,
+                 "only recommend settings at most this much slower, e.g. 10%");
+  app.add_option("--reference", flags.reference, "the reference setting, e.g. power_limit_w=300");
+}
+
+void apply_analysis_flags(const AnalysisFlags& flags, analysis::AnalysisOptions& options) {
+  options.metrics = analysis::metrics_with(flags.metrics);
+  if (!flags.max_slowdown.empty()) options.max_slowdown = analysis::parse_max_slowdown(flags.max_slowdown);
+  if (!flags.reference.empty()) options.reference = analysis::parse_setting_spec(flags.reference);
+}
+
+}  // namespace wattwise::cli

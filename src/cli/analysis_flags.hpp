@@ -1,0 +1,25 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "analysis/analysis.hpp"
+
+namespace wattwise::cli {
+
+// The flags that steer an analysis, shared by `analyze` and `report` so both read them the same way.
+struct AnalysisFlags {
+  std::vector<std::string> metrics;
+  std::string max_slowdown;
+  std::string reference;
+};
+
+void add_analysis_flags(CLI::App& app, AnalysisFlags& flags);
+
+// Parsed; bad values are usage errors. Leaves default_setting alone (that comes from the data).
+void apply_analysis_flags(const AnalysisFlags& flags, analysis::AnalysisOptions& options);
+
+}  // namespace wattwise::cli
