@@ -9,7 +9,7 @@
 
 #include "analysis/analysis.hpp"
 #include "analysis/runs_csv.hpp"
-#include "experiment/plan.hpp"
+#include "plan/plan.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/simulated_runs.hpp"
 #include "sim/simulation.hpp"
@@ -18,11 +18,11 @@ namespace {
 
 using namespace wattwise;
 
-experiment::PlanSpec spec_31x5() {
-  experiment::PlanSpec spec;
-  spec.knobs.push_back(experiment::parse_power_limit_knob("150:300:5"));
+plan::PlanSpec spec_31x5() {
+  plan::PlanSpec spec;
+  spec.knobs.push_back(plan::parse_power_limit_knob("150:300:5"));
   spec.repeats = 5;
-  spec.order = experiment::RunOrder::kRandom;
+  spec.order = plan::RunOrder::kRandom;
   spec.seed = 1;
   return spec;
 }
@@ -38,7 +38,7 @@ experiment::SweepOutcome simulated_sweep(const std::filesystem::path& dir) {
   sim_options.iteration_markers_per_epoch = 8;
   auto simulation = sim::make_simulation("v100:resnet50", sim_options);
   experiment::SweepOptions options;
-  options.plan = experiment::make_plan(spec_31x5());
+  options.plan = plan::make_plan(spec_31x5());
   options.gpu_indices = {0};
   options.db_path = dir / "sweep.db";
   options.state_dir = dir / "state";
@@ -52,13 +52,13 @@ experiment::SweepOutcome simulated_sweep(const std::filesystem::path& dir) {
 
 std::vector<analysis::RunRecord> runs_of(const std::filesystem::path& db) {
   std::stringstream csv;
-  experiment::ResultsStore::open_read_only(db).export_runs_csv(csv);
+  store::ResultsStore::open_read_only(db).export_runs_csv(csv);
   return analysis::parse_runs_csv(csv, db.string());
 }
 
 void BM_Plan31x5(benchmark::State& state) {
   const auto spec = spec_31x5();
-  for (auto _ : state) benchmark::DoNotOptimize(experiment::make_plan(spec));
+  for (auto _ : state) benchmark::DoNotOptimize(plan::make_plan(spec));
 }
 BENCHMARK(BM_Plan31x5);
 

@@ -12,8 +12,8 @@
 #include "cli/analysis_flags.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
-#include "experiment/results_store.hpp"
 #include "report/analysis_report.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::cli {
 
@@ -38,7 +38,7 @@ bool looks_like_sqlite(const std::string& path) {
 // With --phase, each run counts as its phase's time and energy (summed over the phase's occurrences and the
 // job's GPUs): the energy of an epoch rather than of the whole process with its start-up. A run without
 // that phase is left out, and said so.
-std::vector<analysis::RunRecord> phase_runs(const experiment::ResultsStore& store, const std::string& phase,
+std::vector<analysis::RunRecord> phase_runs(const store::ResultsStore& store, const std::string& phase,
                                             const std::string& path) {
   std::vector<analysis::RunRecord> runs;
   std::size_t without = 0;
@@ -83,7 +83,7 @@ std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::s
     if (!phase.empty()) throw usage_error("--phase needs a sweep database: a runs CSV has no phases");
     return analysis::read_runs_csv(path);
   }
-  const auto store = experiment::ResultsStore::open_read_only(path);
+  const auto store = store::ResultsStore::open_read_only(path);
   const auto plan = store.plan();
   if (plan.contains("reference") && plan["reference"].is_object()) {
     analysis::Setting setting;

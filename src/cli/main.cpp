@@ -9,8 +9,8 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
-#include "experiment/restore.hpp"
-#include "experiment/state_dir.hpp"
+#include "safety/restore.hpp"
+#include "safety/state_dir.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   // Every command warns about GPU settings a killed wattwise left behind (restore reports them itself).
   if (app.get_subcommands().front()->get_name() != "restore") {
     try {
-      if (auto warning = wattwise::experiment::check_stale_journal(wattwise::experiment::state_dir()))
+      if (auto warning = wattwise::safety::check_stale_journal(wattwise::safety::state_dir()))
         std::fprintf(stderr, "wattwise: warning: %s\n", warning->c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "wattwise: warning: cannot check for a stale settings journal: %s\n", e.what());

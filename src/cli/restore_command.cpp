@@ -6,16 +6,16 @@
 
 #include "cli/commands.hpp"
 #include "cli/gpu_system.hpp"
-#include "experiment/restore.hpp"
-#include "experiment/state_dir.hpp"
+#include "safety/restore.hpp"
+#include "safety/state_dir.hpp"
 
 namespace wattwise::cli {
 
 namespace {
 
 int run_restore() {
-  const auto dir = experiment::state_dir();
-  const auto journals = experiment::stale_journals(dir);
+  const auto dir = safety::state_dir();
+  const auto journals = safety::stale_journals(dir);
   if (journals.empty()) {
     std::printf("nothing to restore (no stale settings journal in %s)\n", dir.c_str());
     return 0;
@@ -24,7 +24,7 @@ int run_restore() {
   bool all_ok = true;
   for (const auto& journal : journals) {
     std::printf("journal %s:\n", journal.c_str());
-    const auto report = experiment::restore_from_journal_file(*system, journal);
+    const auto report = safety::restore_from_journal_file(*system, journal);
     std::printf("%s", report.summary().c_str());
     all_ok = all_ok && report.all_ok();
   }

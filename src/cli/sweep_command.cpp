@@ -21,16 +21,16 @@
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "core/error.hpp"
-#include "experiment/dry_run.hpp"
-#include "experiment/read_only_gpu.hpp"
 #include "experiment/runner.hpp"
-#include "experiment/settings_guard.hpp"
 #include "experiment/simulated_runs.hpp"
-#include "experiment/state_dir.hpp"
 #include "measure/session.hpp"
 #include "measure/simulated_session.hpp"
 #include "report/analysis_report.hpp"
 #include "report/trace_csv.hpp"
+#include "safety/dry_run.hpp"
+#include "safety/read_only_gpu.hpp"
+#include "safety/settings_guard.hpp"
+#include "safety/state_dir.hpp"
 #include "sim/simulation.hpp"
 
 namespace wattwise::cli {
@@ -70,7 +70,7 @@ constexpr int kSimulatedIntervalMs = 100;
 
 // --job-gpus N or --job-gpus {gpus}: how many of the measured GPUs this run's job uses (the rest are idle).
 std::size_t job_gpu_count(const std::string& spec, const std::map<std::string, std::string>& params) {
-  const auto text = experiment::substitute_params({spec}, params).front();
+  const auto text = plan::substitute_params({spec}, params).front();
   try {
     std::size_t used = 0;
     const auto n = std::stoul(text, &used);
@@ -90,30 +90,30 @@ std::string default_db_path() {
   return fmt::format("wattwise-sweep-{}.db", stamp);
 }
 
-experiment::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::size_t first_gpu) {
-  experiment::PlanSpec spec;
-  if (!flags.power_limit.empty()) spec.knobs.push_back(experiment::parse_power_limit_knob(flags.power_limit));
+plan::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::size_t first_gpu) {
+  plan::PlanSpec spec;
+  if (!flags.power_limit.empty()) spec.knobs.push_back(plan::parse_power_limit_knob(flags.power_limit));
   if (!flags.sm_clock.empty()) {
-    auto knob = experiment::parse_clock_knob(experiment::kSmClockKnob, flags.sm_clock);
+    auto knob = plan::parse_clock_knob(plan::kSmClockKnob, flags.sm_clock);
     if (knob.from_supported_clocks) {
       hw::Gpu& gpu = system.gpu(first_gpu);
       const auto mems = gpu.supported_mem_clocks_mhz();
       if (mems.empty())
         throw usage_error("--sm-clock supported: the GPU lists no supported clocks; give values");
-      knob = experiment::resolve_supported_clocks(knob, gpu.supported_sm_clocks_mhz(mems.front()));
+      knob = plan::resolve_supported_clocks(knob, gpu.supported_sm_clocks_mhz(mems.front()));
     }
     spec.knobs.push_back(knob);
   }
   if (!flags.mem_clock.empty()) {
-    auto knob = experiment::parse_clock_knob(experiment::kMemClockKnob, flags.mem_clock);
+    auto knob = plan::parse_clock_knob(plan::kMemClockKnob, flags.mem_clock);
     if (knob.from_supported_clocks)
-      knob = experiment::resolve_supported_clocks(knob, system.gpu(first_gpu).supported_mem_clocks_mhz());
+      knob = plan::resolve_supported_clocks(knob, system.gpu(first_gpu).supported_mem_clocks_mhz());
     spec.knobs.push_back(knob);
   }
-  for (const auto& p : flags.params) spec.knobs.push_back(experiment::parse_job_knob(p));
+  for (const auto& p : flags.params) spec.knobs.push_back(plan::parse_job_knob(p));
   if (flags.repeat == 0) throw usage_error("--repeat must be at least 1");
   spec.repeats = flags.repeat;
-  spec.order = experiment::parse_run_order(flags.order);
+  spec.order = plan::parse_run_order(flags.order);
   spec.seed = flags.seed;
   spec.warmup_runs = flags.warmup_runs;
   return spec;
@@ -123,23 +123,23 @@ experiment::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, s
 // power limit is swept, with every job knob at the first value the user listed (batch=64,128,256 compares
 // against 64). Clocks have no default value to name (unlocked is not a number): then the analysis chooses by
 // its own rule or asks for --reference, rather than fail on a reference that is not there.
-std::optional<analysis::Setting> reference_setting(const SweepFlags& flags, const experiment::PlanSpec& spec,
+std::optional<analysis::Setting> reference_setting(const SweepFlags& flags, const plan::PlanSpec& spec,
                                                    hw::GpuSystem& system, std::size_t first_gpu) {
   if (!flags.reference.empty()) return analysis::parse_setting_spec(flags.reference);
   analysis::Setting reference;
   for (const auto& knob : spec.knobs) {
     if (knob.values.empty()) return std::nullopt;
-    if (knob.name == experiment::kPowerLimitKnob) {
+    if (knob.name == plan::kPowerLimitKnob) {
       const auto limits = system.gpu(first_gpu).power_limits();
       if (!limits) return std::nullopt;
       const bool swept = std::any_of(knob.values.begin(), knob.values.end(), [&](const std::string& v) {
-        return std::abs(experiment::knob_number(knob.name, v) - limits->default_w) < 1e-6;
+        return std::abs(plan::knob_number(knob.name, v) - limits->default_w) < 1e-6;
       });
       if (!swept) return std::nullopt;
       reference[knob.name] = limits->default_w;
-    } else if (knob.kind == experiment::KnobKind::kJob) {
+    } else if (knob.kind == plan::KnobKind::kJob) {
       try {
-        reference[knob.name] = experiment::knob_number(knob.name, knob.values.front());
+        reference[knob.name] = plan::knob_number(knob.name, knob.values.front());
       } catch (const Error&) {
         return std::nullopt;  // a non-numeric job knob cannot be analysed as a number anyway
       }
@@ -167,8 +167,7 @@ std::string trace_rows_of_gpu(const std::string& csv, unsigned gpu_index) {
 
 // --trace-dir: each run's trace and phases as CSV files, and the trace in the database per GPU.
 experiment::RunStoredFn trace_writer(const std::filesystem::path& dir) {
-  return [dir](const experiment::PlannedRun& run, const measure::Measurement& m,
-               experiment::ResultsStore& store) {
+  return [dir](const plan::PlannedRun& run, const measure::Measurement& m, store::ResultsStore& store) {
     std::ostringstream trace;
     report::write_trace_csv(trace, m);
     std::ofstream(dir / fmt::format("run-{:04}.csv", run.index)) << trace.str();
@@ -181,7 +180,7 @@ experiment::RunStoredFn trace_writer(const std::filesystem::path& dir) {
 
 void print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference) {
   try {
-    const auto store = experiment::ResultsStore::open_read_only(db);
+    const auto store = store::ResultsStore::open_read_only(db);
     std::stringstream csv;
     store.export_runs_csv(csv);
     analysis::AnalysisOptions options;
@@ -229,28 +228,27 @@ int run_sweep_command(SweepFlags flags) {
     real = open_real_gpus();
   }
   hw::GpuSystem& raw_system = simulated ? static_cast<hw::GpuSystem&>(*simulation->system) : *real;
-  std::optional<experiment::ReadOnlyGpuSystem> read_only;
+  std::optional<safety::ReadOnlyGpuSystem> read_only;
   if (flags.read_only) read_only.emplace(raw_system);
   hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : raw_system;
 
   experiment::SweepOptions options;
   options.gpu_indices = select_gpus(system, flags.gpus);
-  options.plan = experiment::make_plan(plan_spec(flags, system, options.gpu_indices.front()));
-  if (flags.read_only && !experiment::hardware_settings_of(options.plan).empty()) {
-    for (const auto& s : experiment::hardware_settings_of(options.plan))
+  options.plan = plan::make_plan(plan_spec(flags, system, options.gpu_indices.front()));
+  if (flags.read_only && !plan::hardware_settings_of(options.plan).empty()) {
+    for (const auto& s : plan::hardware_settings_of(options.plan))
       if (!s.empty())
         throw usage_error(
             "--read-only sweeps job knobs only: drop --power-limit, --sm-clock and --mem-clock");
   }
   if (flags.dry_run) {
-    experiment::validate_hardware_settings(system, options.gpu_indices,
-                                           experiment::hardware_settings_of(options.plan));
-    std::cout << experiment::describe_dry_run(system, options.gpu_indices, options.plan);
+    safety::validate_hardware_settings(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
+    std::cout << safety::describe_dry_run(system, options.gpu_indices, options.plan);
     return 0;
   }
 
   const auto reference = reference_setting(flags, options.plan.spec, system, options.gpu_indices.front());
-  options.plan_json = experiment::plan_spec_to_json(options.plan.spec);
+  options.plan_json = plan::plan_spec_to_json(options.plan.spec);
   if (reference) options.plan_json["reference"] = *reference;
   options.db_path = flags.db.empty() ? default_db_path() : flags.db;
   options.meta.command =
@@ -273,7 +271,7 @@ int run_sweep_command(SweepFlags flags) {
     private_state.emplace();
     options.state_dir = private_state->path();
   } else {
-    options.state_dir = experiment::state_dir();
+    options.state_dir = safety::state_dir();
     options.watchdog_factory = [] { return open_real_gpus(); };
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
@@ -299,13 +297,12 @@ int run_sweep_command(SweepFlags flags) {
   } else {
     monotonic = std::make_unique<MonotonicClock>();
     clock = monotonic.get();
-    measure_run = [&](const experiment::PlannedRun& run) {
+    measure_run = [&](const plan::PlannedRun& run) {
       measure::MeasureOptions per_run = measure_options;
-      for (const auto& [name, value] : experiment::param_environment(run.params))
+      for (const auto& [name, value] : plan::param_environment(run.params))
         per_run.extra_environment[name] = value;
       if (!flags.job_gpus.empty()) per_run.job_gpu_count = job_gpu_count(flags.job_gpus, run.params);
-      return measure::measure_command(system, experiment::substitute_params(flags.command, run.params),
-                                      per_run);
+      return measure::measure_command(system, plan::substitute_params(flags.command, run.params), per_run);
     };
   }
 

@@ -44,4 +44,13 @@ void VirtualClock::advance(Nanos d) {
   now_ += d;
 }
 
+std::string utc_now_iso8601() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
 }  // namespace wattwise

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <string>
 
 namespace wattwise {
 
@@ -49,5 +50,8 @@ class VirtualClock final : public Clock {
   mutable std::mutex mutex_;
   Nanos now_;
 };
+
+// Now, UTC, ISO 8601 to the second ("2026-11-23T17:00:00Z"): the stamps of journals and stored runs.
+std::string utc_now_iso8601();
 
 }  // namespace wattwise

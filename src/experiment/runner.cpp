@@ -8,25 +8,25 @@
 #include <cstring>
 
 #include "core/error.hpp"
-#include "experiment/gpu_lock.hpp"
-#include "experiment/journal.hpp"
-#include "experiment/settings_guard.hpp"
-#include "experiment/state_dir.hpp"
-#include "experiment/stop_signals.hpp"
+#include "safety/gpu_lock.hpp"
+#include "safety/journal.hpp"
+#include "safety/settings_guard.hpp"
+#include "safety/state_dir.hpp"
+#include "safety/stop_signals.hpp"
 
 namespace wattwise::experiment {
 namespace {
 
-bool changes_hardware(const Plan& plan) {
+bool changes_hardware(const plan::Plan& plan) {
   return std::any_of(plan.runs.begin(), plan.runs.end(),
-                     [](const PlannedRun& r) { return !r.hardware.empty(); });
+                     [](const plan::PlannedRun& r) { return !r.hardware.empty(); });
 }
 
 bool is_stop_signal(int signal_number) {
   return signal_number == SIGINT || signal_number == SIGTERM || signal_number == SIGHUP;
 }
 
-std::string settings_text(const PlannedRun& run) {
+std::string settings_text(const plan::PlannedRun& run) {
   std::string text;
   for (const auto& s : run.settings) text += fmt::format("{}{}={}", text.empty() ? "" : " ", s.knob, s.value);
   if (run.warmup) text += " (warm-up)";
@@ -42,11 +42,12 @@ std::string failure_of(const measure::JobOutcome& outcome) {
   return "";
 }
 
-std::vector<StoredGpu> stored_gpus_of(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices) {
-  std::vector<StoredGpu> gpus;
+std::vector<store::StoredGpu> stored_gpus_of(hw::GpuSystem& system,
+                                             const std::vector<std::size_t>& gpu_indices) {
+  std::vector<store::StoredGpu> gpus;
   for (std::size_t index : gpu_indices) {
     hw::Gpu& gpu = system.gpu(index);
-    StoredGpu stored{gpu.identity().index, gpu.identity().uuid, gpu.identity().name, {}, {}, {}};
+    store::StoredGpu stored{gpu.identity().index, gpu.identity().uuid, gpu.identity().name, {}, {}, {}};
     if (auto limits = gpu.power_limits()) {
       stored.min_limit_w = limits->min_w;
       stored.max_limit_w = limits->max_w;
@@ -85,7 +86,7 @@ void probe_power_limit_permission(hw::GpuSystem& system, const std::vector<std::
   for (std::size_t index : gpu_indices) {
     hw::Gpu& gpu = system.gpu(index);
     const auto limits = gpu.power_limits();
-    if (!limits) continue;  // validate_hardware_settings refused this already
+    if (!limits) continue;  // safety::validate_hardware_settings refused this already
     try {
       gpu.set_power_limit_w(limits->current_w);
     } catch (const std::exception& e) {
@@ -97,9 +98,9 @@ void probe_power_limit_permission(hw::GpuSystem& system, const std::vector<std::
   }
 }
 
-bool has_power_limits(const Plan& plan) {
+bool has_power_limits(const plan::Plan& plan) {
   return std::any_of(plan.runs.begin(), plan.runs.end(),
-                     [](const PlannedRun& r) { return r.hardware.power_limit_w.has_value(); });
+                     [](const plan::PlannedRun& r) { return r.hardware.power_limit_w.has_value(); });
 }
 
 }  // namespace
@@ -143,16 +144,16 @@ void validate_sweep(hw::GpuSystem& system, const SweepOptions& options) {
   }
   if (options.plan.runs.empty()) throw usage_error("the plan has no runs: give knob values or --repeat >= 1");
   if (changes_hardware(options.plan))
-    validate_hardware_settings(system, options.gpu_indices, hardware_settings_of(options.plan));
+    safety::validate_hardware_settings(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
   check_db_path(options);
 }
 
-std::vector<GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
-                                             const std::vector<std::size_t>& gpu_indices) {
-  std::vector<GpuRunEnergy> read_back;
+std::vector<store::GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
+                                                    const std::vector<std::size_t>& gpu_indices) {
+  std::vector<store::GpuRunEnergy> read_back;
   for (std::size_t index : gpu_indices) {
     hw::Gpu& gpu = system.gpu(index);
-    GpuRunEnergy g;
+    store::GpuRunEnergy g;
     g.gpu_index = gpu.identity().index;
     if (auto limits = gpu.power_limits()) g.enforced_power_limit_w = limits->enforced_w;
     const hw::Telemetry t = gpu.telemetry();
@@ -163,10 +164,10 @@ std::vector<GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
   return read_back;
 }
 
-RunRecord record_of(const PlannedRun& run, const measure::Measurement& m,
-                    const std::vector<GpuRunEnergy>& read_back, const std::string& started_at,
-                    const std::string& ended_at) {
-  RunRecord r;
+store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measurement& m,
+                           const std::vector<store::GpuRunEnergy>& read_back, const std::string& started_at,
+                           const std::string& ended_at) {
+  store::RunRecord r;
   r.plan_index = run.index;
   r.settings = run.settings;
   r.repeat = run.repeat;
@@ -179,7 +180,7 @@ RunRecord record_of(const PlannedRun& run, const measure::Measurement& m,
   r.error = failure_of(m.outcome);
   for (const auto& e : m.gpu_energy) {
     if (e.used_by_job && r.method.empty()) r.method = sampling::to_string(e.method);
-    GpuRunEnergy g;
+    store::GpuRunEnergy g;
     g.gpu_index = e.gpu.index;
     for (const auto& rb : read_back) {
       if (rb.gpu_index == e.gpu.index) g = rb;
@@ -194,7 +195,7 @@ RunRecord record_of(const PlannedRun& run, const measure::Measurement& m,
     // The work of the run: the phase that counted the most samples (an epoch counts all of them, iterations
     // only the ones that were marked).
     if (p.samples && (!r.work || *p.samples > *r.work)) r.work = p.samples;
-    PhaseResult phase;
+    store::PhaseResult phase;
     phase.name = p.name;
     phase.count = static_cast<unsigned>(p.count);
     phase.time_s = p.time_s;
@@ -208,37 +209,37 @@ RunRecord record_of(const PlannedRun& run, const measure::Measurement& m,
 SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const MeasureRunFn& measure_run,
                        Clock& clock) {
   // First, so that a Ctrl-C during the set-up below is noticed before the first run, not fatal.
-  StopSignals signals;
+  safety::StopSignals signals;
   validate_sweep(system, options);
-  const Plan& plan = options.plan;
+  const plan::Plan& plan = options.plan;
   const auto& gpus = options.gpu_indices;
   SweepOutcome outcome;
   outcome.changed_hardware = changes_hardware(plan);
 
   // Destroyed in reverse order: the watchdog is dismissed and the guard restored before the locks go.
-  std::vector<GpuLock> locks;
+  std::vector<safety::GpuLock> locks;
   if (outcome.changed_hardware) {
-    ensure_state_dir(options.state_dir);
+    safety::ensure_state_dir(options.state_dir);
     for (std::size_t index : gpus)
-      locks.push_back(GpuLock::acquire(options.state_dir, system.gpu(index).identity().uuid));
+      locks.push_back(safety::GpuLock::acquire(options.state_dir, system.gpu(index).identity().uuid));
     if (has_power_limits(plan)) probe_power_limit_permission(system, gpus);
   }
   const nlohmann::json plan_json =
-      options.plan_json.is_null() ? plan_spec_to_json(plan.spec) : options.plan_json;
-  ResultsStore store = options.resume
-                           ? ResultsStore::open_for_resume(options.db_path, plan_json)
-                           : ResultsStore::create(options.db_path, options.meta, plan_json,
-                                                  options.stored_gpus.empty() ? stored_gpus_of(system, gpus)
-                                                                              : options.stored_gpus);
-  const std::vector<PlannedRun> remaining = runs_not_done(plan, store.completed_plan_indices());
+      options.plan_json.is_null() ? plan::plan_spec_to_json(plan.spec) : options.plan_json;
+  store::ResultsStore store =
+      options.resume ? store::ResultsStore::open_for_resume(options.db_path, plan_json)
+                     : store::ResultsStore::create(
+                           options.db_path, options.meta, plan_json,
+                           options.stored_gpus.empty() ? stored_gpus_of(system, gpus) : options.stored_gpus);
+  const std::vector<plan::PlannedRun> remaining = plan::runs_not_done(plan, store.completed_plan_indices());
   outcome.runs_skipped = plan.runs.size() - remaining.size();
   // Idle power before the first change and the first job: the level a cool-down waits for.
   const IdleBaseline idle = options.cooldown ? read_idle_baseline(system, gpus) : IdleBaseline{};
 
-  std::optional<SettingsGuard> guard;
-  std::optional<Watchdog> watchdog;
+  std::optional<safety::SettingsGuard> guard;
+  std::optional<safety::Watchdog> watchdog;
   if (outcome.changed_hardware) {
-    guard.emplace(system, gpus, journal_path_for(options.state_dir, static_cast<long>(::getpid())));
+    guard.emplace(system, gpus, safety::journal_path_for(options.state_dir, static_cast<long>(::getpid())));
     guard->capture();  // the journal is on disk before the first change
     if (options.watchdog_factory) watchdog.emplace(options.watchdog_factory, guard->journal_path());
   }
@@ -247,16 +248,16 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   if (progress) progress->begin(plan.runs.size(), outcome.runs_skipped);
   try {
     for (std::size_t k = 0; k < remaining.size(); ++k) {
-      const PlannedRun& run = remaining[k];
-      if (StopSignals::stop_requested()) {
+      const plan::PlannedRun& run = remaining[k];
+      if (safety::StopSignals::stop_requested()) {
         outcome.end = SweepEnd::kStopSignal;
-        outcome.signal = StopSignals::signal_number();
+        outcome.signal = safety::StopSignals::signal_number();
         break;
       }
       if (progress) progress->run_started(settings_text(run));
       const std::string started_at = utc_now_iso8601();
       if (guard) guard->apply(run.hardware);
-      const std::vector<GpuRunEnergy> read_back = read_back_settings(system, gpus);
+      const std::vector<store::GpuRunEnergy> read_back = read_back_settings(system, gpus);
       const measure::Measurement m = measure_run(run);
       const std::string ended_at = utc_now_iso8601();
 
@@ -265,10 +266,11 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
       // so --resume runs it again, and the sweep stops here.
       if (m.outcome.signal && is_stop_signal(*m.outcome.signal) && !m.outcome.timed_out) {
         outcome.end = SweepEnd::kStopSignal;
-        outcome.signal = StopSignals::stop_requested() ? StopSignals::signal_number() : *m.outcome.signal;
+        outcome.signal =
+            safety::StopSignals::stop_requested() ? safety::StopSignals::signal_number() : *m.outcome.signal;
         break;
       }
-      const RunRecord record = record_of(run, m, read_back, started_at, ended_at);
+      const store::RunRecord record = record_of(run, m, read_back, started_at, ended_at);
       store.add_run(record);
       if (options.on_run_stored) options.on_run_stored(run, m, store);
       ++outcome.runs_done;
@@ -280,13 +282,14 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
         break;
       }
       if (options.cooldown && k + 1 < remaining.size())
-        cool_down(system, gpus, idle, clock, *options.cooldown, [] { return StopSignals::stop_requested(); });
+        cool_down(system, gpus, idle, clock, *options.cooldown,
+                  [] { return safety::StopSignals::stop_requested(); });
     }
   } catch (...) {
     // Restore before the exception leaves: the caller prints the error, the GPUs are already back.
     if (progress) progress->end();
     if (guard) {
-      const RestoreReport report = guard->restore();
+      const safety::RestoreReport report = guard->restore();
       if (!report.all_ok())
         std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", report.summary().c_str());
     }

@@ -9,31 +9,31 @@
 
 #include "core/clock.hpp"
 #include "experiment/cooldown.hpp"
-#include "experiment/plan.hpp"
 #include "experiment/progress.hpp"
-#include "experiment/restore.hpp"
-#include "experiment/results_store.hpp"
-#include "experiment/watchdog.hpp"
 #include "hw/gpu.hpp"
 #include "measure/measurement.hpp"
+#include "plan/plan.hpp"
+#include "safety/restore.hpp"
+#include "safety/watchdog.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::experiment {
 
 // Measures one planned run's job (a real command or a simulated job) with the run's knob values. The GPU
 // settings are already applied when it is called.
-using MeasureRunFn = std::function<measure::Measurement(const PlannedRun& run)>;
+using MeasureRunFn = std::function<measure::Measurement(const plan::PlannedRun& run)>;
 
 // Called after a run is stored, to keep extras beside it (the trace files, the trace in the database).
-using RunStoredFn =
-    std::function<void(const PlannedRun& run, const measure::Measurement& m, ResultsStore& store)>;
+using RunStoredFn = std::function<void(const plan::PlannedRun& run, const measure::Measurement& m,
+                                       store::ResultsStore& store)>;
 
 struct SweepOptions {
-  Plan plan;
+  plan::Plan plan;
   std::vector<std::size_t> gpu_indices;  // positions in the GpuSystem, all checked and changed together
   std::filesystem::path db_path;
-  StoreMeta meta;
+  store::StoreMeta meta;
   nlohmann::json plan_json;  // stored with the results and compared on resume; empty: plan_spec_to_json
-  std::vector<StoredGpu> stored_gpus;  // empty: read from the system
+  std::vector<store::StoredGpu> stored_gpus;  // empty: read from the system
   bool resume = false;
   // Stop the sweep after this many failed runs (exit status != 0, time-out); 0: never stop for failures.
   unsigned max_failures = 3;
@@ -41,7 +41,7 @@ struct SweepOptions {
   std::filesystem::path state_dir;  // the journal and the per-GPU locks
   // Opens the watchdog's own view of the GPUs. Empty: no watchdog (a simulated GPU's settings die with
   // the process, there is nothing to restore after a SIGKILL).
-  GpuSystemFactory watchdog_factory;
+  safety::GpuSystemFactory watchdog_factory;
   RunStoredFn on_run_stored;
   Progress* progress = nullptr;
 };
@@ -59,7 +59,7 @@ struct SweepOutcome {
   std::size_t runs_done = 0;      // run and stored by this invocation, failed ones included
   std::size_t runs_failed = 0;    // of runs_done
   bool changed_hardware = false;  // the sweep had hardware knobs: restore ran
-  RestoreReport restore;
+  safety::RestoreReport restore;
 
   // 0: all runs ran and the GPUs are restored; 128+N after stop signal N; 1 after --max-failures;
   // 3 (environment) when a restore failed.
@@ -82,12 +82,12 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
 
 // The readings of every GPU right after its settings were applied: what the GPU enforces, which may differ
 // from what was asked (other caps, clocks the GPU rounds).
-std::vector<GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
-                                             const std::vector<std::size_t>& gpu_indices);
+std::vector<store::GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
+                                                    const std::vector<std::size_t>& gpu_indices);
 
 // The database row of one measured run; `read_back` from read_back_settings (same order as the GPUs).
-RunRecord record_of(const PlannedRun& run, const measure::Measurement& m,
-                    const std::vector<GpuRunEnergy>& read_back, const std::string& started_at,
-                    const std::string& ended_at);
+store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measurement& m,
+                           const std::vector<store::GpuRunEnergy>& read_back, const std::string& started_at,
+                           const std::string& ended_at);
 
 }  // namespace wattwise::experiment

@@ -1,4 +1,4 @@
-#include "experiment/gpu_lock.hpp"
+#include "safety/gpu_lock.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
-#include "experiment/restore.hpp"
 #include "fake_gpu.hpp"
+#include "safety/restore.hpp"
 
 namespace wattwise::experiment {
 namespace {
@@ -24,7 +24,7 @@ pid_t child_holding_lock(const std::filesystem::path& dir) {
   if (pid == 0) {
     ::close(ready[0]);
     try {
-      GpuLock lock = GpuLock::acquire(dir, "GPU-aaa");
+      safety::GpuLock lock = safety::GpuLock::acquire(dir, "GPU-aaa");
       char byte = 'L';
       if (::write(ready[1], &byte, 1) != 1) ::_exit(2);
       ::pause();
@@ -50,23 +50,23 @@ TEST(GpuLock, SecondProcessIsRefusedWithTheGpuAndThePid) {
   const pid_t holder = child_holding_lock(dir.path());
   ASSERT_GT(holder, 0);
   try {
-    GpuLock::acquire(dir.path(), "GPU-aaa");
+    safety::GpuLock::acquire(dir.path(), "GPU-aaa");
     ADD_FAILURE() << "a second lock was granted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kEnvironment);
     EXPECT_NE(std::string(e.what()).find("GPU-aaa"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(std::to_string(holder)), std::string::npos) << e.what();
   }
-  EXPECT_EQ(gpu_lock_holder(dir.path(), "GPU-aaa"), holder);
-  EXPECT_NO_THROW(GpuLock::acquire(dir.path(), "GPU-bbb"));  // another GPU is free
+  EXPECT_EQ(safety::gpu_lock_holder(dir.path(), "GPU-aaa"), holder);
+  EXPECT_NO_THROW(safety::GpuLock::acquire(dir.path(), "GPU-bbb"));  // another GPU is free
   kill_and_reap(holder);
   // The kernel released the dead holder's lock.
-  EXPECT_FALSE(gpu_lock_holder(dir.path(), "GPU-aaa"));
-  EXPECT_NO_THROW(GpuLock::acquire(dir.path(), "GPU-aaa"));
+  EXPECT_FALSE(safety::gpu_lock_holder(dir.path(), "GPU-aaa"));
+  EXPECT_NO_THROW(safety::GpuLock::acquire(dir.path(), "GPU-aaa"));
 }
 
-Journal journal_of(long pid) {
-  Journal journal = new_journal();
+safety::Journal journal_of(long pid) {
+  safety::Journal journal = safety::new_journal();
   journal.pid = pid;
   journal.gpus.push_back({"GPU-aaa", 0, "H100", 250.0, false, false});
   return journal;
@@ -77,8 +77,8 @@ TEST(StaleJournal, JournalOfADeadProcessIsStale) {
   const pid_t dead = ::fork();
   if (dead == 0) ::_exit(0);
   ::waitpid(dead, nullptr, 0);
-  write_journal(journal_path_for(dir.path(), dead), journal_of(dead));
-  auto warning = check_stale_journal(dir.path());
+  safety::write_journal(safety::journal_path_for(dir.path(), dead), journal_of(dead));
+  auto warning = safety::check_stale_journal(dir.path());
   ASSERT_TRUE(warning);
   EXPECT_NE(warning->find("stale settings journal from PID " + std::to_string(dead)), std::string::npos)
       << *warning;
@@ -89,16 +89,17 @@ TEST(StaleJournal, JournalOfALiveProcessHoldingTheLockIsNotStale) {
   TempDir dir;
   const pid_t holder = child_holding_lock(dir.path());
   ASSERT_GT(holder, 0);
-  write_journal(journal_path_for(dir.path(), holder), journal_of(holder));
-  EXPECT_FALSE(check_stale_journal(dir.path()));
+  safety::write_journal(safety::journal_path_for(dir.path(), holder), journal_of(holder));
+  EXPECT_FALSE(safety::check_stale_journal(dir.path()));
   kill_and_reap(holder);
-  EXPECT_TRUE(check_stale_journal(dir.path()));
+  EXPECT_TRUE(safety::check_stale_journal(dir.path()));
 }
 
 TEST(StaleJournal, AliveButNotHoldingTheLockIsStale) {
   TempDir dir;
-  write_journal(journal_path_for(dir.path(), ::getppid()), journal_of(::getppid()));  // a reused PID
-  EXPECT_TRUE(check_stale_journal(dir.path()));
+  safety::write_journal(safety::journal_path_for(dir.path(), ::getppid()),
+                        journal_of(::getppid()));  // a reused PID
+  EXPECT_TRUE(safety::check_stale_journal(dir.path()));
 }
 
 TEST(Restore, AppliesAJournalFileByUuidAndRemovesIt) {
@@ -106,9 +107,9 @@ TEST(Restore, AppliesAJournalFileByUuidAndRemovesIt) {
   FakeGpuSystem system;
   system.add(std::make_unique<FakeGpu>(0, "GPU-bbb", 300));
   system.add(std::make_unique<FakeGpu>(1, "GPU-aaa", 150));  // indices moved since the journal was written
-  const auto path = journal_path_for(dir.path(), 99999999);
-  write_journal(path, journal_of(99999999));
-  RestoreReport report = restore_from_journal_file(system, path);
+  const auto path = safety::journal_path_for(dir.path(), 99999999);
+  safety::write_journal(path, journal_of(99999999));
+  safety::RestoreReport report = safety::restore_from_journal_file(system, path);
   ASSERT_TRUE(report.all_ok()) << report.summary();
   EXPECT_EQ(system.fake(1).limit_w(), 250);
   EXPECT_EQ(system.fake(0).limit_w(), 300);
@@ -120,11 +121,11 @@ TEST(Restore, MissingGpuIsReportedAndTheJournalKept) {
   TempDir dir;
   FakeGpuSystem system;
   system.add(std::make_unique<FakeGpu>(0, "GPU-bbb", 300));
-  Journal journal = journal_of(99999999);
+  safety::Journal journal = journal_of(99999999);
   journal.gpus.push_back({"GPU-bbb", 1, "H100", 200.0, false, false});
-  const auto path = journal_path_for(dir.path(), 99999999);
-  write_journal(path, journal);
-  RestoreReport report = restore_from_journal_file(system, path);
+  const auto path = safety::journal_path_for(dir.path(), 99999999);
+  safety::write_journal(path, journal);
+  safety::RestoreReport report = safety::restore_from_journal_file(system, path);
   EXPECT_FALSE(report.all_ok());
   EXPECT_FALSE(report.gpus.at(0).ok);
   EXPECT_NE(report.gpus.at(0).message.find("not found"), std::string::npos);

@@ -1,4 +1,4 @@
-#include "experiment/journal.hpp"
+#include "safety/journal.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@ namespace {
 
 using testing::TempDir;
 
-Journal sample_journal() {
-  Journal journal = new_journal();
+safety::Journal sample_journal() {
+  safety::Journal journal = safety::new_journal();
   journal.gpus.push_back({"GPU-aaa", 0, "H100", 250.0, true, false});
   journal.gpus.push_back({"GPU-bbb", 1, "H100", std::nullopt, false, true});
   return journal;
@@ -22,18 +22,18 @@ Journal sample_journal() {
 
 TEST(Journal, RoundTripsEveryField) {
   TempDir dir;
-  const auto path = journal_path_for(dir.path(), 42);
-  write_journal(path, sample_journal());
-  EXPECT_EQ(read_journal(path), sample_journal());
-  EXPECT_EQ(read_journal(path).pid, ::getpid());
+  const auto path = safety::journal_path_for(dir.path(), 42);
+  safety::write_journal(path, sample_journal());
+  EXPECT_EQ(safety::read_journal(path), sample_journal());
+  EXPECT_EQ(safety::read_journal(path).pid, ::getpid());
 }
 
 TEST(Journal, WriteIsAtomicAndLeavesNoTemporaryFile) {
   TempDir dir;
-  const auto path = journal_path_for(dir.path(), 42);
+  const auto path = safety::journal_path_for(dir.path(), 42);
   std::ofstream(path) << "old complete journal";
-  write_journal(path, sample_journal());
-  EXPECT_EQ(read_journal(path), sample_journal());
+  safety::write_journal(path, sample_journal());
+  EXPECT_EQ(safety::read_journal(path), sample_journal());
   std::vector<std::string> names;
   for (const auto& item : std::filesystem::directory_iterator(dir.path()))
     names.push_back(item.path().filename());
@@ -42,25 +42,25 @@ TEST(Journal, WriteIsAtomicAndLeavesNoTemporaryFile) {
 
 TEST(Journal, WriteReplacesTheFileByRenameNotInPlace) {
   TempDir dir;
-  const auto path = journal_path_for(dir.path(), 42);
-  write_journal(path, sample_journal());
+  const auto path = safety::journal_path_for(dir.path(), 42);
+  safety::write_journal(path, sample_journal());
   // A hard link to the old file keeps the old content: proof that the new journal is a new file
   // (temp + rename), not the old file truncated and rewritten.
   const auto link = dir.path() / "old-link";
   std::filesystem::create_hard_link(path, link);
-  Journal changed = sample_journal();
+  safety::Journal changed = sample_journal();
   changed.gpus.at(0).power_limit_w = 123;
-  write_journal(path, changed);
-  EXPECT_EQ(read_journal(link), sample_journal());
-  EXPECT_EQ(read_journal(path), changed);
+  safety::write_journal(path, changed);
+  EXPECT_EQ(safety::read_journal(link), sample_journal());
+  EXPECT_EQ(safety::read_journal(path), changed);
 }
 
 TEST(Journal, CorruptJournalIsADataError) {
   TempDir dir;
-  const auto path = journal_path_for(dir.path(), 42);
+  const auto path = safety::journal_path_for(dir.path(), 42);
   std::ofstream(path) << "{\"tool\": \"wattwise\", \"pid\":";
   try {
-    read_journal(path);
+    safety::read_journal(path);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kData);
@@ -69,11 +69,12 @@ TEST(Journal, CorruptJournalIsADataError) {
 
 TEST(Journal, FindJournalsListsOnlyJournals) {
   TempDir dir;
-  write_journal(journal_path_for(dir.path(), 7), sample_journal());
-  write_journal(journal_path_for(dir.path(), 8), sample_journal());
+  safety::write_journal(safety::journal_path_for(dir.path(), 7), sample_journal());
+  safety::write_journal(safety::journal_path_for(dir.path(), 8), sample_journal());
   std::ofstream(dir.path() / "gpu-GPU-aaa.lock") << "1";
-  EXPECT_EQ(find_journals(dir.path()), (std::vector<std::filesystem::path>{journal_path_for(dir.path(), 7),
-                                                                           journal_path_for(dir.path(), 8)}));
+  EXPECT_EQ(safety::find_journals(dir.path()),
+            (std::vector<std::filesystem::path>{safety::journal_path_for(dir.path(), 7),
+                                                safety::journal_path_for(dir.path(), 8)}));
 }
 
 }  // namespace

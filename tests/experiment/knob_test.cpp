@@ -1,4 +1,4 @@
-#include "experiment/knob.hpp"
+#include "plan/knob.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,25 +19,25 @@ ErrorKind kind_of_failure(auto&& action) {
 }
 
 TEST(Knob, PowerLimitRangeIsInclusive) {
-  Knob knob = parse_power_limit_knob("150:170:5");
+  plan::Knob knob = plan::parse_power_limit_knob("150:170:5");
   EXPECT_EQ(knob.name, "power_limit_w");
-  EXPECT_EQ(knob.kind, KnobKind::kHardware);
+  EXPECT_EQ(knob.kind, plan::KnobKind::kHardware);
   EXPECT_EQ(knob.values, (Values{"150", "155", "160", "165", "170"}));
 }
 
 TEST(Knob, PowerLimitRangeWithFractionalStepDoesNotDrift) {
-  Knob knob = parse_power_limit_knob("100:100.3:0.1");
+  plan::Knob knob = plan::parse_power_limit_knob("100:100.3:0.1");
   EXPECT_EQ(knob.values, (Values{"100", "100.1", "100.2", "100.3"}));
 }
 
 TEST(Knob, PowerLimitList) {
-  EXPECT_EQ(parse_power_limit_knob("150,200,250").values, (Values{"150", "200", "250"}));
+  EXPECT_EQ(plan::parse_power_limit_knob("150,200,250").values, (Values{"150", "200", "250"}));
 }
 
 TEST(Knob, BadPowerLimitSyntaxIsAUsageErrorWithAnExample) {
   for (const char* spec : {"150:300", "150:300:0", "300:150:5", "abc", "150,,200", "", "-5,100"}) {
     try {
-      parse_power_limit_knob(spec);
+      plan::parse_power_limit_knob(spec);
       ADD_FAILURE() << "accepted " << spec;
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kUsage) << spec;
@@ -47,36 +47,38 @@ TEST(Knob, BadPowerLimitSyntaxIsAUsageErrorWithAnExample) {
 }
 
 TEST(Knob, ClockAcceptsSupportedAndResolvesAgainstTheGpuList) {
-  Knob knob = parse_clock_knob(kSmClockKnob, "supported");
+  plan::Knob knob = plan::parse_clock_knob(plan::kSmClockKnob, "supported");
   EXPECT_TRUE(knob.from_supported_clocks);
-  Knob resolved = resolve_supported_clocks(knob, {1980, 1410, 1410, 210});
+  plan::Knob resolved = plan::resolve_supported_clocks(knob, {1980, 1410, 1410, 210});
   EXPECT_FALSE(resolved.from_supported_clocks);
   EXPECT_EQ(resolved.values, (Values{"210", "1410", "1980"}));
 }
 
 TEST(Knob, ResolvingSupportedWithoutClocksIsAnEnvironmentError) {
-  EXPECT_EQ(
-      kind_of_failure([] { resolve_supported_clocks(parse_clock_knob(kMemClockKnob, "supported"), {}); }),
-      ErrorKind::kEnvironment);
+  EXPECT_EQ(kind_of_failure([] {
+              plan::resolve_supported_clocks(plan::parse_clock_knob(plan::kMemClockKnob, "supported"), {});
+            }),
+            ErrorKind::kEnvironment);
 }
 
 TEST(Knob, ClockRejectsFractionalMhz) {
-  EXPECT_EQ(kind_of_failure([] { parse_clock_knob(kSmClockKnob, "1410.5"); }), ErrorKind::kUsage);
-  EXPECT_EQ(parse_clock_knob(kMemClockKnob, "1000:1200:100").values, (Values{"1000", "1100", "1200"}));
+  EXPECT_EQ(kind_of_failure([] { plan::parse_clock_knob(plan::kSmClockKnob, "1410.5"); }), ErrorKind::kUsage);
+  EXPECT_EQ(plan::parse_clock_knob(plan::kMemClockKnob, "1000:1200:100").values,
+            (Values{"1000", "1100", "1200"}));
 }
 
 TEST(Knob, JobKnobListKeepsWords) {
-  Knob knob = parse_job_knob("model=resnet50,bert");
+  plan::Knob knob = plan::parse_job_knob("model=resnet50,bert");
   EXPECT_EQ(knob.name, "model");
-  EXPECT_EQ(knob.kind, KnobKind::kJob);
+  EXPECT_EQ(knob.kind, plan::KnobKind::kJob);
   EXPECT_EQ(knob.values, (Values{"resnet50", "bert"}));
-  EXPECT_EQ(parse_job_knob("batch=32:96:32").values, (Values{"32", "64", "96"}));
+  EXPECT_EQ(plan::parse_job_knob("batch=32:96:32").values, (Values{"32", "64", "96"}));
 }
 
 TEST(Knob, BadJobKnobsAreUsageErrors) {
   for (const char* spec :
        {"batch", "=1,2", "9x=1", "batch=1,,2", "batch=1,1", "power_limit_w=100", "b-s=1"}) {
-    EXPECT_EQ(kind_of_failure([&] { parse_job_knob(spec); }), ErrorKind::kUsage) << spec;
+    EXPECT_EQ(kind_of_failure([&] { plan::parse_job_knob(spec); }), ErrorKind::kUsage) << spec;
   }
 }
 

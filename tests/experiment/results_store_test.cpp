@@ -1,4 +1,4 @@
-#include "experiment/results_store.hpp"
+#include "store/results_store.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -16,17 +16,17 @@ namespace {
 
 using testing::TempDir;
 
-PlanSpec spec() {
-  PlanSpec spec;
-  spec.knobs.push_back(parse_power_limit_knob("150,300"));
-  spec.knobs.push_back(parse_job_knob("batch=64"));
+plan::PlanSpec spec() {
+  plan::PlanSpec spec;
+  spec.knobs.push_back(plan::parse_power_limit_knob("150,300"));
+  spec.knobs.push_back(plan::parse_job_knob("batch=64"));
   spec.repeats = 2;
   spec.warmup_runs = 1;
   return spec;
 }
 
-RunRecord record_of(const PlannedRun& planned, double time_s) {
-  RunRecord run;
+store::RunRecord record_of(const plan::PlannedRun& planned, double time_s) {
+  store::RunRecord run;
   run.plan_index = planned.index;
   run.settings = planned.settings;
   run.repeat = planned.repeat;
@@ -44,27 +44,28 @@ RunRecord record_of(const PlannedRun& planned, double time_s) {
 
 struct StoreTest : ::testing::Test {
   std::filesystem::path db() const { return dir.path() / "sweep.db"; }
-  ResultsStore create() {
-    return ResultsStore::create(db(), {"python train.py", "counter", "node1"}, plan_spec_to_json(spec()),
-                                {{0, "GPU-aaa", "H100", 200.0, 700.0, 700.0}});
+  store::ResultsStore create() {
+    return store::ResultsStore::create(db(), {"python train.py", "counter", "node1"},
+                                       plan::plan_spec_to_json(spec()),
+                                       {{0, "GPU-aaa", "H100", 200.0, 700.0, 700.0}});
   }
   TempDir dir;
 };
 
 TEST_F(StoreTest, EachRunIsCommittedAtOnceAndVisibleToAnotherConnection) {
-  ResultsStore store = create();
-  Plan plan = make_plan(spec());
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
   store.add_run(record_of(plan.runs[0], 10));
   // Another connection (as after a crash) sees the run without the writer closing anything.
-  ResultsStore reader = ResultsStore::open_read_only(db());
+  store::ResultsStore reader = store::ResultsStore::open_read_only(db());
   EXPECT_EQ(reader.completed_plan_indices(), (std::set<std::size_t>{0}));
 }
 
 TEST_F(StoreTest, CommittedRunsSurviveTheWriterBeingKilled) {
   const pid_t child = ::fork();
   if (child == 0) {
-    ResultsStore store = create();
-    Plan plan = make_plan(spec());
+    store::ResultsStore store = create();
+    plan::Plan plan = plan::make_plan(spec());
     store.add_run(record_of(plan.runs[0], 10));
     store.add_run(record_of(plan.runs[1], 11));
     ::_exit(0);  // no destructor: the store is never closed
@@ -72,14 +73,14 @@ TEST_F(StoreTest, CommittedRunsSurviveTheWriterBeingKilled) {
   int status = 0;
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
-  ResultsStore store = ResultsStore::open_for_resume(db(), plan_spec_to_json(spec()));
+  store::ResultsStore store = store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec()));
   EXPECT_EQ(store.completed_plan_indices(), (std::set<std::size_t>{0, 1}));
 }
 
 TEST_F(StoreTest, RunsRoundTrip) {
-  ResultsStore store = create();
-  Plan plan = make_plan(spec());
-  RunRecord written = record_of(plan.runs[2], 12.5);
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
+  store::RunRecord written = record_of(plan.runs[2], 12.5);
   written.work = 1024;
   written.label = "a, \"quoted\" label";
   store.add_run(written);
@@ -94,13 +95,13 @@ TEST_F(StoreTest, RunsRoundTrip) {
   EXPECT_EQ(runs[0].phases.at(0).name, "epoch");
   EXPECT_FALSE(runs[0].phases.at(0).energy_j);  // absent stays absent, never 0
   EXPECT_EQ(store.meta("host"), "node1");
-  EXPECT_EQ(store.meta("schema_version"), std::to_string(kResultsSchemaVersion));
+  EXPECT_EQ(store.meta("schema_version"), std::to_string(store::kResultsSchemaVersion));
   EXPECT_EQ(store.gpus().at(0).uuid, "GPU-aaa");
 }
 
 TEST_F(StoreTest, SamePlanIndexTwiceIsRefusedAndNothingHalfWritten) {
-  ResultsStore store = create();
-  Plan plan = make_plan(spec());
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
   store.add_run(record_of(plan.runs[1], 10));
   EXPECT_THROW(store.add_run(record_of(plan.runs[1], 99)), Error);
   auto runs = store.runs();
@@ -111,21 +112,21 @@ TEST_F(StoreTest, SamePlanIndexTwiceIsRefusedAndNothingHalfWritten) {
 
 TEST_F(StoreTest, ResumeGivesCompletedIndices) {
   {
-    ResultsStore store = create();
-    Plan plan = make_plan(spec());
+    store::ResultsStore store = create();
+    plan::Plan plan = plan::make_plan(spec());
     store.add_run(record_of(plan.runs[0], 10));
     store.add_run(record_of(plan.runs[3], 10));
   }
-  ResultsStore store = ResultsStore::open_for_resume(db(), plan_spec_to_json(spec()));
+  store::ResultsStore store = store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec()));
   EXPECT_EQ(store.completed_plan_indices(), (std::set<std::size_t>{0, 3}));
 }
 
 TEST_F(StoreTest, ResumeWithADifferentPlanIsRefusedNamingTheDifference) {
   create();
-  PlanSpec other = spec();
+  plan::PlanSpec other = spec();
   other.seed = 99;
   try {
-    ResultsStore::open_for_resume(db(), plan_spec_to_json(other));
+    store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(other));
     FAIL() << "resumed a different plan";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
@@ -148,7 +149,7 @@ std::string contents(const std::filesystem::path& path) {
 void expect_not_wattwise(const std::filesystem::path& path) {
   const std::string before = contents(path);
   try {
-    ResultsStore::open_for_resume(path, plan_spec_to_json(spec()));
+    store::ResultsStore::open_for_resume(path, plan::plan_spec_to_json(spec()));
     ADD_FAILURE() << "opened a foreign file";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kData);
@@ -179,16 +180,16 @@ TEST_F(StoreTest, CorruptOrForeignFilesAreDataErrorsAndLeftUntouched) {
 }
 
 TEST_F(StoreTest, ExportsTheAnalysisCsvContractWithoutWarmupsOrFailedRuns) {
-  ResultsStore store = create();
-  Plan plan = make_plan(spec());
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
   store.add_run(record_of(plan.runs[0], 9));  // warm-up
-  RunRecord measured = record_of(plan.runs[1], 10);
+  store::RunRecord measured = record_of(plan.runs[1], 10);
   measured.label = "a,b";
   store.add_run(measured);
-  RunRecord failed = record_of(plan.runs[2], 11);
+  store::RunRecord failed = record_of(plan.runs[2], 11);
   failed.error = "job exited with status 1";
   store.add_run(failed);
-  RunRecord with_work = record_of(plan.runs[3], 12.5);
+  store::RunRecord with_work = record_of(plan.runs[3], 12.5);
   with_work.work = 512;
   store.add_run(with_work);
   std::ostringstream csv;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "experiment/stop_signals.hpp"
 #include "runner_test_support.hpp"
+#include "safety/stop_signals.hpp"
 
 namespace wattwise::experiment {
 namespace {
@@ -15,7 +15,7 @@ using testing::power_limit_spec;
 
 std::vector<std::size_t> stored_indices(const std::filesystem::path& db) {
   std::vector<std::size_t> indices;
-  for (const auto& run : ResultsStore::open_read_only(db).runs()) indices.push_back(run.plan_index);
+  for (const auto& run : store::ResultsStore::open_read_only(db).runs()) indices.push_back(run.plan_index);
   std::sort(indices.begin(), indices.end());
   return indices;
 }
@@ -27,7 +27,7 @@ TEST(RunnerFailures, FailedRunsAreRecordedAndTheSweepGoesOn) {
   int n = 0;
   auto outcome = run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun&) {
+      [&](const plan::PlannedRun&) {
         return fake_measurement(sweep.system, {0, 1}, n++ == 1 ? 3 : 0);
       },
       clock);
@@ -35,7 +35,7 @@ TEST(RunnerFailures, FailedRunsAreRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(outcome.runs_done, 3u);
   EXPECT_EQ(outcome.runs_failed, 1u);
   EXPECT_EQ(outcome.exit_code(), 0);
-  const auto runs = ResultsStore::open_read_only(sweep.options.db_path).runs();
+  const auto runs = store::ResultsStore::open_read_only(sweep.options.db_path).runs();
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(runs[1].exit_status, 3);
   EXPECT_EQ(runs[1].error, "exit status 3");
@@ -49,7 +49,7 @@ TEST(RunnerFailures, MaxFailuresStopsTheSweepAndRestores) {
   // A crashing job: killed by SIGSEGV.
   auto outcome = run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun&) {
+      [&](const plan::PlannedRun&) {
         return fake_measurement(sweep.system, {0, 1}, 128 + SIGSEGV, SIGSEGV);
       },
       clock);
@@ -59,20 +59,20 @@ TEST(RunnerFailures, MaxFailuresStopsTheSweepAndRestores) {
   EXPECT_NE(outcome.summary().find("--max-failures"), std::string::npos);
   EXPECT_EQ(sweep.system.fake(0).limit_w(), 650);
   EXPECT_EQ(sweep.system.fake(1).limit_w(), 650);
-  const auto runs = ResultsStore::open_read_only(sweep.options.db_path).runs();
+  const auto runs = store::ResultsStore::open_read_only(sweep.options.db_path).runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_NE(runs[0].error.find("killed by signal"), std::string::npos) << runs[0].error;
 }
 
 TEST(RunnerInterrupt, StopSignalBetweenRunsStopsAndResumeRunsEveryPlannedRunOnce) {
-  FakeSweep sweep(power_limit_spec({"200", "300", "400"}, 2, RunOrder::kRandom));
+  FakeSweep sweep(power_limit_spec({"200", "300", "400"}, 2, plan::RunOrder::kRandom));
   MonotonicClock clock;
   int n = 0;
   // The simulated interruption: SIGINT reaches wattwise during the third run (no forwarder: StopSignals
   // records it), so the third run finishes and is stored, and no fourth starts.
   auto first = run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun&) {
+      [&](const plan::PlannedRun&) {
         if (++n == 3) ::raise(SIGINT);
         return fake_measurement(sweep.system, {0, 1});
       },
@@ -88,7 +88,7 @@ TEST(RunnerInterrupt, StopSignalBetweenRunsStopsAndResumeRunsEveryPlannedRunOnce
   std::vector<std::size_t> resumed;
   auto second = run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun& run) {
+      [&](const plan::PlannedRun& run) {
         resumed.push_back(run.index);
         return fake_measurement(sweep.system, {0, 1});
       },
@@ -106,7 +106,7 @@ TEST(RunnerInterrupt, AJobEndedByAForwardedSignalIsNotStoredAndStopsTheSweep) {
   int n = 0;
   auto outcome = run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun&) {
+      [&](const plan::PlannedRun&) {
         const bool stopped = ++n == 2;
         return fake_measurement(sweep.system, {0, 1}, stopped ? 128 + SIGTERM : 0,
                                 stopped ? std::optional<int>(SIGTERM) : std::nullopt);
@@ -123,7 +123,7 @@ TEST(RunnerInterrupt, AnExceptionDuringARunRestoresBeforeItLeaves) {
   MonotonicClock clock;
   EXPECT_THROW(run_sweep(
                    sweep.system, sweep.options,
-                   [&](const PlannedRun&) -> measure::Measurement {
+                   [&](const plan::PlannedRun&) -> measure::Measurement {
                      throw environment_error("command not found: nope");
                    },
                    clock),
@@ -138,15 +138,15 @@ TEST(RunnerInterrupt, ResumeOfAnotherPlanIsRefused) {
   MonotonicClock clock;
   run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun&) {
+      [&](const plan::PlannedRun&) {
         return fake_measurement(sweep.system, {0, 1});
       },
       clock);
-  sweep.options.plan = make_plan(power_limit_spec({"200", "300"}, 2));
+  sweep.options.plan = plan::make_plan(power_limit_spec({"200", "300"}, 2));
   sweep.options.resume = true;
   EXPECT_THROW(run_sweep(
                    sweep.system, sweep.options,
-                   [&](const PlannedRun&) {
+                   [&](const plan::PlannedRun&) {
                      return fake_measurement(sweep.system, {0, 1});
                    },
                    clock),
@@ -158,7 +158,7 @@ TEST(RunnerRestore, ARestoreThatFailsOnOneGpuRestoresTheOtherAndKeepsTheJournal)
   MonotonicClock clock;
   auto outcome = run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun&) {
+      [&](const plan::PlannedRun&) {
         sweep.system.fake(1).fail_set_power_limit = true;  // the GPU refuses from now on
         return fake_measurement(sweep.system, {0, 1});
       },

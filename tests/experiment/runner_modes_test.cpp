@@ -3,12 +3,12 @@
 #include <cstdio>
 
 #include "experiment/cooldown.hpp"
-#include "experiment/dry_run.hpp"
 #include "experiment/progress.hpp"
-#include "experiment/read_only_gpu.hpp"
-#include "experiment/settings_guard.hpp"
 #include "measure/simulated_session.hpp"
 #include "runner_test_support.hpp"
+#include "safety/dry_run.hpp"
+#include "safety/read_only_gpu.hpp"
+#include "safety/settings_guard.hpp"
 #include "sim/simulation.hpp"
 
 namespace wattwise::experiment {
@@ -19,7 +19,7 @@ using testing::power_limit_spec;
 
 TEST(RunnerDryRun, ListsEveryRunAndEveryChangeAndTouchesNothing) {
   FakeSweep sweep(power_limit_spec({"300", "200"}, 2));
-  const std::string text = describe_dry_run(sweep.system, {0, 1}, sweep.options.plan);
+  const std::string text = safety::describe_dry_run(sweep.system, {0, 1}, sweep.options.plan);
   EXPECT_NE(text.find("4 runs"), std::string::npos) << text;
   EXPECT_NE(text.find("run    3  repeat 1  power_limit_w=300"), std::string::npos) << text;
   EXPECT_NE(text.find("before run 0: power limit 650 W -> 200 W"), std::string::npos) << text;
@@ -33,7 +33,7 @@ TEST(RunnerDryRun, ListsEveryRunAndEveryChangeAndTouchesNothing) {
 TEST(RunnerReadOnly, EveryControlCallThrowsAndNothingIsSettable) {
   testing::FakeGpuSystem inner;
   inner.add(std::make_unique<testing::FakeGpu>(0, "GPU-aaaa", 650));
-  ReadOnlyGpuSystem system(inner);
+  safety::ReadOnlyGpuSystem system(inner);
   hw::Gpu& gpu = system.gpu(0);
   EXPECT_THROW(gpu.set_power_limit_w(300), Error);
   EXPECT_THROW(gpu.lock_sm_clocks_mhz(1410, 1410), Error);
@@ -43,7 +43,7 @@ TEST(RunnerReadOnly, EveryControlCallThrowsAndNothingIsSettable) {
   EXPECT_TRUE(inner.fake(0).calls.empty());
   EXPECT_EQ(gpu.power_limits()->current_w, 650);
   EXPECT_FALSE(gpu.capabilities().power_limit_set);
-  EXPECT_THROW(validate_hardware_settings(system, {0}, {HardwareSettings{300.0}}), Error);
+  EXPECT_THROW(safety::validate_hardware_settings(system, {0}, {plan::HardwareSettings{300.0}}), Error);
 }
 
 TEST(RunnerProgress, PlainLinesWithEtaFromTheMeanRunTime) {
@@ -93,7 +93,7 @@ TEST(RunnerSimulated, SweepOnTheSimulatedGpuReadsBackEachLimitAndCoolsDownOnVirt
   const double original_w = simulation.system->gpu(0).power_limits()->current_w;
   testing::TempDir dir;
   SweepOptions options;
-  options.plan = make_plan(power_limit_spec({"150", "250"}, 2));
+  options.plan = plan::make_plan(power_limit_spec({"150", "250"}, 2));
   options.gpu_indices = {0};
   options.db_path = dir.path() / "sim.db";
   options.state_dir = dir.path() / "state";
@@ -101,13 +101,13 @@ TEST(RunnerSimulated, SweepOnTheSimulatedGpuReadsBackEachLimitAndCoolsDownOnVirt
   std::uint64_t seed = 0;
   auto outcome = run_sweep(
       *simulation.system, options,
-      [&](const PlannedRun&) {
+      [&](const plan::PlannedRun&) {
         simulation.job = simulation.new_job(++seed);
         return measure::measure_simulated(simulation, {});
       },
       *simulation.clock);
   EXPECT_EQ(outcome.exit_code(), 0);
-  const auto runs = ResultsStore::open_read_only(options.db_path).runs();
+  const auto runs = store::ResultsStore::open_read_only(options.db_path).runs();
   ASSERT_EQ(runs.size(), 4u);
   for (const auto& run : runs) {
     EXPECT_EQ(run.gpus.at(0).enforced_power_limit_w, std::stod(run.settings.at(0).value));

@@ -16,7 +16,7 @@ std::vector<double> limits_seen(FakeSweep& sweep, MonotonicClock& clock, SweepOu
   std::vector<double> seen;
   auto result = run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun&) {
+      [&](const plan::PlannedRun&) {
         seen.push_back(sweep.system.fake(0).limit_w());
         return fake_measurement(sweep.system, sweep.options.gpu_indices);
       },
@@ -41,13 +41,13 @@ TEST(RunnerSweep, AscendingOrderInterleavesRepeatsAndRestoresTheCapturedLimit) {
 }
 
 TEST(RunnerSweep, DescendingOrderRunsHighestFirst) {
-  FakeSweep sweep(power_limit_spec({"300", "200", "400"}, 1, RunOrder::kDescending));
+  FakeSweep sweep(power_limit_spec({"300", "200", "400"}, 1, plan::RunOrder::kDescending));
   MonotonicClock clock;
   EXPECT_EQ(limits_seen(sweep, clock), (std::vector<double>{400, 300, 200}));
 }
 
 TEST(RunnerSweep, RandomOrderRunsThePlanOrder) {
-  FakeSweep sweep(power_limit_spec({"200", "300", "400", "500"}, 3, RunOrder::kRandom));
+  FakeSweep sweep(power_limit_spec({"200", "300", "400", "500"}, 3, plan::RunOrder::kRandom));
   std::vector<double> planned;
   for (const auto& run : sweep.options.plan.runs) planned.push_back(*run.hardware.power_limit_w);
   MonotonicClock clock;
@@ -60,7 +60,7 @@ TEST(RunnerSweep, EveryRunIsStoredWithTheLimitReadBackFromEachGpu) {
   FakeSweep sweep(power_limit_spec({"250", "450"}, 2));
   MonotonicClock clock;
   limits_seen(sweep, clock);
-  const auto runs = ResultsStore::open_read_only(sweep.options.db_path).runs();
+  const auto runs = store::ResultsStore::open_read_only(sweep.options.db_path).runs();
   ASSERT_EQ(runs.size(), 4u);
   for (const auto& run : runs) {
     const double asked = std::stod(run.settings.at(0).value);
@@ -77,15 +77,15 @@ TEST(RunnerSweep, EveryRunIsStoredWithTheLimitReadBackFromEachGpu) {
 }
 
 TEST(RunnerSweep, JobKnobsOnlyChangeNothingAndWriteNoJournal) {
-  PlanSpec spec;
-  spec.knobs.push_back(Knob{"batch", KnobKind::kJob, {"32", "64"}, false});
+  plan::PlanSpec spec;
+  spec.knobs.push_back(plan::Knob{"batch", plan::KnobKind::kJob, {"32", "64"}, false});
   FakeSweep sweep(spec);
   MonotonicClock clock;
   std::vector<std::string> batches;
   auto outcome = run_sweep(
       sweep.system, sweep.options,
-      [&](const PlannedRun& run) {
-        batches.push_back(substitute_params({"--batch={batch}"}, run.params).at(0));
+      [&](const plan::PlannedRun& run) {
+        batches.push_back(plan::substitute_params({"--batch={batch}"}, run.params).at(0));
         return fake_measurement(sweep.system, sweep.options.gpu_indices);
       },
       clock);
@@ -102,7 +102,7 @@ TEST(RunnerSweep, OutOfRangeLimitIsRefusedBeforeAnythingIsTouched) {
   try {
     run_sweep(
         sweep.system, sweep.options,
-        [&](const PlannedRun&) {
+        [&](const plan::PlannedRun&) {
           ++jobs;
           return fake_measurement(sweep.system, sweep.options.gpu_indices);
         },
@@ -126,7 +126,8 @@ TEST(RunnerSweep, NoPermissionIsRefusedWithTheDriversNote) {
   try {
     run_sweep(
         sweep.system, sweep.options,
-        [&](const PlannedRun&) { return fake_measurement(sweep.system, sweep.options.gpu_indices); }, clock);
+        [&](const plan::PlannedRun&) { return fake_measurement(sweep.system, sweep.options.gpu_indices); },
+        clock);
     FAIL() << "expected an environment error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kEnvironment);
@@ -142,7 +143,7 @@ TEST(RunnerSweep, AnExistingDatabaseIsRefusedWithoutResume) {
   EXPECT_THROW(
       run_sweep(
           sweep.system, sweep.options,
-          [&](const PlannedRun&) { return fake_measurement(sweep.system, sweep.options.gpu_indices); },
+          [&](const plan::PlannedRun&) { return fake_measurement(sweep.system, sweep.options.gpu_indices); },
           clock),
       Error);
   EXPECT_TRUE(sweep.system.fake(0).calls.empty());

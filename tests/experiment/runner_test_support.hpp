@@ -32,10 +32,11 @@ inline measure::Measurement fake_measurement(hw::GpuSystem& system, const std::v
   return m;
 }
 
-inline PlanSpec power_limit_spec(std::vector<std::string> limits, unsigned repeats,
-                                 RunOrder order = RunOrder::kAscending) {
-  PlanSpec spec;
-  spec.knobs.push_back(Knob{std::string(kPowerLimitKnob), KnobKind::kHardware, std::move(limits), false});
+inline plan::PlanSpec power_limit_spec(std::vector<std::string> limits, unsigned repeats,
+                                       plan::RunOrder order = plan::RunOrder::kAscending) {
+  plan::PlanSpec spec;
+  spec.knobs.push_back(
+      plan::Knob{std::string(plan::kPowerLimitKnob), plan::KnobKind::kHardware, std::move(limits), false});
   spec.repeats = repeats;
   spec.order = order;
   spec.seed = 7;
@@ -49,10 +50,10 @@ struct FakeSweep {
   FakeGpuSystem system;
   SweepOptions options;
 
-  explicit FakeSweep(const PlanSpec& spec) {
+  explicit FakeSweep(const plan::PlanSpec& spec) {
     system.add(std::make_unique<FakeGpu>(0, "GPU-aaaa", 650));
     system.add(std::make_unique<FakeGpu>(1, "GPU-bbbb", 650));
-    options.plan = make_plan(spec);
+    options.plan = plan::make_plan(spec);
     options.gpu_indices = {0, 1};
     options.db_path = dir.path() / "sweep.db";
     options.state_dir = dir.path() / "state";

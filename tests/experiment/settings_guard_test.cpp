@@ -1,4 +1,4 @@
-#include "experiment/settings_guard.hpp"
+#include "safety/settings_guard.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,21 +26,21 @@ TEST_F(GuardTest, JournalIsWrittenBeforeTheFirstChange) {
   int checked = 0;
   system.fake(0).before_set = [&] {
     ASSERT_TRUE(std::filesystem::exists(journal_path()));
-    EXPECT_EQ(read_journal(journal_path()).gpus.at(0).power_limit_w, 250.0);
+    EXPECT_EQ(safety::read_journal(journal_path()).gpus.at(0).power_limit_w, 250.0);
     ++checked;
   };
-  SettingsGuard guard(system, {0, 1}, journal_path());
+  safety::SettingsGuard guard(system, {0, 1}, journal_path());
   guard.apply({.power_limit_w = 150});
   EXPECT_EQ(checked, 1);
   guard.restore();
 }
 
 TEST_F(GuardTest, RestoresTheCapturedNonDefaultLimitAndRemovesTheJournal) {
-  SettingsGuard guard(system, {0, 1}, journal_path());
+  safety::SettingsGuard guard(system, {0, 1}, journal_path());
   guard.apply({.power_limit_w = 150});
   guard.apply({.power_limit_w = 200});
   EXPECT_EQ(system.fake(0).limit_w(), 200);
-  RestoreReport report = guard.restore();
+  safety::RestoreReport report = guard.restore();
   EXPECT_TRUE(report.all_ok()) << report.summary();
   EXPECT_EQ(system.fake(0).limit_w(), 250);  // the captured value, not the 700 W default
   EXPECT_EQ(system.fake(1).limit_w(), 300);
@@ -48,10 +48,10 @@ TEST_F(GuardTest, RestoresTheCapturedNonDefaultLimitAndRemovesTheJournal) {
 }
 
 TEST_F(GuardTest, RestoreContinuesAfterOneGpuFailsAndKeepsTheJournal) {
-  SettingsGuard guard(system, {0, 1}, journal_path());
+  safety::SettingsGuard guard(system, {0, 1}, journal_path());
   guard.apply({.power_limit_w = 150, .sm_clock_mhz = 1410});
   system.fake(0).fail_set_power_limit = true;
-  RestoreReport report = guard.restore();
+  safety::RestoreReport report = guard.restore();
   EXPECT_FALSE(report.all_ok());
   EXPECT_FALSE(report.gpus.at(0).ok);
   EXPECT_FALSE(system.fake(0).sm_locked);  // the clocks of the failing GPU were still reset
@@ -63,15 +63,15 @@ TEST_F(GuardTest, RestoreContinuesAfterOneGpuFailsAndKeepsTheJournal) {
 }
 
 TEST_F(GuardTest, ClocksAreFlaggedInTheJournalBeforeTheyAreLocked) {
-  SettingsGuard guard(system, {0}, journal_path());
+  safety::SettingsGuard guard(system, {0}, journal_path());
   system.fake(0).before_set = [&] {
     if (system.fake(0).calls.empty()) return;
-    EXPECT_TRUE(read_journal(journal_path()).gpus.at(0).reset_sm_clocks);
+    EXPECT_TRUE(safety::read_journal(journal_path()).gpus.at(0).reset_sm_clocks);
   };
   guard.apply({.sm_clock_mhz = 1410});
   EXPECT_TRUE(system.fake(0).sm_locked);
-  EXPECT_TRUE(read_journal(journal_path()).gpus.at(0).reset_sm_clocks);
-  EXPECT_FALSE(read_journal(journal_path()).gpus.at(0).reset_mem_clocks);
+  EXPECT_TRUE(safety::read_journal(journal_path()).gpus.at(0).reset_sm_clocks);
+  EXPECT_FALSE(safety::read_journal(journal_path()).gpus.at(0).reset_mem_clocks);
   guard.restore();
   EXPECT_FALSE(system.fake(0).sm_locked);
   // Memory clocks were never locked, so restore did not touch them.
@@ -80,7 +80,7 @@ TEST_F(GuardTest, ClocksAreFlaggedInTheJournalBeforeTheyAreLocked) {
 
 TEST_F(GuardTest, DestructorRestoresWhenTheRunnerUnwinds) {
   {
-    SettingsGuard guard(system, {0}, journal_path());
+    safety::SettingsGuard guard(system, {0}, journal_path());
     guard.apply({.power_limit_w = 150});
   }
   EXPECT_EQ(system.fake(0).limit_w(), 250);
@@ -88,7 +88,7 @@ TEST_F(GuardTest, DestructorRestoresWhenTheRunnerUnwinds) {
 }
 
 TEST_F(GuardTest, UnwritableJournalRefusesBeforeAnyChange) {
-  SettingsGuard guard(system, {0}, dir.path() / "missing-dir" / "journal.json");
+  safety::SettingsGuard guard(system, {0}, dir.path() / "missing-dir" / "journal.json");
   EXPECT_THROW(guard.apply({.power_limit_w = 150}), Error);
   EXPECT_TRUE(system.fake(0).calls.empty());
   EXPECT_FALSE(guard.holds_changes());
@@ -96,7 +96,7 @@ TEST_F(GuardTest, UnwritableJournalRefusesBeforeAnyChange) {
 
 TEST_F(GuardTest, ValidationNamesTheRangeAndTheGpu) {
   try {
-    validate_hardware_settings(system, {0, 1}, {{.power_limit_w = 150}, {.power_limit_w = 800}});
+    safety::validate_hardware_settings(system, {0, 1}, {{.power_limit_w = 150}, {.power_limit_w = 800}});
     FAIL() << "accepted 800 W";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
@@ -104,21 +104,21 @@ TEST_F(GuardTest, ValidationNamesTheRangeAndTheGpu) {
     EXPECT_NE(std::string(e.what()).find("GPU-aaa"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(
-      validate_hardware_settings(system, {0, 1}, {{.power_limit_w = 100}, {.power_limit_w = 700}}));
+      safety::validate_hardware_settings(system, {0, 1}, {{.power_limit_w = 100}, {.power_limit_w = 700}}));
 }
 
 TEST_F(GuardTest, ValidationReportsMissingPermissionWithTheDriversNote) {
   system.fake(1).caps.power_limit_set = false;
   system.fake(1).caps.set_permission_note = "needs root or nvidia-smi -acp UNRESTRICTED";
   try {
-    validate_hardware_settings(system, {0, 1}, {{.power_limit_w = 150}});
+    safety::validate_hardware_settings(system, {0, 1}, {{.power_limit_w = 150}});
     FAIL() << "accepted without permission";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kEnvironment);
     EXPECT_NE(std::string(e.what()).find("needs root"), std::string::npos) << e.what();
   }
   // Without a power-limit knob the permission is not needed.
-  EXPECT_NO_THROW(validate_hardware_settings(system, {0, 1}, {{.sm_clock_mhz = 1410}}));
+  EXPECT_NO_THROW(safety::validate_hardware_settings(system, {0, 1}, {{.sm_clock_mhz = 1410}}));
 }
 
 }  // namespace

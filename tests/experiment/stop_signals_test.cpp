@@ -1,4 +1,4 @@
-#include "experiment/stop_signals.hpp"
+#include "safety/stop_signals.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -7,13 +7,13 @@ namespace wattwise::experiment {
 namespace {
 
 TEST(StopSignals, RecordsTheFirstSignalAndGivesTheShellExitCode) {
-  StopSignals signals;
-  EXPECT_FALSE(StopSignals::stop_requested());
+  safety::StopSignals signals;
+  EXPECT_FALSE(safety::StopSignals::stop_requested());
   ::raise(SIGTERM);
   ::raise(SIGINT);
-  EXPECT_TRUE(StopSignals::stop_requested());
-  EXPECT_EQ(StopSignals::signal_number(), SIGTERM);
-  EXPECT_EQ(StopSignals::exit_code(), 128 + SIGTERM);
+  EXPECT_TRUE(safety::StopSignals::stop_requested());
+  EXPECT_EQ(safety::StopSignals::signal_number(), SIGTERM);
+  EXPECT_EQ(safety::StopSignals::exit_code(), 128 + SIGTERM);
 }
 
 TEST(StopSignals, PutsThePreviousHandlerBack) {
@@ -22,7 +22,7 @@ TEST(StopSignals, PutsThePreviousHandlerBack) {
   struct sigaction before {};
   sigaction(SIGHUP, &ignore, &before);
   {
-    StopSignals signals;
+    safety::StopSignals signals;
     struct sigaction during {};
     sigaction(SIGHUP, nullptr, &during);
     EXPECT_NE(during.sa_handler, SIG_IGN);
@@ -34,8 +34,8 @@ TEST(StopSignals, PutsThePreviousHandlerBack) {
 }
 
 TEST(StopSignals, SecondInstanceIsRefused) {
-  StopSignals signals;
-  EXPECT_ANY_THROW(StopSignals second);
+  safety::StopSignals signals;
+  EXPECT_ANY_THROW(safety::StopSignals second);
 }
 
 }  // namespace

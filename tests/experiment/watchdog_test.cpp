@@ -1,4 +1,4 @@
-#include "experiment/watchdog.hpp"
+#include "safety/watchdog.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
-#include "experiment/settings_guard.hpp"
 #include "fake_gpu.hpp"
+#include "safety/settings_guard.hpp"
 
 namespace wattwise::experiment {
 namespace {
@@ -51,10 +51,10 @@ TEST(Watchdog, RestoresFromTheJournalAfterTheParentIsKilled) {
     // Acts as wattwise: capture, start the watchdog, change the limit, then hang until killed.
     ::close(ready[0]);
     auto system = file_backed_system(limit_file);
-    SettingsGuard guard(*system, {0}, journal);
+    safety::SettingsGuard guard(*system, {0}, journal);
     guard.capture();
-    Watchdog watchdog([&] { return std::unique_ptr<hw::GpuSystem>(file_backed_system(limit_file)); },
-                      journal);
+    safety::Watchdog watchdog([&] { return std::unique_ptr<hw::GpuSystem>(file_backed_system(limit_file)); },
+                              journal);
     guard.apply({.power_limit_w = 150});
     char byte = 'R';
     if (::write(ready[1], &byte, 1) != 1) ::_exit(2);
@@ -82,11 +82,11 @@ TEST(Watchdog, DismissedWatchdogExitsWithoutRestoring) {
   const auto limit_file = dir.path() / "limit";
   const auto journal = dir.path() / "settings-journal-1.json";
   auto system = file_backed_system(limit_file);
-  SettingsGuard guard(*system, {0}, journal);
+  safety::SettingsGuard guard(*system, {0}, journal);
   guard.capture();
   {
-    Watchdog watchdog([&] { return std::unique_ptr<hw::GpuSystem>(file_backed_system(limit_file)); },
-                      journal);
+    safety::Watchdog watchdog([&] { return std::unique_ptr<hw::GpuSystem>(file_backed_system(limit_file)); },
+                              journal);
     guard.apply({.power_limit_w = 150});
     watchdog.dismiss();
     EXPECT_NE(::kill(watchdog.pid(), 0), 0);  // reaped
@@ -101,7 +101,8 @@ TEST(Watchdog, IgnoresSigintAndLivesInItsOwnSession) {
   TempDir dir;
   const auto limit_file = dir.path() / "limit";
   const auto journal = dir.path() / "settings-journal-1.json";
-  Watchdog watchdog([&] { return std::unique_ptr<hw::GpuSystem>(file_backed_system(limit_file)); }, journal);
+  safety::Watchdog watchdog([&] { return std::unique_ptr<hw::GpuSystem>(file_backed_system(limit_file)); },
+                            journal);
   EXPECT_TRUE(wait_for([&] { return ::getsid(watchdog.pid()) == watchdog.pid(); }));
   ::kill(watchdog.pid(), SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

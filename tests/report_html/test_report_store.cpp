@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "experiment/results_store.hpp"
+#include "store/results_store.hpp"
 #include "report/html/html_report.hpp"
 
 namespace wattwise::report::html {
@@ -27,7 +27,7 @@ class StoreReport : public ::testing::Test {
         {"seed", 0},
         {"repeats", 2},
         {"warmup_runs", 1}};
-    auto store = experiment::ResultsStore::create(db(), {"python train.py", "counter+samples", "node1"}, plan,
+    auto store = store::ResultsStore::create(db(), {"python train.py", "counter+samples", "node1"}, plan,
                                                   {{0, "GPU-aaa", "H100", 200.0, 700.0, 300.0}});
     std::size_t index = 0;
     store.add_run(run(index++, 300, 0, true, 5, 5000));  // warm-up: never analysed
@@ -44,9 +44,9 @@ class StoreReport : public ::testing::Test {
 
   std::filesystem::path db() const { return dir_ / "sweep.db"; }
 
-  static experiment::RunRecord run(std::size_t index, double limit, unsigned repeat, bool warmup, double t,
+  static store::RunRecord run(std::size_t index, double limit, unsigned repeat, bool warmup, double t,
                                    double e) {
-    experiment::RunRecord r;
+    store::RunRecord r;
     r.plan_index = index;
     r.settings = {{"power_limit_w", fmt_number(limit)}};
     r.repeat = repeat;

@@ -10,8 +10,8 @@
 #include <sstream>
 #include <thread>
 
-#include "experiment/gpu_lock.hpp"
-#include "experiment/journal.hpp"
+#include "safety/gpu_lock.hpp"
+#include "safety/journal.hpp"
 #include "fake_config.hpp"
 #include "fake_state.hpp"
 
@@ -103,7 +103,7 @@ bool SafetyWorld::wait_restored(double watts, std::chrono::milliseconds timeout)
   const auto config = fake_nvml::load_fake_config(config_path_.string());
   while (true) {
     bool locked = false;
-    for (const auto& gpu : config.gpus) locked = locked || experiment::gpu_lock_holder(state_dir(), gpu.uuid);
+    for (const auto& gpu : config.gpus) locked = locked || safety::gpu_lock_holder(state_dir(), gpu.uuid);
     if (!locked && all_at_w(watts)) return true;
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -111,7 +111,7 @@ bool SafetyWorld::wait_restored(double watts, std::chrono::milliseconds timeout)
 }
 
 std::vector<std::filesystem::path> SafetyWorld::journals() const {
-  return experiment::find_journals(state_dir());
+  return safety::find_journals(state_dir());
 }
 
 bool SafetyWorld::wait_for_journal(std::chrono::milliseconds timeout) const {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "experiment/results_store.hpp"
+#include "store/results_store.hpp"
 #include "safety_support.hpp"
 
 namespace wattwise::safety {
@@ -42,7 +42,7 @@ TEST_P(StopSignalTest, RestoresTheCapturedLimitAndExitsWith128PlusN) {
   const Finished resumed = run_wattwise(world.dir(), resume);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   std::vector<std::size_t> indices;
-  for (const auto& run : experiment::ResultsStore::open_read_only(world.dir() / "sweep.db").runs())
+  for (const auto& run : store::ResultsStore::open_read_only(world.dir() / "sweep.db").runs())
     indices.push_back(run.plan_index);
   std::sort(indices.begin(), indices.end());
   EXPECT_EQ(indices, (std::vector<std::size_t>{0, 1, 2}));

@@ -11,14 +11,14 @@
 
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
-#include "experiment/results_store.hpp"
+#include "store/results_store.hpp"
 #include "report/html/trace_reader.hpp"
 
 namespace wattwise::report::html {
 
 namespace {
 
-analysis::Setting to_setting(const std::vector<experiment::KnobSetting>& knobs) {
+analysis::Setting to_setting(const std::vector<plan::KnobSetting>& knobs) {
   analysis::Setting setting;
   for (const auto& k : knobs) {
     try {
@@ -32,7 +32,7 @@ analysis::Setting to_setting(const std::vector<experiment::KnobSetting>& knobs) 
 
 // Phases of one run across its GPUs: the all-GPU row where the store has one, else the GPUs' rows combined
 // (time: the longest, energy: the sum, absent if any GPU lacks it).
-std::vector<PhaseTotal> run_phases(const std::vector<experiment::PhaseResult>& results) {
+std::vector<PhaseTotal> run_phases(const std::vector<store::PhaseResult>& results) {
   std::vector<std::string> names;
   std::map<std::string, PhaseTotal> all_gpus, per_gpu;
   for (const auto& p : results) {
@@ -75,7 +75,7 @@ std::map<std::size_t, std::string> read_traces(const std::filesystem::path& db) 
   return traces;
 }
 
-ReportInfo store_info(const experiment::ResultsStore& store, const std::filesystem::path& db) {
+ReportInfo store_info(const store::ResultsStore& store, const std::filesystem::path& db) {
   ReportInfo info;
   info.title = "wattwise report: " + db.filename().string();
   info.source = db.string();
@@ -94,7 +94,7 @@ ReportInfo store_info(const experiment::ResultsStore& store, const std::filesyst
 ReportModel build_report_model_from_store(const std::filesystem::path& db,
                                           const analysis::AnalysisOptions& options,
                                           const BuildOptions& build) {
-  const auto store = experiment::ResultsStore::open_read_only(db);
+  const auto store = store::ResultsStore::open_read_only(db);
   analysis::AnalysisOptions analysis_options = options;
   const auto plan = store.plan();
   if (!analysis_options.default_setting && plan.contains("reference") && plan["reference"].is_object()) {

@@ -1,6 +1,6 @@
 #pragma once
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 
 // While the guard holds changes, SIGINT, SIGTERM and SIGHUP must lead to "restore, then exit 128+N".
 // The handler only records the signal (nothing else is async-signal-safe); the runner checks
@@ -21,4 +21,4 @@ class StopSignals {
   static int exit_code();      // 128 + signal number (the shell's convention)
 };
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

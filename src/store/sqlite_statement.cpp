@@ -1,10 +1,10 @@
-#include "experiment/sqlite_statement.hpp"
+#include "store/sqlite_statement.hpp"
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::store {
 namespace {
 
 Error sqlite_failure(sqlite3* db, const std::string& path, const char* what) {
@@ -80,4 +80,4 @@ void exec_sql(sqlite3* db, const std::string& path, const char* sql) {
   }
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::store

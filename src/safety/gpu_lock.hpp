@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 
 // Keeps a second wattwise from changing the same GPU at the same time: one lock file per GPU UUID in the
 // state directory, held with flock(LOCK_EX) for the life of this object. The kernel drops the lock when the
@@ -34,4 +34,4 @@ std::filesystem::path gpu_lock_path(const std::filesystem::path& state_dir, cons
 // The PID written by the process that holds this GPU's lock now; nullopt when nobody holds it.
 std::optional<long> gpu_lock_holder(const std::filesystem::path& state_dir, const std::string& uuid);
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -1,10 +1,10 @@
-#include "experiment/read_only_gpu.hpp"
+#include "safety/read_only_gpu.hpp"
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
 class ReadOnlyGpu final : public hw::Gpu {
@@ -63,4 +63,4 @@ hw::Gpu& ReadOnlyGpuSystem::gpu(std::size_t index) {
   return *gpus_[index];
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

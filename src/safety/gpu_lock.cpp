@@ -1,4 +1,4 @@
-#include "experiment/gpu_lock.hpp"
+#include "safety/gpu_lock.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -11,7 +11,7 @@
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
 std::optional<long> read_pid(int fd) {
@@ -95,4 +95,4 @@ std::optional<long> gpu_lock_holder(const std::filesystem::path& state_dir, cons
   return holder;
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -1,4 +1,4 @@
-#include "experiment/journal.hpp"
+#include "safety/journal.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
 constexpr const char* kJournalPrefix = "settings-journal-";
@@ -155,15 +155,6 @@ void remove_journal(const std::filesystem::path& path) {
   }
 }
 
-std::string utc_now_iso8601() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
-}
-
 Journal new_journal() {
   Journal journal;
   journal.pid = ::getpid();
@@ -173,4 +164,4 @@ Journal new_journal() {
   return journal;
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace wattwise::experiment {
+namespace wattwise::store {
 
 // A prepared SQLite statement with typed binds that understand std::optional (absent -> NULL). Failures
 // throw data_error naming the database file and SQLite's message. Internal to the results store.
@@ -49,4 +49,4 @@ class Statement {
 // Runs SQL without results (schema, transactions).
 void exec_sql(sqlite3* db, const std::string& path, const char* sql);
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::store

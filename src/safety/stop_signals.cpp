@@ -1,4 +1,4 @@
-#include "experiment/stop_signals.hpp"
+#include "safety/stop_signals.hpp"
 
 #include <signal.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
@@ -48,4 +48,4 @@ int StopSignals::exit_code() {
   return 128 + g_stop_signal;
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -1,4 +1,4 @@
-#include "experiment/plan.hpp"
+#include "plan/plan.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::plan {
 namespace {
 
 std::optional<double> as_number(const std::string& text) {
@@ -199,4 +199,4 @@ std::vector<std::pair<std::string, std::string>> param_environment(
   return env;
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::plan

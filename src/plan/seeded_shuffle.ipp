@@ -3,7 +3,7 @@
 #include <random>
 #include <utility>
 
-namespace wattwise::experiment {
+namespace wattwise::plan {
 
 template <typename T>
 void seeded_shuffle(std::vector<T>& items, std::uint64_t seed) {
@@ -19,4 +19,4 @@ void seeded_shuffle(std::vector<T>& items, std::uint64_t seed) {
   }
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::plan

@@ -8,7 +8,7 @@
 
 #include "hw/gpu.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 
 // Opens the watchdog's own view of the GPUs (NVML in production, a test double in tests).
 using GpuSystemFactory = std::function<std::unique_ptr<hw::GpuSystem>()>;
@@ -41,4 +41,4 @@ class Watchdog {
   int parent_end_ = -1;
 };
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

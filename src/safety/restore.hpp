@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "experiment/journal.hpp"
 #include "hw/gpu.hpp"
+#include "safety/journal.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 
 struct GpuRestoreOutcome {
   std::string uuid;
@@ -38,4 +38,4 @@ RestoreReport restore_from_journal_file(hw::GpuSystem& system, const std::filesy
 std::optional<std::string> check_stale_journal(const std::filesystem::path& state_dir);
 std::vector<std::filesystem::path> stale_journals(const std::filesystem::path& state_dir);
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-namespace wattwise::experiment {
+namespace wattwise::plan {
 
 // Hardware knobs go through the settings guard; job knobs are substituted into the job's command line
 // and environment.
@@ -40,4 +40,4 @@ Knob resolve_supported_clocks(const Knob& knob, const std::vector<unsigned>& sup
 // Numeric value of a knob value; usage_error naming the knob when it is not a number.
 double knob_number(const std::string& knob_name, const std::string& value);
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::plan

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiment/knob.hpp"
+#include "plan/knob.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::plan {
 
 enum class RunOrder { kAscending, kDescending, kRandom };
 
@@ -86,6 +86,6 @@ std::vector<std::pair<std::string, std::string>> param_environment(
 template <typename T>
 void seeded_shuffle(std::vector<T>& items, std::uint64_t seed);
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::plan
 
-#include "experiment/seeded_shuffle.ipp"
+#include "plan/seeded_shuffle.ipp"

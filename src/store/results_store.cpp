@@ -1,4 +1,4 @@
-#include "experiment/results_store.hpp"
+#include "store/results_store.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
-#include "experiment/journal.hpp"
-#include "experiment/sqlite_statement.hpp"
+#include "store/sqlite_statement.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::store {
 namespace {
 
 // PRAGMA application_id: "WATT" in ASCII, so `file` and our own checks can tell our databases apart.
@@ -413,4 +413,4 @@ void ResultsStore::export_runs_csv(std::ostream& out) const {
   }
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::store

@@ -5,7 +5,7 @@
 
 #include "hw/gpu.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 
 // `--read-only`, the mode for shared GPU machines: a view of the GPUs in which every control call throws,
 // so no code path (a bug included) can change a setting. Readings pass through; the capabilities say that
@@ -25,4 +25,4 @@ class ReadOnlyGpuSystem final : public hw::GpuSystem {
   std::vector<std::unique_ptr<hw::Gpu>> gpus_;
 };
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -1,4 +1,4 @@
-#include "experiment/restore.hpp"
+#include "safety/restore.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,9 +9,9 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "experiment/gpu_lock.hpp"
+#include "safety/gpu_lock.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
 // NVML speaks milliwatts and some GPUs round to whole watts; a smaller difference is the same limit.
@@ -145,4 +145,4 @@ std::optional<std::string> check_stale_journal(const std::filesystem::path& stat
   return fmt::format("{}", fmt::join(warnings, "\n"));
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -4,18 +4,18 @@
 #include <filesystem>
 #include <vector>
 
-#include "experiment/journal.hpp"
-#include "experiment/plan.hpp"
-#include "experiment/restore.hpp"
 #include "hw/gpu.hpp"
+#include "plan/plan.hpp"
+#include "safety/journal.hpp"
+#include "safety/restore.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 
 // Checked before any run starts, so a sweep never fails half-way on a setting it could have refused up
 // front: each power limit within every GPU's [min, max] (usage_error naming the range and the GPU), and the
 // permission to change it (environment_error with the driver's note on what is missing).
 void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
-                                const std::vector<HardwareSettings>& settings);
+                                const std::vector<plan::HardwareSettings>& settings);
 
 // Owns every change wattwise makes to the GPUs of a sweep. Before the first change it captures each GPU's
 // current settings (by UUID) and writes them to the journal; restore() puts back those captured values,
@@ -38,7 +38,7 @@ class SettingsGuard {
   void capture();
   // Sets the run's hardware settings on every GPU of the guard. Clocks wattwise has not locked before are
   // flagged in the journal (and the journal rewritten) before they are locked.
-  void apply(const HardwareSettings& settings);
+  void apply(const plan::HardwareSettings& settings);
   // Puts back the captured settings. Returns the per-GPU report; removes the journal only if all succeeded.
   RestoreReport restore();
 
@@ -56,4 +56,4 @@ class SettingsGuard {
   bool captured_ = false;
 };
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -1,13 +1,13 @@
-#include "experiment/dry_run.hpp"
+#include "safety/dry_run.hpp"
 
 #include <fmt/format.h>
 
 #include <optional>
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
-std::string settings_text(const PlannedRun& run) {
+std::string settings_text(const plan::PlannedRun& run) {
   std::string text;
   for (const auto& s : run.settings) text += fmt::format("{}{}={}", text.empty() ? "" : " ", s.knob, s.value);
   return text.empty() ? "(no knobs)" : text;
@@ -18,7 +18,7 @@ std::string clock_text(const std::optional<unsigned>& mhz) {
 }
 
 // The changes one GPU goes through over the plan, from its current settings, then back.
-std::vector<std::string> changes_of(hw::Gpu& gpu, const Plan& plan) {
+std::vector<std::string> changes_of(hw::Gpu& gpu, const plan::Plan& plan) {
   std::vector<std::string> lines;
   const auto limits = gpu.power_limits();
   const std::optional<double> original_w = limits ? std::optional(limits->current_w) : std::nullopt;
@@ -55,7 +55,7 @@ std::vector<std::string> changes_of(hw::Gpu& gpu, const Plan& plan) {
 }  // namespace
 
 std::string describe_dry_run(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
-                             const Plan& plan) {
+                             const plan::Plan& plan) {
   std::string out =
       fmt::format("dry run: {} runs, nothing is changed, locked or written\n", plan.runs.size());
   for (const auto& run : plan.runs) {
@@ -73,4 +73,4 @@ std::string describe_dry_run(hw::GpuSystem& system, const std::vector<std::size_
   return out;
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -1,4 +1,4 @@
-#include "experiment/settings_guard.hpp"
+#include "safety/settings_guard.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
 std::string describe(const hw::Gpu& gpu) {
@@ -24,7 +24,7 @@ Error no_permission(hw::Gpu& gpu, const hw::Capabilities& caps, const char* what
 }  // namespace
 
 void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
-                                const std::vector<HardwareSettings>& settings) {
+                                const std::vector<plan::HardwareSettings>& settings) {
   bool any_limit = false, any_sm = false, any_mem = false;
   for (const auto& s : settings) {
     any_limit = any_limit || s.power_limit_w.has_value();
@@ -92,7 +92,7 @@ void SettingsGuard::capture() {
   captured_ = true;
 }
 
-void SettingsGuard::apply(const HardwareSettings& settings) {
+void SettingsGuard::apply(const plan::HardwareSettings& settings) {
   capture();
   bool journal_changed = false;
   for (auto& entry : journal_.gpus) {
@@ -129,4 +129,4 @@ RestoreReport SettingsGuard::restore() {
   return report;
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiment/plan.hpp"
+#include "plan/plan.hpp"
 
 struct sqlite3;
 
-namespace wattwise::experiment {
+namespace wattwise::store {
 
 // The schema is documented in docs/results-schema.md; bump kResultsSchemaVersion with any change.
 inline constexpr int kResultsSchemaVersion = 1;
@@ -58,7 +58,7 @@ struct PhaseResult {
 
 struct RunRecord {
   std::size_t plan_index = 0;
-  std::vector<KnobSetting> settings;
+  std::vector<plan::KnobSetting> settings;
   unsigned repeat = 0;
   bool warmup = false;
   std::string started_at;  // UTC ISO 8601
@@ -110,4 +110,4 @@ class ResultsStore {
   std::filesystem::path path_;
 };
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::store

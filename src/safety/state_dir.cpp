@@ -1,4 +1,4 @@
-#include "experiment/state_dir.hpp"
+#include "safety/state_dir.hpp"
 
 #include <fmt/format.h>
 #include <pwd.h>
@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
 const char* non_empty_env(const char* name) {
@@ -46,4 +46,4 @@ void ensure_state_dir(const std::filesystem::path& dir) {
   }
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -1,4 +1,4 @@
-#include "experiment/watchdog.hpp"
+#include "safety/watchdog.hpp"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -11,10 +11,10 @@
 #include <cstring>
 
 #include "core/error.hpp"
-#include "experiment/journal.hpp"
-#include "experiment/restore.hpp"
+#include "safety/journal.hpp"
+#include "safety/restore.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::safety {
 namespace {
 
 constexpr char kDismiss = 'D';
@@ -96,4 +96,4 @@ void Watchdog::dismiss() {
   }
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace wattwise::experiment {
+#include "core/clock.hpp"
+
+namespace wattwise::safety {
 
 // What one GPU must be put back to. Written before the first change to that GPU.
 struct JournalEntry {
@@ -43,6 +45,5 @@ void remove_journal(const std::filesystem::path& path);
 
 // A new journal for this process: pid, host and time filled in.
 Journal new_journal();
-std::string utc_now_iso8601();
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::safety

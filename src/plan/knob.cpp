@@ -1,4 +1,4 @@
-#include "experiment/knob.hpp"
+#include "plan/knob.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::plan {
 namespace {
 
 // A range that expands to more values than this is almost certainly a typo (a step of 0.001).
@@ -161,4 +161,4 @@ Knob resolve_supported_clocks(const Knob& knob, const std::vector<unsigned>& sup
   return resolved;
 }
 
-}  // namespace wattwise::experiment
+}  // namespace wattwise::plan
