@@ -32,6 +32,7 @@
 #include "safety/settings_guard.hpp"
 #include "safety/state_dir.hpp"
 #include "sim/simulation.hpp"
+#include "store/durable_file.hpp"
 
 namespace wattwise::cli {
 
@@ -49,6 +50,7 @@ struct SweepFlags {
   std::string reference;
   std::string db;
   bool resume = false;
+  bool allow_mixed_results = false;
   bool dry_run = false;
   unsigned max_failures = 3;
   std::string gpus;
@@ -61,6 +63,9 @@ struct SweepFlags {
   std::string simulate;
   sim::SimulationOptions sim;
   std::vector<std::string> command;
+  CLI::App* app = nullptr;  // to tell options given on the command line from stored ones (--resume)
+  bool cooldown_from_db = false;
+  bool interval_from_db = false;
 };
 
 constexpr double kDefaultCooldownMaxS = 60;
@@ -165,17 +170,109 @@ std::string trace_rows_of_gpu(const std::string& csv, unsigned gpu_index) {
   return out;
 }
 
-// --trace-dir: each run's trace and phases as CSV files, and the trace in the database per GPU.
-experiment::RunStoredFn trace_writer(const std::filesystem::path& dir) {
-  return [dir](const plan::PlannedRun& run, const measure::Measurement& m, store::ResultsStore& store) {
+// --trace-dir: each run's trace and phases as CSV files, and the trace in the database per GPU. The files
+// are written complete (temporary name, checked writes, fsync, rename) before the run is committed with its
+// traces in one transaction: a full disk throws "disk full writing ..." and leaves the run out of the
+// database, so --resume runs it again and overwrites the files; no stored run ever lacks its trace.
+experiment::RunExtrasFn trace_writer(const std::filesystem::path& dir) {
+  return [dir](const plan::PlannedRun& run, const measure::Measurement& m, store::RunRecord& record) {
     std::ostringstream trace;
     report::write_trace_csv(trace, m);
-    std::ofstream(dir / fmt::format("run-{:04}.csv", run.index)) << trace.str();
-    std::ofstream phases(dir / fmt::format("run-{:04}.phases.csv", run.index));
+    std::ostringstream phases;
     report::write_phases_csv(phases, m);
+    store::write_file_durably(dir / fmt::format("run-{:04}.csv", run.index), trace.str());
+    store::write_file_durably(dir / fmt::format("run-{:04}.phases.csv", run.index), phases.str());
     for (const auto& gpu : m.gpus)
-      store.add_trace_csv(run.index, gpu.index, trace_rows_of_gpu(trace.str(), gpu.index));
+      record.traces.push_back({gpu.index, trace_rows_of_gpu(trace.str(), gpu.index)});
   };
+}
+
+// What `sweep --resume --db X` alone needs besides the plan and the command: the other options as given.
+nlohmann::json sweep_options_json(const SweepFlags& flags) {
+  nlohmann::json json = {
+      {"gpus", flags.gpus},
+      {"timeout_s", flags.timeout_s},
+      {"trace_dir",
+       flags.trace_dir.empty() ? std::string() : std::filesystem::absolute(flags.trace_dir).string()},
+      {"job_gpus", flags.job_gpus},
+      {"max_failures", flags.max_failures},
+      {"read_only", flags.read_only},
+      {"simulate", flags.simulate}};
+  if (flags.interval_option->count() > 0 || flags.interval_from_db) json["interval_ms"] = flags.interval_ms;
+  if (flags.cooldown_option->count() > 0 || flags.cooldown_from_db) json["cooldown"] = flags.cooldown;
+  if (!flags.simulate.empty()) {
+    nlohmann::json sim = {{"gpus", flags.sim.gpus}, {"epochs", flags.sim.epochs}};
+    if (flags.sim.batch) sim["batch"] = *flags.sim.batch;
+    if (flags.sim.samples_per_epoch) sim["samples"] = *flags.sim.samples_per_epoch;
+    if (flags.sim.iteration_markers_per_epoch)
+      sim["iteration_markers"] = *flags.sim.iteration_markers_per_epoch;
+    json["sim"] = sim;
+  }
+  return json;
+}
+
+// `sweep --resume --db X` with no knobs and no command takes the plan, the command and the options from X.
+bool plan_from_database(const SweepFlags& flags) {
+  return flags.resume && flags.power_limit.empty() && flags.sm_clock.empty() && flags.mem_clock.empty() &&
+         flags.params.empty() && flags.command.empty() && flags.simulate.empty();
+}
+
+// Fills `flags` from the database's stored sweep (options given on the command line win, e.g. a new
+// --max-failures) and returns the stored plan JSON.
+nlohmann::json load_stored_sweep(SweepFlags& flags) {
+  if (flags.db.empty())
+    throw usage_error("--resume with no knobs and no command continues the sweep in --db: give --db FILE");
+  const auto stored = store::ResultsStore::open_read_only(flags.db);
+  const nlohmann::json plan_json = stored.plan();
+  nlohmann::json options = nlohmann::json::object();
+  nlohmann::json argv = nlohmann::json::array();
+  try {
+    if (!stored.meta("sweep_json").empty()) options = nlohmann::json::parse(stored.meta("sweep_json"));
+    if (!stored.meta("command_json").empty()) argv = nlohmann::json::parse(stored.meta("command_json"));
+    if (options.empty()) {
+      throw usage_error(fmt::format(
+          "{} was written by an older wattwise that did not store its options: give the knobs and the "
+          "command again with --resume",
+          flags.db));
+    }
+    const auto given = [&](const char* name) { return flags.app != nullptr && flags.app->count(name) > 0; };
+    flags.command = argv.get<std::vector<std::string>>();
+    flags.simulate = options.value("simulate", std::string());
+    if (!given("--gpus")) flags.gpus = options.value("gpus", std::string());
+    if (!given("--timeout")) flags.timeout_s = options.value("timeout_s", 0.0);
+    if (!given("--trace-dir")) flags.trace_dir = options.value("trace_dir", std::string());
+    if (!given("--job-gpus")) flags.job_gpus = options.value("job_gpus", std::string());
+    if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
+    if (!given("--read-only")) flags.read_only = options.value("read_only", false);
+    if (!given("--interval") && options.contains("interval_ms")) {
+      flags.interval_ms = options.at("interval_ms").get<double>();
+      flags.interval_from_db = true;
+    }
+    if (!given("--cooldown") && options.contains("cooldown")) {
+      flags.cooldown = options.at("cooldown").get<std::string>();
+      flags.cooldown_from_db = true;
+    }
+    if (options.contains("sim")) {
+      const auto& sim = options.at("sim");
+      flags.sim.gpus = sim.value("gpus", flags.sim.gpus);
+      flags.sim.epochs = sim.value("epochs", flags.sim.epochs);
+      if (sim.contains("batch")) flags.sim.batch = sim.at("batch").get<unsigned>();
+      if (sim.contains("samples")) flags.sim.samples_per_epoch = sim.at("samples").get<std::int64_t>();
+      if (sim.contains("iteration_markers"))
+        flags.sim.iteration_markers_per_epoch = sim.at("iteration_markers").get<std::int64_t>();
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw data_error(
+        fmt::format("{}: the stored sweep options are not readable ({}): give the knobs and the "
+                    "command again with --resume",
+                    flags.db, e.what()));
+  }
+  const plan::PlanSpec spec = plan::plan_spec_from_json(plan_json);
+  flags.seed = spec.seed;
+  flags.sim.seed = spec.seed;
+  return plan_json;
 }
 
 void print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference) {
@@ -212,6 +309,8 @@ class PrivateStateDir {
 };
 
 int run_sweep_command(SweepFlags flags) {
+  nlohmann::json stored_plan;  // null unless `--resume --db X` alone takes the plan from X
+  if (plan_from_database(flags)) stored_plan = load_stored_sweep(flags);
   const bool simulated = !flags.simulate.empty();
   if (!simulated && flags.command.empty())
     throw usage_error("no command to sweep: `wattwise sweep [knobs] -- CMD ARGS`, or --simulate GPU:MODEL");
@@ -234,7 +333,8 @@ int run_sweep_command(SweepFlags flags) {
 
   experiment::SweepOptions options;
   options.gpu_indices = select_gpus(system, flags.gpus);
-  options.plan = plan::make_plan(plan_spec(flags, system, options.gpu_indices.front()));
+  options.plan = plan::make_plan(stored_plan.is_null() ? plan_spec(flags, system, options.gpu_indices.front())
+                                                       : plan::plan_spec_from_json(stored_plan));
   if (flags.read_only && !plan::hardware_settings_of(options.plan).empty()) {
     for (const auto& s : plan::hardware_settings_of(options.plan))
       if (!s.empty())
@@ -247,16 +347,25 @@ int run_sweep_command(SweepFlags flags) {
     return 0;
   }
 
-  const auto reference = reference_setting(flags, options.plan.spec, system, options.gpu_indices.front());
-  options.plan_json = plan::plan_spec_to_json(options.plan.spec);
-  if (reference) options.plan_json["reference"] = *reference;
+  std::optional<analysis::Setting> reference;
+  if (stored_plan.is_null()) {
+    reference = reference_setting(flags, options.plan.spec, system, options.gpu_indices.front());
+    options.plan_json = plan::plan_spec_to_json(options.plan.spec);
+    if (reference) options.plan_json["reference"] = *reference;
+  } else {
+    options.plan_json = stored_plan;
+    if (stored_plan.contains("reference")) reference = stored_plan.at("reference").get<analysis::Setting>();
+  }
   options.db_path = flags.db.empty() ? default_db_path() : flags.db;
   options.meta.command =
       simulated ? "simulate " + flags.simulate : fmt::format("{}", fmt::join(flags.command, " "));
+  if (!simulated) options.meta.command_argv = flags.command;
+  options.meta.sweep_options = sweep_options_json(flags);
   options.meta.measurement_method = "per run: see runs.method";
   options.resume = flags.resume;
+  options.allow_mixed_results = flags.allow_mixed_results;
   options.max_failures = flags.max_failures;
-  if (flags.cooldown_option->count() > 0) {
+  if (flags.cooldown_option->count() > 0 || flags.cooldown_from_db) {
     experiment::CooldownOptions cooldown;
     const double max_s = flags.cooldown.empty() ? kDefaultCooldownMaxS : std::stod(flags.cooldown);
     cooldown.max_wait = from_seconds(max_s);
@@ -264,7 +373,7 @@ int run_sweep_command(SweepFlags flags) {
   }
   if (!flags.trace_dir.empty()) {
     std::filesystem::create_directories(flags.trace_dir);
-    options.on_run_stored = trace_writer(flags.trace_dir);
+    options.keep_extras = trace_writer(flags.trace_dir);
   }
   std::optional<PrivateStateDir> private_state;
   if (simulated) {
@@ -280,7 +389,7 @@ int run_sweep_command(SweepFlags flags) {
   measure::MeasureOptions measure_options;
   measure_options.gpu_positions = options.gpu_indices;
   measure_options.sampler.fast_period = from_seconds(flags.interval_ms / 1000.0);
-  if (simulated && flags.interval_option->count() == 0) {
+  if (simulated && flags.interval_option->count() == 0 && !flags.interval_from_db) {
     // The simulated GPU's counter and instantaneous power change every 100 ms and its 20 ms power samples
     // are buffered (each tick drains them all), so 100 ms ticks lose nothing and make a sweep faster.
     measure_options.sampler.fast_period = std::chrono::milliseconds(kSimulatedIntervalMs);
@@ -319,6 +428,7 @@ int run_sweep_command(SweepFlags flags) {
 
 CommandRun add_sweep_command(CLI::App& app) {
   auto flags = std::make_shared<SweepFlags>();
+  flags->app = &app;
   app.add_option("--power-limit", flags->power_limit,
                  "power limits, W: a range 150:300:5 or a list 150,200,250");
   app.add_option("--sm-clock", flags->sm_clock, "locked SM clocks, MHz: a range, a list, or `supported`");
@@ -342,7 +452,11 @@ CommandRun add_sweep_command(CLI::App& app) {
                  "the reference setting of the analysis, e.g. power_limit_w=300");
   app.add_option("--db", flags->db, "results database (default wattwise-sweep-<UTC time>.db)");
   app.add_flag("--resume", flags->resume,
-               "continue the interrupted sweep in --db (same knobs, order, seed, repeats)");
+               "continue the sweep in --db: runs not stored and failed runs; with no knobs and no command, "
+               "the plan, command and options stored in --db");
+  app.add_flag("--allow-mixed-results", flags->allow_mixed_results,
+               "with --resume: accept a job command or GPUs other than the stored ones (recorded in the "
+               "database)");
   app.add_flag("--dry-run", flags->dry_run, "print the plan and every change it would make; touch nothing");
   app.add_option("--max-failures", flags->max_failures, "stop after this many failed runs (0: never)")
       ->capture_default_str();

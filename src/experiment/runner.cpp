@@ -109,16 +109,25 @@ int SweepOutcome::exit_code() const {
   if (changed_hardware && !restore.all_ok()) return static_cast<int>(ErrorKind::kEnvironment);
   if (end == SweepEnd::kStopSignal) return 128 + signal;
   if (end == SweepEnd::kTooManyFailures) return 1;
+  if (every_run_failed()) return 1;
   return 0;
 }
 
 std::string SweepOutcome::summary() const {
   std::string text;
-  const std::string skipped =
+  std::string skipped =
       runs_skipped > 0 ? fmt::format(", {} were already in the database", runs_skipped) : "";
+  if (runs_retried > 0) skipped += fmt::format(", {} failed before and ran again", runs_retried);
   switch (end) {
     case SweepEnd::kCompleted:
-      text = fmt::format("sweep complete: {} runs ({} failed){}", runs_done, runs_failed, skipped);
+      if (every_run_failed()) {
+        text = fmt::format(
+            "sweep ended but every run failed ({} of {}){}: the error column of each run says why; fix the "
+            "job and continue with --resume",
+            runs_failed, runs_done, skipped);
+      } else {
+        text = fmt::format("sweep complete: {} runs ({} failed){}", runs_done, runs_failed, skipped);
+      }
       break;
     case SweepEnd::kStopSignal:
       text = fmt::format(
@@ -134,6 +143,10 @@ std::string SweepOutcome::summary() const {
   }
   if (changed_hardware && !restore.all_ok()) text += "; RESTORING GPU SETTINGS FAILED (see above)";
   return text;
+}
+
+bool SweepOutcome::every_run_failed() const {
+  return end == SweepEnd::kCompleted && runs_done > 0 && runs_failed == runs_done;
 }
 
 void validate_sweep(hw::GpuSystem& system, const SweepOptions& options) {
@@ -226,13 +239,17 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   }
   const nlohmann::json plan_json =
       options.plan_json.is_null() ? plan::plan_spec_to_json(plan.spec) : options.plan_json;
+  const std::vector<store::StoredGpu> stored_gpus =
+      options.stored_gpus.empty() ? stored_gpus_of(system, gpus) : options.stored_gpus;
   store::ResultsStore store =
       options.resume ? store::ResultsStore::open_for_resume(options.db_path, plan_json)
-                     : store::ResultsStore::create(
-                           options.db_path, options.meta, plan_json,
-                           options.stored_gpus.empty() ? stored_gpus_of(system, gpus) : options.stored_gpus);
-  const std::vector<plan::PlannedRun> remaining = plan::runs_not_done(plan, store.completed_plan_indices());
+                     : store::ResultsStore::create(options.db_path, options.meta, plan_json, stored_gpus);
+  if (options.resume) store.check_same_job(options.meta, stored_gpus, options.allow_mixed_results);
+  // Failed runs are run again on resume ("fix the job and continue with --resume"); successful ones not.
+  const std::vector<plan::PlannedRun> remaining = plan::runs_not_done(plan, store.succeeded_plan_indices());
   outcome.runs_skipped = plan.runs.size() - remaining.size();
+  const std::set<std::size_t> stored_before = store.completed_plan_indices();
+  for (const auto& run : remaining) outcome.runs_retried += stored_before.contains(run.index) ? 1 : 0;
   // Idle power before the first change and the first job: the level a cool-down waits for.
   const IdleBaseline idle = options.cooldown ? read_idle_baseline(system, gpus) : IdleBaseline{};
 
@@ -270,9 +287,11 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
             safety::StopSignals::stop_requested() ? safety::StopSignals::signal_number() : *m.outcome.signal;
         break;
       }
-      const store::RunRecord record = record_of(run, m, read_back, started_at, ended_at);
+      store::RunRecord record = record_of(run, m, read_back, started_at, ended_at);
+      // The trace files and the traces first, then the run with them in one transaction: a full disk
+      // leaves the run out (so --resume runs it again), never a run without its trace.
+      if (options.keep_extras) options.keep_extras(run, m, record);
       store.add_run(record);
-      if (options.on_run_stored) options.on_run_stored(run, m, store);
       ++outcome.runs_done;
       if (!record.error.empty()) ++outcome.runs_failed;
       if (progress) progress->run_finished(record.error.empty());

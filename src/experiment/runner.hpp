@@ -23,9 +23,11 @@ namespace wattwise::experiment {
 // settings are already applied when it is called.
 using MeasureRunFn = std::function<measure::Measurement(const plan::PlannedRun& run)>;
 
-// Called after a run is stored, to keep extras beside it (the trace files, the trace in the database).
-using RunStoredFn = std::function<void(const plan::PlannedRun& run, const measure::Measurement& m,
-                                       store::ResultsStore& store)>;
+// Called before a run is stored, to keep extras with it: writes the trace files (complete, or throws an
+// environment error such as "disk full writing ...") and adds the traces to `record`, which is then stored
+// in one transaction. A failure leaves the run out of the database, so --resume runs it again.
+using RunExtrasFn =
+    std::function<void(const plan::PlannedRun& run, const measure::Measurement& m, store::RunRecord& record)>;
 
 struct SweepOptions {
   plan::Plan plan;
@@ -35,6 +37,8 @@ struct SweepOptions {
   nlohmann::json plan_json;  // stored with the results and compared on resume; empty: plan_spec_to_json
   std::vector<store::StoredGpu> stored_gpus;  // empty: read from the system
   bool resume = false;
+  // Resume even when the job's command or the GPUs differ from the stored ones (recorded in the database).
+  bool allow_mixed_results = false;
   // Stop the sweep after this many failed runs (exit status != 0, time-out); 0: never stop for failures.
   unsigned max_failures = 3;
   std::optional<CooldownOptions> cooldown;
@@ -42,7 +46,7 @@ struct SweepOptions {
   // Opens the watchdog's own view of the GPUs. Empty: no watchdog (a simulated GPU's settings die with
   // the process, there is nothing to restore after a SIGKILL).
   safety::GpuSystemFactory watchdog_factory;
-  RunStoredFn on_run_stored;
+  RunExtrasFn keep_extras;
   Progress* progress = nullptr;
 };
 
@@ -55,17 +59,20 @@ enum class SweepEnd {
 struct SweepOutcome {
   SweepEnd end = SweepEnd::kCompleted;
   int signal = 0;                 // the stop signal, for kStopSignal
-  std::size_t runs_skipped = 0;   // already in the database (resume)
+  std::size_t runs_skipped = 0;   // already in the database and succeeded (resume)
+  std::size_t runs_retried = 0;   // failed before and run again (resume)
   std::size_t runs_done = 0;      // run and stored by this invocation, failed ones included
   std::size_t runs_failed = 0;    // of runs_done
   bool changed_hardware = false;  // the sweep had hardware knobs: restore ran
   safety::RestoreReport restore;
 
-  // 0: all runs ran and the GPUs are restored; 128+N after stop signal N; 1 after --max-failures;
-  // 3 (environment) when a restore failed.
+  // 0: all runs ran (some may have failed) and the GPUs are restored; 128+N after stop signal N; 1 after
+  // --max-failures or when every run of this invocation failed; 3 (environment) when a restore failed.
   int exit_code() const;
   // One line saying how the sweep ended and why.
   std::string summary() const;
+  // The sweep ran to its end and not one run of this invocation succeeded.
+  bool every_run_failed() const;
 };
 
 // Checks that can fail before anything is touched: hardware settings against each GPU (range, permission),

@@ -159,6 +159,28 @@ nlohmann::json plan_spec_to_json(const PlanSpec& spec) {
           {"warmup_runs", spec.warmup_runs}};
 }
 
+PlanSpec plan_spec_from_json(const nlohmann::json& json) {
+  try {
+    PlanSpec spec;
+    for (const auto& knob : json.at("knobs")) {
+      const std::string kind = knob.at("kind").get<std::string>();
+      if (kind != "hardware" && kind != "job") throw std::runtime_error("unknown knob kind " + kind);
+      spec.knobs.push_back(Knob{knob.at("name").get<std::string>(),
+                                kind == "hardware" ? KnobKind::kHardware : KnobKind::kJob,
+                                knob.at("values").get<std::vector<std::string>>(), false});
+    }
+    spec.repeats = json.at("repeats").get<unsigned>();
+    spec.order = parse_run_order(json.at("order").get<std::string>());
+    spec.seed = json.at("seed").get<std::uint64_t>();
+    spec.warmup_runs = json.at("warmup_runs").get<unsigned>();
+    return spec;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw data_error(fmt::format("the stored plan is not readable ({}): the database is damaged", e.what()));
+  }
+}
+
 std::vector<std::string> substitute_params(const std::vector<std::string>& argv,
                                            const std::map<std::string, std::string>& params) {
   std::vector<std::string> result;

@@ -72,6 +72,9 @@ std::vector<PlannedRun> runs_not_done(const Plan& plan, const std::set<std::size
 
 // The spec as JSON, to store beside the results and compare on resume.
 nlohmann::json plan_spec_to_json(const PlanSpec& spec);
+// The spec back from that JSON (`sweep --resume --db X` with no knobs); a data error when it is not one.
+// Keys other than the spec's (e.g. "reference") are ignored.
+PlanSpec plan_spec_from_json(const nlohmann::json& json);
 
 // Replaces `{name}` in each argument by the run's value of knob `name`. Unknown `{...}` are left alone
 // (they may be the job's own braces). The result is an argv: no shell ever sees it.

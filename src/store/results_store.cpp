@@ -1,11 +1,15 @@
 #include "store/results_store.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "core/clock.hpp"
@@ -45,6 +49,56 @@ CREATE TABLE traces (
   PRIMARY KEY (run_id, gpu_index));
 )sql";
 
+// Added in version 2 (also by the upgrade of a version 1 file on resume).
+constexpr const char* kEarlierAttemptsTable = R"sql(
+CREATE TABLE IF NOT EXISTS earlier_attempts (
+  plan_index INTEGER NOT NULL, settings_json TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT NOT NULL,
+  exit_status INTEGER, time_s REAL, energy_j REAL, error TEXT NOT NULL, replaced_at TEXT NOT NULL);
+)sql";
+
+// The writer lock: flock on `<db>.lock`, beside the database rather than on it, because SQLite's own
+// (fcntl) locks on the database must not meet ours (over NFS flock is emulated with fcntl). The file is
+// kept: removing it would let a third writer lock a new file while a second holds the old one.
+int take_writer_lock(const std::filesystem::path& db_path) {
+  const std::string lock_path = db_path.string() + ".lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw environment_error(
+        fmt::format("cannot create the writer lock {} ({}): pass --db in a writable "
+                    "directory",
+                    lock_path, std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error_number = errno;
+    char holder[32] = {};
+    const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
+    ::close(fd);
+    if (error_number == EWOULDBLOCK) {
+      std::string pid = n > 0 ? std::string(holder, static_cast<std::size_t>(n)) : std::string("?");
+      pid.erase(pid.find_last_not_of(" \n") + 1);
+      throw environment_error(
+          fmt::format("results database {} is being written by another wattwise (PID {}): wait for it to "
+                      "end, or give another --db",
+                      db_path.string(), pid.empty() ? "?" : pid));
+    }
+    throw environment_error(
+        fmt::format("cannot lock {} ({}): check the directory", lock_path, std::strerror(error_number)));
+  }
+  const std::string pid = fmt::format("{}\n", static_cast<long>(::getpid()));
+  if (::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The PID is only for the message of the writer refused; the lock itself holds.
+  }
+  return fd;
+}
+
+// A writer's connection: WAL, so that readers (report, analyze, a sqlite3 shell) never block the commit of
+// a run and the commit never blocks them; FULL sync, so that a committed run survives a power loss.
+void make_writer(sqlite3* db, const std::string& path) {
+  exec_sql(db, path, "PRAGMA journal_mode = WAL");
+  exec_sql(db, path, "PRAGMA synchronous = FULL");
+}
+
 Error not_ours(const std::filesystem::path& path, const std::string& why) {
   return data_error(
       fmt::format("{} is not a wattwise results database ({}): give the --db of a sweep, or a new "
@@ -73,6 +127,7 @@ sqlite3* open_database(const std::filesystem::path& path, int flags) {
     throw environment_error(fmt::format("cannot open results database {}: {}", path.string(), message));
   }
   sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, static_cast<int>(kDefaultBusyTimeout.count()));
   return db;
 }
 
@@ -89,7 +144,12 @@ void check_ours(sqlite3* db, const std::filesystem::path& path) {
     if (!app_id.step() || app_id.integer(0) != kApplicationId)
       throw not_ours(path, "no wattwise application id");
     const std::string version = read_meta(db, path, "schema_version");
-    if (version != std::to_string(kResultsSchemaVersion)) {
+    int number = 0;
+    try {
+      number = std::stoi(version);
+    } catch (const std::exception&) {
+    }
+    if (number < kOldestReadableSchemaVersion || number > kResultsSchemaVersion) {
       throw data_error(
           fmt::format("{} has results schema version {}, this wattwise reads version {}: use the "
                       "wattwise version that wrote it",
@@ -145,12 +205,30 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
                     "another --db",
                     path.string()));
   }
-  sqlite3* db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int lock_fd = take_writer_lock(path);
+  if (std::filesystem::exists(path)) {  // created meanwhile by a writer that has finished
+    ::close(lock_fd);
+    throw usage_error(
+        fmt::format("results database {} already exists: add --resume to continue its plan, or give "
+                    "another --db",
+                    path.string()));
+  }
+  sqlite3* db = nullptr;
+  try {
+    db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  } catch (...) {
+    ::close(lock_fd);
+    throw;
+  }
   ResultsStore store(db, path);
+  store.writer_lock_fd_ = lock_fd;
   const std::string p = path.string();
+  make_writer(db, p);
   exec_sql(db, p, "BEGIN");
   exec_sql(db, p, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str());
   exec_sql(db, p, kSchema);
+  exec_sql(db, p, kEarlierAttemptsTable);
+  const nlohmann::json argv = meta.command_argv;
   const std::pair<const char*, std::string> entries[] = {
       {"application", "wattwise"},
       {"tool_version", kVersion},
@@ -158,6 +236,8 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
       {"created_at", utc_now_iso8601()},
       {"host", meta.host.empty() ? host_name() : meta.host},
       {"command", meta.command},
+      {"command_json", argv.dump()},
+      {"sweep_json", meta.sweep_options.is_null() ? std::string("{}") : meta.sweep_options.dump()},
       {"measurement_method", meta.measurement_method},
   };
   for (const auto& [key, value] : entries) {
@@ -184,6 +264,22 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
 
 ResultsStore ResultsStore::open_for_resume(const std::filesystem::path& path, const nlohmann::json& plan) {
   ResultsStore store(open_existing(path, SQLITE_OPEN_READWRITE), path);
+  store.writer_lock_fd_ = take_writer_lock(path);
+  const std::string p = path.string();
+  make_writer(store.db_, p);
+  if (store.schema_version() < kResultsSchemaVersion) {
+    // Version 1 -> 2: only additions (a table, meta entries), so the upgrade is a few statements.
+    exec_sql(store.db_, p, "BEGIN IMMEDIATE");
+    try {
+      exec_sql(store.db_, p, kEarlierAttemptsTable);
+      Statement version(store.db_, p, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
+      version.bind(1, std::to_string(kResultsSchemaVersion)).run();
+      exec_sql(store.db_, p, "COMMIT");
+    } catch (...) {
+      sqlite3_exec(store.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  }
   const nlohmann::json stored = store.plan();
   if (stored != plan) {
     std::vector<std::string> differences;
@@ -205,28 +301,151 @@ ResultsStore ResultsStore::open_read_only(const std::filesystem::path& path) {
   return ResultsStore(open_existing(path, SQLITE_OPEN_READONLY), path);
 }
 
-ResultsStore::ResultsStore(ResultsStore&& other) noexcept : db_(other.db_), path_(std::move(other.path_)) {
+ResultsStore::ResultsStore(ResultsStore&& other) noexcept
+    : db_(other.db_), path_(std::move(other.path_)), writer_lock_fd_(other.writer_lock_fd_) {
   other.db_ = nullptr;
+  other.writer_lock_fd_ = -1;
 }
 
 ResultsStore& ResultsStore::operator=(ResultsStore&& other) noexcept {
   if (this != &other) {
-    sqlite3_close(db_);
+    close();
     db_ = other.db_;
     path_ = std::move(other.path_);
+    writer_lock_fd_ = other.writer_lock_fd_;
     other.db_ = nullptr;
+    other.writer_lock_fd_ = -1;
   }
   return *this;
 }
 
 ResultsStore::~ResultsStore() {
+  close();
+}
+
+void ResultsStore::close() {
+  if (db_ != nullptr && writer_lock_fd_ >= 0) {
+    // Back to one self-contained file (no -wal, -shm) that any reader can open, also in a read-only
+    // directory. Only possible when no other connection is open; otherwise the WAL simply stays.
+    sqlite3_busy_timeout(db_, 0);
+    sqlite3_exec(db_, "PRAGMA journal_mode = DELETE", nullptr, nullptr, nullptr);
+  }
   sqlite3_close(db_);
+  db_ = nullptr;
+  if (writer_lock_fd_ >= 0) ::close(writer_lock_fd_);  // releases the flock
+  writer_lock_fd_ = -1;
+}
+
+void ResultsStore::set_busy_timeout(std::chrono::milliseconds timeout) {
+  sqlite3_busy_timeout(db_, static_cast<int>(timeout.count()));
+}
+
+int ResultsStore::schema_version() const {
+  try {
+    return std::stoi(meta("schema_version"));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+namespace {
+
+std::vector<std::string> uuids_of(const std::vector<StoredGpu>& gpus) {
+  std::vector<std::string> uuids;
+  for (const auto& gpu : gpus) uuids.push_back(gpu.uuid);
+  return uuids;
+}
+
+}  // namespace
+
+void ResultsStore::check_same_job(const StoreMeta& meta, const std::vector<StoredGpu>& gpus,
+                                  bool allow_different) {
+  const std::string p = path_.string();
+  std::vector<std::string> differences;
+  const std::string stored_argv_text = this->meta("command_json");
+  nlohmann::json stored_argv = nlohmann::json::array();
+  try {
+    if (!stored_argv_text.empty()) stored_argv = nlohmann::json::parse(stored_argv_text);
+  } catch (const std::exception&) {
+  }
+  // Files of version 1 kept only the command as text.
+  const bool same_command = !stored_argv.empty() && !meta.command_argv.empty()
+                                ? stored_argv == nlohmann::json(meta.command_argv)
+                                : this->meta("command") == meta.command;
+  if (!same_command)
+    differences.push_back(fmt::format("the command was '{}', now '{}'", this->meta("command"), meta.command));
+  const auto stored_uuids = uuids_of(this->gpus());
+  const auto uuids = uuids_of(gpus);
+  if (!gpus.empty() && stored_uuids != uuids) {
+    differences.push_back(
+        fmt::format("the GPUs were {}, now {}", fmt::join(stored_uuids, ","), fmt::join(uuids, ",")));
+  }
+  if (differences.empty()) return;
+  if (!allow_different) {
+    throw usage_error(fmt::format(
+        "cannot resume {}: {}: give the same command and GPUs (`wattwise sweep --resume --db {}` alone "
+        "reuses them), or add --allow-mixed-results to store the new runs beside the old ones knowingly",
+        p, fmt::join(differences, "; "), p));
+  }
+  nlohmann::json mixed = nlohmann::json::array();
+  try {
+    const std::string text = this->meta("mixed_results");
+    if (!text.empty()) mixed = nlohmann::json::parse(text);
+  } catch (const std::exception&) {
+  }
+  mixed.push_back({{"at", utc_now_iso8601()},
+                   {"command", meta.command},
+                   {"command_json", meta.command_argv},
+                   {"gpus", uuids}});
+  Statement s(db_, p, "INSERT OR REPLACE INTO meta (key, value) VALUES ('mixed_results', ?)");
+  s.bind(1, mixed.dump()).run();
 }
 
 void ResultsStore::add_run(const RunRecord& run) {
+  // The run was measured at some cost: a lock held by another program past the busy timeout is waited out
+  // again before the sweep gives up.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      add_run_once(run);
+      return;
+    } catch (const SqliteError& e) {
+      if (!e.busy() || attempt >= kCommitAttempts) throw;
+    }
+  }
+}
+
+void ResultsStore::add_run_once(const RunRecord& run) {
   const std::string p = path_.string();
   exec_sql(db_, p, "BEGIN IMMEDIATE");
   try {
+    {
+      Statement stored(db_, p, "SELECT error FROM runs WHERE plan_index = ?");
+      stored.bind(1, static_cast<std::int64_t>(run.plan_index));
+      if (stored.step() && stored.text(0).empty()) {
+        throw Error(ErrorKind::kInternal,
+                    fmt::format("run {} of the plan is already stored in {} and succeeded: it is not run "
+                                "again",
+                                run.plan_index, p));
+      }
+    }
+    // A failed attempt of this run stored before: kept for the record in earlier_attempts, and out of
+    // `runs`, so that each plan index is analysed once.
+    {
+      Statement keep(db_, p,
+                     "INSERT INTO earlier_attempts (plan_index, settings_json, started_at, ended_at, "
+                     "exit_status, time_s, energy_j, error, replaced_at) SELECT plan_index, settings_json, "
+                     "started_at, ended_at, exit_status, time_s, energy_j, error, ? FROM runs WHERE "
+                     "plan_index = ?");
+      keep.bind(1, utc_now_iso8601()).bind(2, static_cast<std::int64_t>(run.plan_index)).run();
+      for (const char* table : {"run_settings", "run_gpu_energy", "run_phases", "traces"}) {
+        const std::string sql =
+            fmt::format("DELETE FROM {} WHERE run_id IN (SELECT id FROM runs WHERE plan_index = ?)", table);
+        Statement remove(db_, p, sql.c_str());
+        remove.bind(1, static_cast<std::int64_t>(run.plan_index)).run();
+      }
+      Statement remove(db_, p, "DELETE FROM runs WHERE plan_index = ?");
+      remove.bind(1, static_cast<std::int64_t>(run.plan_index)).run();
+    }
     nlohmann::json settings = nlohmann::json::object();
     for (const auto& s : run.settings) settings[s.knob] = s.value;
     Statement insert(
@@ -274,6 +493,10 @@ void ResultsStore::add_run(const RunRecord& run) {
       s.bind(5, phase.time_s).bind(6, phase.energy_j).bind(7, static_cast<std::int64_t>(phase.samples));
       s.bind(8, phase.method).run();
     }
+    for (const auto& trace : run.traces) {
+      Statement s(db_, p, "INSERT INTO traces (run_id, gpu_index, csv) VALUES (?, ?, ?)");
+      s.bind(1, run_id).bind(2, static_cast<std::int64_t>(trace.gpu_index)).bind(3, trace.csv).run();
+    }
     exec_sql(db_, p, "COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -300,6 +523,32 @@ std::set<std::size_t> ResultsStore::completed_plan_indices() const {
   Statement query(db_, path_.string(), "SELECT plan_index FROM runs");
   while (query.step()) done.insert(static_cast<std::size_t>(query.integer(0)));
   return done;
+}
+
+std::set<std::size_t> ResultsStore::succeeded_plan_indices() const {
+  std::set<std::size_t> done;
+  Statement query(db_, path_.string(), "SELECT plan_index FROM runs WHERE error = ''");
+  while (query.step()) done.insert(static_cast<std::size_t>(query.integer(0)));
+  return done;
+}
+
+std::vector<EarlierAttempt> ResultsStore::earlier_attempts() const {
+  std::vector<EarlierAttempt> attempts;
+  if (schema_version() < 2) return attempts;
+  Statement query(db_, path_.string(),
+                  "SELECT plan_index, started_at, ended_at, exit_status, error, replaced_at FROM "
+                  "earlier_attempts ORDER BY rowid");
+  while (query.step()) {
+    EarlierAttempt a;
+    a.plan_index = static_cast<std::size_t>(query.integer(0));
+    a.started_at = query.text(1);
+    a.ended_at = query.text(2);
+    if (auto status = query.optional_integer(3)) a.exit_status = static_cast<int>(*status);
+    a.error = query.text(4);
+    a.replaced_at = query.text(5);
+    attempts.push_back(std::move(a));
+  }
+  return attempts;
 }
 
 std::vector<RunRecord> ResultsStore::runs() const {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -18,12 +19,23 @@ struct sqlite3;
 namespace wattwise::store {
 
 // The schema is documented in docs/results-schema.md; bump kResultsSchemaVersion with any change.
-inline constexpr int kResultsSchemaVersion = 1;
+// Version 2: WAL journal, earlier_attempts, meta command_json/sweep_json/mixed_results. Version 1 files are
+// read as they are and upgraded in place when resumed.
+inline constexpr int kResultsSchemaVersion = 2;
+inline constexpr int kOldestReadableSchemaVersion = 1;
+// How long a statement waits for another program's lock on the database before it fails (SQLite's busy
+// timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.
+inline constexpr std::chrono::milliseconds kDefaultBusyTimeout{30000};
+inline constexpr int kCommitAttempts = 3;
 
 struct StoreMeta {
-  std::string command;             // the job's command line, for people
-  std::string measurement_method;  // e.g. "counter+samples"
-  std::string host;                // empty: this host's name
+  std::string command;                         // the job's command line, for people
+  std::string measurement_method;              // e.g. "counter+samples"
+  std::string host;                            // empty: this host's name
+  std::vector<std::string> command_argv = {};  // the command, exactly: resume compares it; empty: unknown
+  // The sweep's other options (GPUs, trace directory, time-out, ...), so that `sweep --resume --db X` alone
+  // can continue with them. Null: not stored.
+  nlohmann::json sweep_options = {};
 };
 
 struct StoredGpu {
@@ -56,6 +68,12 @@ struct PhaseResult {
   std::string method;
 };
 
+// One GPU's trace of a run, in the trace CSV format.
+struct TraceCsv {
+  unsigned gpu_index = 0;
+  std::string csv;
+};
+
 struct RunRecord {
   std::size_t plan_index = 0;
   std::vector<plan::KnobSetting> settings;
@@ -72,29 +90,56 @@ struct RunRecord {
   std::string label;
   std::vector<GpuRunEnergy> gpus;
   std::vector<PhaseResult> phases;
+  std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
 };
 
-// A sweep's SQLite database. Each finished run is committed in its own transaction at once, so a crash
-// loses at most the run in flight.
+// A failed run that a resumed sweep ran again: kept for the record, out of `runs` (so that each plan index
+// is analysed once).
+struct EarlierAttempt {
+  std::size_t plan_index = 0;
+  std::string started_at;
+  std::string ended_at;
+  std::optional<int> exit_status;
+  std::string error;
+  std::string replaced_at;  // when the new attempt was stored
+};
+
+// A sweep's SQLite database. Each finished run is committed in its own transaction at once (with its
+// phases and traces), so a crash or a full disk loses at most the run in flight. WAL journal and a busy
+// timeout: readers never stop the sweep. One writer at a time: create and open_for_resume take an
+// exclusive lock on `<db>.lock` (kept beside the database) and refuse a second writer at once.
 class ResultsStore {
  public:
   // A new database; usage_error if the file exists (use resume, or another --db).
   static ResultsStore create(const std::filesystem::path& path, const StoreMeta& meta,
                              const nlohmann::json& plan, const std::vector<StoredGpu>& gpus);
   // An existing database of the same plan; usage_error naming the difference if the plan is not the same.
+  // A version 1 database is upgraded to the current version.
   static ResultsStore open_for_resume(const std::filesystem::path& path, const nlohmann::json& plan);
-  // Read-only access for analysis and export.
+  // Read-only access for analysis and export (any readable version).
   static ResultsStore open_read_only(const std::filesystem::path& path);
+
+  // On resume: a usage error if `meta.command_argv` or the GPUs (by UUID, in order) differ from the stored
+  // ones, unless `allow_different`; then the difference is recorded in meta `mixed_results`.
+  void check_same_job(const StoreMeta& meta, const std::vector<StoredGpu>& gpus, bool allow_different);
+  void set_busy_timeout(std::chrono::milliseconds timeout);
 
   ResultsStore(ResultsStore&& other) noexcept;
   ResultsStore& operator=(ResultsStore&& other) noexcept;
   ~ResultsStore();
 
+  // Stores the run with its GPUs, phases and traces in one transaction, retried kCommitAttempts times
+  // while another program holds the database. A failed run of the same plan index stored before moves to
+  // earlier_attempts in the same transaction.
   void add_run(const RunRecord& run);
   void add_trace_csv(std::size_t plan_index, unsigned gpu_index, const std::string& csv);
 
-  // Plan indices of runs stored (finished, successfully or not): resume skips them.
+  // Plan indices of runs stored (finished, successfully or not).
   std::set<std::size_t> completed_plan_indices() const;
+  // Plan indices of runs stored without error: resume skips these and runs the failed ones again.
+  std::set<std::size_t> succeeded_plan_indices() const;
+  std::vector<EarlierAttempt> earlier_attempts() const;
+  int schema_version() const;
   std::vector<RunRecord> runs() const;
   nlohmann::json plan() const;
   std::vector<StoredGpu> gpus() const;
@@ -106,8 +151,11 @@ class ResultsStore {
 
  private:
   ResultsStore(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+  void add_run_once(const RunRecord& run);
+  void close();
   sqlite3* db_ = nullptr;
   std::filesystem::path path_;
+  int writer_lock_fd_ = -1;  // held by a writer, -1 for readers
 };
 
 }  // namespace wattwise::store

@@ -5,17 +5,54 @@
 #include "core/error.hpp"
 
 namespace wattwise::store {
+
+bool SqliteError::busy() const {
+  const int primary = code_ & 0xff;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+SqliteError sqlite_error(sqlite3* db, const std::string& path, const char* what, int code) {
+  const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(code);
+  switch (code & 0xff) {
+    case SQLITE_FULL:
+      return SqliteError(code, ErrorKind::kEnvironment,
+                         fmt::format("disk full writing results database {} ({}): free space and continue "
+                                     "with --resume",
+                                     path, message));
+    case SQLITE_IOERR:
+      return SqliteError(code, ErrorKind::kEnvironment,
+                         fmt::format("cannot write results database {} ({} failed: {}): check the disk and "
+                                     "free space, then continue with --resume",
+                                     path, what, message));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return SqliteError(code, ErrorKind::kEnvironment,
+                         fmt::format("results database {} is locked by another program ({}): close it and "
+                                     "continue with --resume",
+                                     path, message));
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return SqliteError(
+          code, ErrorKind::kEnvironment,
+          fmt::format("cannot write results database {} ({}): check its permissions", path, message));
+    default:
+      return SqliteError(code, ErrorKind::kData,
+                         fmt::format("results database {}: {} failed: {}", path, what, message));
+  }
+}
+
 namespace {
 
-Error sqlite_failure(sqlite3* db, const std::string& path, const char* what) {
-  return data_error(fmt::format("results database {}: {} failed: {}", path, what, sqlite3_errmsg(db)));
+SqliteError sqlite_failure(sqlite3* db, const std::string& path, const char* what, int code) {
+  return sqlite_error(db, path, what, code);
 }
 
 }  // namespace
 
 Statement::Statement(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
-  if (sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr) != SQLITE_OK)
-    throw sqlite_failure(db, path, "prepare");
+  if (const int rc = sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr); rc != SQLITE_OK)
+    throw sqlite_failure(db, path, "prepare", sqlite3_extended_errcode(db));
 }
 
 Statement::~Statement() {
@@ -43,7 +80,7 @@ bool Statement::step() {
   const int rc = sqlite3_step(statement_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  throw sqlite_failure(db_, path_, "query");
+  throw sqlite_failure(db_, path_, "query", rc);
 }
 
 void Statement::run() {
@@ -72,12 +109,8 @@ std::optional<std::int64_t> Statement::optional_integer(int column) const {
 }
 
 void exec_sql(sqlite3* db, const std::string& path, const char* sql) {
-  char* message = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    std::string text = message ? message : "unknown error";
-    sqlite3_free(message);
-    throw data_error(fmt::format("results database {}: {}", path, text));
-  }
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
+    throw sqlite_failure(db, path, "statement", sqlite3_extended_errcode(db));
 }
 
 }  // namespace wattwise::store

@@ -6,10 +6,29 @@
 #include <optional>
 #include <string>
 
+#include "core/error.hpp"
+
 namespace wattwise::store {
 
+// A failed SQLite call. The kind follows the cause: a full disk, an I/O error, a database locked by another
+// program or not writable are the machine's (environment, exit 3: free space or close the other program and
+// continue with --resume); anything else is the file's (data, exit 4). `code()` is SQLite's extended code.
+class SqliteError : public Error {
+ public:
+  SqliteError(int code, ErrorKind kind, const std::string& message) : Error(kind, message), code_(code) {}
+  int code() const { return code_; }
+  // Another connection holds a lock the call needed (SQLITE_BUSY or SQLITE_LOCKED) past the busy timeout.
+  bool busy() const;
+
+ private:
+  int code_;
+};
+
+// The error for SQLite result `code` of `what` on database `path`.
+SqliteError sqlite_error(sqlite3* db, const std::string& path, const char* what, int code);
+
 // A prepared SQLite statement with typed binds that understand std::optional (absent -> NULL). Failures
-// throw data_error naming the database file and SQLite's message. Internal to the results store.
+// throw SqliteError naming the database file and SQLite's message. Internal to the results store.
 class Statement {
  public:
   Statement(sqlite3* db, const std::string& path, const char* sql);

@@ -1,12 +1,17 @@
 #include "store/results_store.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include "core/error.hpp"
 #include "fake_gpu.hpp"
@@ -198,6 +203,248 @@ TEST_F(StoreTest, ExportsTheAnalysisCsvContractWithoutWarmupsOrFailedRuns) {
             "power_limit_w,batch,time_s,energy_j,repeat,work,label\n"
             "150,64,10,2000,0,,\"a,b\"\n"
             "150,64,12.5,2500,1,512,\n");
+}
+
+// A second connection, as a `sqlite3` shell or a report would hold one.
+struct OtherConnection {
+  explicit OtherConnection(const std::filesystem::path& path) { sqlite3_open(path.c_str(), &db); }
+  ~OtherConnection() { sqlite3_close(db); }
+  int exec(const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr); }
+  sqlite3* db = nullptr;
+};
+
+TEST_F(StoreTest, AReaderHoldingTheDatabaseDoesNotStopTheCommitOfARun) {
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
+  OtherConnection reader(db());
+  ASSERT_EQ(reader.exec("BEGIN; SELECT count(*) FROM runs;"), SQLITE_OK);  // a read transaction, held
+  store.add_run(record_of(plan.runs[0], 10));  // before: "database is locked" (rollback journal)
+  ASSERT_EQ(reader.exec("COMMIT"), SQLITE_OK);
+  EXPECT_EQ(store.completed_plan_indices(), (std::set<std::size_t>{0}));
+  EXPECT_EQ(store::ResultsStore::open_read_only(db()).completed_plan_indices(), (std::set<std::size_t>{0}));
+}
+
+TEST_F(StoreTest, AWriteLockHeldByAnotherProgramIsWaitedForAndTheRunIsStored) {
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
+  OtherConnection other(db());
+  ASSERT_EQ(other.exec("BEGIN IMMEDIATE"), SQLITE_OK);  // e.g. a sqlite3 shell in the middle of an edit
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the fault's length, not a sync point
+    other.exec("COMMIT");
+  });
+  EXPECT_NO_THROW(store.add_run(record_of(plan.runs[0], 10)));  // before: "database is locked" at once
+  release.join();
+  EXPECT_EQ(store.completed_plan_indices(), (std::set<std::size_t>{0}));
+}
+
+TEST_F(StoreTest, ALockHeldPastTheBusyTimeoutIsAClearEnvironmentError) {
+  store::ResultsStore store = create();
+  store.set_busy_timeout(std::chrono::milliseconds(20));
+  plan::Plan plan = plan::make_plan(spec());
+  OtherConnection other(db());
+  ASSERT_EQ(other.exec("BEGIN IMMEDIATE"), SQLITE_OK);
+  try {
+    store.add_run(record_of(plan.runs[0], 10));
+    FAIL() << "stored under another writer's lock";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kEnvironment) << e.what();
+    EXPECT_NE(std::string(e.what()).find("locked by another program"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
+  }
+  other.exec("ROLLBACK");
+  EXPECT_TRUE(store.completed_plan_indices().empty());
+  store.add_run(record_of(plan.runs[0], 10));  // the store is usable again
+}
+
+TEST_F(StoreTest, ASecondWriterIsRefusedAtOnceNamingTheFirst) {
+  store::ResultsStore first = create();
+  for (int kind = 0; kind < 2; ++kind) {
+    try {
+      if (kind == 0)
+        store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec()));
+      else
+        create();
+      FAIL() << "a second writer was let in";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.kind(), kind == 0 ? ErrorKind::kEnvironment : ErrorKind::kUsage) << what;
+      if (kind == 0) {
+        EXPECT_NE(what.find("being written by another wattwise"), std::string::npos) << what;
+        EXPECT_NE(what.find(std::to_string(::getpid())), std::string::npos) << what;
+      }
+    }
+  }
+  // Readers are welcome meanwhile, and the lock goes with the writer.
+  EXPECT_NO_THROW(store::ResultsStore::open_read_only(db()));
+  first = store::ResultsStore::open_read_only(db());
+  EXPECT_NO_THROW(store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec())));
+}
+
+TEST_F(StoreTest, ARunIsStoredWithItsTracesInOneTransaction) {
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
+  store::RunRecord run = record_of(plan.runs[0], 10);
+  run.traces = {{0, "time_s,gpu,energy_mj\n0,0,1\n"}, {1, "time_s,gpu,energy_mj\n0,1,2\n"}};
+  store.add_run(run);
+  OtherConnection reader(db());
+  sqlite3_stmt* query = nullptr;
+  sqlite3_prepare_v2(reader.db,
+                     "SELECT count(*) FROM traces JOIN runs ON runs.id = traces.run_id WHERE plan_index = 0",
+                     -1, &query, nullptr);
+  ASSERT_EQ(sqlite3_step(query), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(query, 0), 2);
+  sqlite3_finalize(query);
+}
+
+// Runs `body` in a child process; 0 when it returned true. The child ignores SIGXFSZ, so that a write past
+// limit_file_size() fails with EFBIG (as a full disk fails one with ENOSPC) instead of killing it.
+int in_child(const std::function<bool()>& body) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    bool ok = false;
+    try {
+      ok = body();
+    } catch (...) {
+    }
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// No file of this process may grow past `bytes` from now on (RLIMIT_FSIZE): the full disk of a test.
+bool limit_file_size(std::uint64_t bytes) {
+  const rlimit limit{bytes, bytes};
+  return ::setrlimit(RLIMIT_FSIZE, &limit) == 0;
+}
+
+std::uint64_t largest_file_in(const std::filesystem::path& dir) {
+  std::uint64_t largest = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file()) largest = std::max<std::uint64_t>(largest, e.file_size());
+  return largest;
+}
+
+TEST_F(StoreTest, AFullDiskDuringTheCommitLeavesTheRunOutAndTheStoredOnesWhole) {
+  plan::Plan plan = plan::make_plan(spec());
+  const int child = in_child([&] {
+    store::ResultsStore store = create();
+    store::RunRecord first = record_of(plan.runs[0], 10);
+    first.traces = {{0, std::string(2000, 'a')}};
+    store.add_run(first);
+    if (!limit_file_size(largest_file_in(dir.path()))) return false;
+    store::RunRecord big = record_of(plan.runs[1], 11);
+    big.traces = {{0, std::string(400000, 'b')}};
+    try {
+      store.add_run(big);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      return e.kind() == ErrorKind::kEnvironment && what.find("--resume") != std::string::npos;
+    }
+    return false;
+  });
+  ASSERT_EQ(child, 0) << "the failed commit was not a clear environment error";
+  store::ResultsStore store = store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec()));
+  EXPECT_EQ(store.completed_plan_indices(), (std::set<std::size_t>{0}));  // run 1 absent, run 0 whole
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].gpus.size(), 1u);
+  EXPECT_EQ(runs[0].phases.size(), 1u);
+}
+
+TEST_F(StoreTest, ResumeRunsFailedRunsAgainAndKeepsTheFailedAttemptForTheRecord) {
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
+  store.add_run(record_of(plan.runs[0], 10));
+  store::RunRecord failed = record_of(plan.runs[1], 3);
+  failed.error = "exit status 1";
+  failed.exit_status = 1;
+  failed.traces = {{0, "old trace"}};
+  store.add_run(failed);
+  EXPECT_EQ(store.completed_plan_indices(), (std::set<std::size_t>{0, 1}));
+  EXPECT_EQ(store.succeeded_plan_indices(), (std::set<std::size_t>{0}));  // before: {0, 1}: never re-run
+
+  store::RunRecord again = record_of(plan.runs[1], 11);
+  again.traces = {{0, "new trace"}};
+  store.add_run(again);
+  EXPECT_EQ(store.succeeded_plan_indices(), (std::set<std::size_t>{0, 1}));
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 2u);  // each plan index once
+  EXPECT_EQ(runs[1].time_s, 11);
+  EXPECT_TRUE(runs[1].error.empty());
+  EXPECT_EQ(runs[1].gpus.size(), 1u);
+  const auto attempts = store.earlier_attempts();
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_EQ(attempts[0].plan_index, 1u);
+  EXPECT_EQ(attempts[0].error, "exit status 1");
+  EXPECT_EQ(attempts[0].exit_status, 1);
+  std::ostringstream csv;
+  store.export_runs_csv(csv);
+  const std::string exported = csv.str();
+  EXPECT_EQ(std::count(exported.begin(), exported.end(), '\n'), 2);  // header + run 1 (run 0 is a warm-up)
+  // A run that succeeded is never replaced.
+  try {
+    store.add_run(record_of(plan.runs[1], 99));
+    FAIL() << "a successful run was replaced";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already stored"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(StoreTest, AVersion1DatabaseIsReadAndUpgradedOnResume) {
+  {
+    store::ResultsStore store = create();
+    store.add_run(record_of(plan::make_plan(spec()).runs[0], 10));
+  }
+  {
+    // What a wattwise of schema version 1 left: no earlier_attempts, no stored argv or options.
+    OtherConnection old(db());
+    ASSERT_EQ(old.exec("DROP TABLE earlier_attempts; UPDATE meta SET value = '1' WHERE key = "
+                       "'schema_version'; DELETE FROM meta WHERE key IN ('command_json', 'sweep_json');"),
+              SQLITE_OK);
+  }
+  {
+    const auto reader = store::ResultsStore::open_read_only(db());
+    EXPECT_EQ(reader.schema_version(), 1);
+    EXPECT_EQ(reader.runs().size(), 1u);
+    EXPECT_TRUE(reader.earlier_attempts().empty());
+  }
+  store::ResultsStore store = store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec()));
+  EXPECT_EQ(store.schema_version(), store::kResultsSchemaVersion);
+  store.check_same_job({"python train.py", "counter", "node1", {"python", "train.py"}, {}},
+                       {{0, "GPU-aaa", "H100", {}, {}, {}}}, false);  // compared as text
+}
+
+TEST_F(StoreTest, ResumeWithAnotherCommandOrOtherGpusIsRefusedUnlessAllowed) {
+  {
+    store::ResultsStore store = store::ResultsStore::create(
+        db(), {"python train.py --lr 0.1", "counter", "node1", {"python", "train.py", "--lr", "0.1"}, {}},
+        plan::plan_spec_to_json(spec()), {{0, "GPU-aaa", "H100", 200.0, 700.0, 700.0}});
+  }
+  store::ResultsStore store = store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec()));
+  const std::vector<store::StoredGpu> same_gpus = {{0, "GPU-aaa", "H100", {}, {}, {}}};
+  const store::StoreMeta same{"python train.py --lr 0.1", "", "", {"python", "train.py", "--lr", "0.1"}, {}};
+  EXPECT_NO_THROW(store.check_same_job(same, same_gpus, false));
+  // One argument that differs only in how it was split: the text is the same, the argv is not.
+  const store::StoreMeta other{"python train.py --lr 0.1", "", "", {"python", "train.py", "--lr 0.1"}, {}};
+  try {
+    store.check_same_job(other, same_gpus, false);
+    FAIL() << "another command was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("--allow-mixed-results"), std::string::npos) << e.what();
+  }
+  try {
+    store.check_same_job(same, {{0, "GPU-bbb", "H100", {}, {}, {}}}, false);
+    FAIL() << "other GPUs were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU-bbb"), std::string::npos) << e.what();
+  }
+  store.check_same_job(other, same_gpus, true);
+  EXPECT_NE(store.meta("mixed_results").find("--lr 0.1"), std::string::npos) << store.meta("mixed_results");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST_P(StopSignalTest, RestoresTheCapturedLimitAndExitsWith128PlusN) {
   EXPECT_TRUE(world.journals().empty());
 
   // The interrupted run was not stored; --resume runs it and the rest, each planned run exactly once.
-  auto resume = sweep_args(world, "0.05");
+  auto resume = sweep_args(world, "0.3");  // the same command: --resume refuses another one
   resume.insert(resume.begin() + 1, "--resume");
   const Finished resumed = run_wattwise(world.dir(), resume);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
