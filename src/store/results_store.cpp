@@ -263,8 +263,20 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
 }
 
 ResultsStore ResultsStore::open_for_resume(const std::filesystem::path& path, const nlohmann::json& plan) {
-  ResultsStore store(open_existing(path, SQLITE_OPEN_READWRITE), path);
-  store.writer_lock_fd_ = take_writer_lock(path);
+  if (!std::filesystem::exists(path)) {
+    throw usage_error(fmt::format("results database {} does not exist: check the path", path.string()));
+  }
+  // The lock first: a database being created by another writer may not even have its header yet.
+  const int lock_fd = take_writer_lock(path);
+  sqlite3* db = nullptr;
+  try {
+    db = open_existing(path, SQLITE_OPEN_READWRITE);
+  } catch (...) {
+    ::close(lock_fd);
+    throw;
+  }
+  ResultsStore store(db, path);
+  store.writer_lock_fd_ = lock_fd;
   const std::string p = path.string();
   make_writer(store.db_, p);
   if (store.schema_version() < kResultsSchemaVersion) {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/error.hpp"
 #include "safety_support.hpp"
 #include "store/results_store.hpp"
 
@@ -124,6 +125,34 @@ TEST(SecondWriter, OnTheSameDatabaseIsRefusedBeforeItRunsAnything) {
   const Finished done = first.wait();
   EXPECT_EQ(done.exit_code, 0) << done.err;
   EXPECT_EQ(store::ResultsStore::open_read_only(db).runs().size(), 1u);
+}
+
+// Another program holds the database's write lock for 2 s while runs end (a sqlite3 shell mid-edit). Before:
+// "database is locked" at once, the sweep dead and the run just measured lost.
+TEST(LockedDatabase, AWriteLockHeldForSecondsIsWaitedForAndNoRunIsLost) {
+  SafetyWorld world;
+  const auto db = world.dir() / "locked.db";
+  WattwiseProcess sweep(world.dir(),
+                        {"sweep", "--param", "x=1,2,3,4", "--db", db.string(), "--", "sleep", "0.3"});
+  const auto a_run_stored = [&] {
+    try {
+      return !stored_indices(db).empty();
+    } catch (const Error&) {
+      return false;  // not created yet
+    }
+  };
+  for (int i = 0; i < 2000 && !a_run_stored(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(a_run_stored());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
+  sqlite3_busy_timeout(other, 10000);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the fault: held across at least one run's end
+  sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  const Finished f = sweep.wait();
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(stored_indices(db), (std::set<std::size_t>{0, 1, 2, 3}));
 }
 
 // Before: `--resume --db X` alone was "no command to sweep", and with the knobs again the failed run was
