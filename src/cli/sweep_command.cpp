@@ -372,7 +372,14 @@ int run_sweep_command(SweepFlags flags) {
     options.cooldown = cooldown;
   }
   if (!flags.trace_dir.empty()) {
-    std::filesystem::create_directories(flags.trace_dir);
+    std::error_code error;
+    std::filesystem::create_directories(flags.trace_dir, error);
+    if (error) {
+      throw environment_error(
+          fmt::format("cannot create the trace directory {} ({}): give a writable "
+                      "--trace-dir",
+                      flags.trace_dir, error.message()));
+    }
     options.keep_extras = trace_writer(flags.trace_dir);
   }
   std::optional<PrivateStateDir> private_state;

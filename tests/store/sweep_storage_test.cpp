@@ -108,6 +108,19 @@ TEST(FullDisk, WritingATraceStopsWithExit3RestoresAndResumeRunsTheRunAgain) {
   EXPECT_TRUE(world.all_at_w(650));
 }
 
+// Before: "internal error" (exit 70) from std::filesystem.
+TEST(TraceDir, ThatCannotBeCreatedIsAnEnvironmentErrorBeforeAnyRun) {
+  SafetyWorld world;
+  std::ofstream(world.dir() / "a-file") << "x";
+  const auto db = world.dir() / "nodir.db";
+  const Finished f = run_wattwise(
+      world.dir(), {"sweep", "--param", "x=1", "--trace-dir", (world.dir() / "a-file" / "t").string(), "--db",
+                    db.string(), "--", "touch", (world.dir() / "ran").string()});
+  EXPECT_EQ(f.exit_code, 3) << f.err;
+  EXPECT_NE(f.err.find("cannot create the trace directory"), std::string::npos) << f.err;
+  EXPECT_FALSE(std::filesystem::exists(world.dir() / "ran"));
+}
+
 // Before: the second sweep ran its job and then died on a raw "UNIQUE constraint failed".
 TEST(SecondWriter, OnTheSameDatabaseIsRefusedBeforeItRunsAnything) {
   SafetyWorld world;
