@@ -100,7 +100,12 @@ JobGuardian::JobGuardian() {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
     throw environment_error(std::string("cannot create the job guardian's socket pair: ") +
                             std::strerror(errno));
+  // Signals blocked around fork(): wattwise's stop-signal handler must never run in the guardian.
+  sigset_t all, previous;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
   const pid_t pid = ::fork();
+  if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (pid < 0) {
     const int error_number = errno;
     ::close(ends[0]);
