@@ -278,6 +278,26 @@ TEST_F(JobOutcomeTest, ADaemonForkedByTheJobDoesNotOutliveIt) {
   ::kill(-daemon, SIGKILL);
 }
 
+// issue 10, item 6: the forwarder's handler was installed only while the job ran, so a SIGTERM in the tail
+// of sampling after the job (250 ms) or during the accounting killed wattwise with nothing written. Now the
+// one handler is there from start to exit: the signal is recorded, the result written, exit 143.
+TEST_F(JobOutcomeTest, SigtermAfterTheJobEndedIsRecordedAndTheResultStillWritten) {
+  const auto pid_file = path("job.pid");
+  bool sent = false;
+  SpawnOptions options;
+  options.while_running = [&](int wattwise_pid) {
+    const pid_t job = pid_in(pid_file);
+    if (sent || job <= 0 || any_alive(job, 0)) return;
+    ::kill(wattwise_pid, SIGTERM);  // the job has just ended: wattwise is in its tail
+    sent = true;
+  };
+  const auto r = measure_job({"pidfile", pid_file.string(), "200"}, {}, options);
+  ASSERT_TRUE(sent) << r.err;
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  const auto m = read_json("m.json");
+  EXPECT_EQ(m.at("exit_code"), 0);  // the job ended by itself
+}
+
 TEST_F(JobOutcomeTest, GpusFlagMeasuresOnlyTheNamedGpu) {
   const auto r = measure_job({"sleep", "300"}, {"--gpus", "GPU-e2e-constant"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
