@@ -90,7 +90,7 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   driver.start();
   m.job_start = clock.now();
   {
-    // The CLI installs the stop signals when `measure` or `sweep` starts, so a signal is recorded (never
+    // `measure` (the CLI) and run_sweep install the stop signals first, so a signal is recorded (never
     // fatal) from then to the end, tail and accounting included. A library caller that did not gets them
     // for the job's lifetime here: signals must reach the job, not kill wattwise and orphan it.
     std::optional<workload::StopSignals> own_signals;
@@ -101,7 +101,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
     workload::WaitOptions wait;
     wait.timeout = options.timeout;
     process.wait(wait);
-    m.job_end = clock.now();
+    // When the end was seen, not after the clean-up of the job's leftovers (Process ends those).
+    m.job_end = process.ended_at().value_or(clock.now());
     m.outcome.exit_code = process.exit_code();
     m.outcome.signal = process.signal();
     m.outcome.timed_out = process.timed_out();

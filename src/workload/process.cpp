@@ -1,9 +1,11 @@
 #include "workload/process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,6 +178,7 @@ Process Process::start(const LaunchSpec& spec) {
     // Also set the group from here, so a signal forwarded right after start() cannot miss the group.
     ::setpgid(pid, pid);
     process.pid_ = pid;
+    process.pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // close-on-exec; -1 before 5.3
     process.guardian_->guard_group(pid);
     // From here on stop signals reach the job; one that came since the fork is passed on now.
     if (StopSignals::installed()) StopSignals::set_job_group(pid);
@@ -222,6 +225,9 @@ Process& Process::operator=(Process&& other) noexcept {
     children_before_ = std::move(other.children_before_);
     escaped_ = std::move(other.escaped_);
     next_escape_check_ = other.next_escape_check_;
+    pidfd_ = other.pidfd_;
+    ended_at_ = other.ended_at_;
+    other.pidfd_ = -1;
     other.pid_ = -1;
     other.finished_ = true;
   }
@@ -248,6 +254,7 @@ void Process::kill_and_reap() {
 
 void Process::record_status(int wait_status) {
   finished_ = true;
+  ended_at_ = monotonic_now();
   if (WIFSIGNALED(wait_status)) {
     signal_ = WTERMSIG(wait_status);
     exit_code_ = 128 + *signal_;
@@ -290,6 +297,8 @@ void Process::watch_escaped() {
 }
 
 void Process::after_exit() {
+  if (pidfd_ >= 0) ::close(pidfd_);
+  pidfd_ = -1;
   if (!guardian_) return;  // done already (or never started)
   unregister_own_child(pid_);
   if (StopSignals::installed() && StopSignals::job_group() == pid_) StopSignals::set_job_group(0);
@@ -350,7 +359,27 @@ bool Process::wait_until(std::optional<Nanos> deadline) {
     if (poll()) return true;
     if (deadline && monotonic_now() >= *deadline) return false;
     watch_escaped();
+    wait_for_event(deadline);
+  }
+}
+
+void Process::wait_for_event(std::optional<Nanos> until) const {
+  if (pidfd_ < 0) {
     std::this_thread::sleep_for(milliseconds(5));
+    return;
+  }
+  Nanos limit = monotonic_now() + std::chrono::milliseconds(500);
+  if (until && *until < limit) limit = *until;
+  if (next_escape_check_ > Nanos{0} && next_escape_check_ < limit) limit = next_escape_check_;
+  const auto timeout_ms = std::chrono::duration_cast<milliseconds>(limit - monotonic_now()).count() + 1;
+  pollfd events[2] = {{pidfd_, POLLIN, 0}, {StopSignals::wake_fd(), POLLIN, 0}};
+  const nfds_t count = events[1].fd >= 0 ? 2 : 1;
+  if (::poll(events, count, static_cast<int>(std::max<long long>(timeout_ms, 0))) > 0 && count == 2 &&
+      (events[1].revents & POLLIN)) {
+    // Drained: the count in StopSignals is what tells a new signal, the pipe only wakes us.
+    char bytes[64];
+    while (::read(events[1].fd, bytes, sizeof bytes) > 0) {
+    }
   }
 }
 
@@ -405,7 +434,9 @@ int Process::wait(const WaitOptions& options) {
       return exit_code_;
     }
     watch_escaped();
-    std::this_thread::sleep_for(milliseconds(5));
+    std::optional<Nanos> next = kill_at;
+    if (term_at && !timed_out_ && (!next || *term_at < *next)) next = term_at;
+    wait_for_event(next);
   }
 }
 

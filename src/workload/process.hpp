@@ -78,6 +78,9 @@ class Process {
 
   // The job's exit code, or 128+N when it was killed by signal N (as shells report it).
   int exit_code() const { return exit_code_; }
+  // When the end was seen (CLOCK_MONOTONIC, as MonotonicClock): the leader reaped, before the clean-up of
+  // its leftovers, so that time is not counted as the job's.
+  std::optional<Nanos> ended_at() const { return ended_at_; }
   std::optional<int> signal() const { return signal_; }
   bool timed_out() const { return timed_out_; }
   // How many processes the job left behind (its group after the leader ended, reparented daemons) that
@@ -89,6 +92,8 @@ class Process {
   void record_status(int wait_status);
   void kill_and_reap();
   bool wait_until(std::optional<Nanos> deadline);  // false at the deadline
+  // Sleeps until the job ends, a stop signal arrives or `until` (at most 0.5 s).
+  void wait_for_event(std::optional<Nanos> until) const;
   void after_exit();     // the leader is reaped: stop forwarding, end leftovers, dismiss the guardian
   void watch_escaped();  // hands daemons reparented to us to the guardian, reaps dead ones
   std::vector<ChildProcess> new_children() const;  // children that are not ours: the job's orphans
@@ -104,6 +109,8 @@ class Process {
   std::vector<pid_t> children_before_;  // this process's children when the job started: not the job's
   std::vector<pid_t> escaped_;          // the job's descendants reparented to us, known to the guardian
   Nanos next_escape_check_{0};
+  int pidfd_ = -1;  // readable when the job has ended (pidfd_open); -1: polled every 5 ms
+  std::optional<Nanos> ended_at_;
 };
 
 }  // namespace wattwise::workload
