@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <thread>
 
 #include "e2e_fixture.hpp"
@@ -263,6 +264,59 @@ TEST_F(JobOutcomeTest, KillMinus9OfWattwiseLeavesNoProcessOfTheJob) {
       << "the job's daemon " << daemon << " lives on";
   ::kill(-job, SIGKILL);  // on failure, leave nothing behind for the next test
   ::kill(-daemon, SIGKILL);
+}
+
+// Processes whose command line contains `text` (the job's unique pid-file path), zombies excluded.
+bool any_alive_with_argument(const std::string& text) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(text) != std::string::npos && any_alive(static_cast<pid_t>(std::stol(name)), 0))
+      return true;
+  }
+  return false;
+}
+
+// issue 10, item 6: kill -9 of `measure` anywhere between its start and the job's end (before the fork,
+// between fork and exec, while the job runs): no process of the job survives it. Seeded, the seed logged.
+TEST_F(JobOutcomeTest, KillMinus9AtRandomMomentsLeavesNoOrphan) {
+  constexpr unsigned kSeed = 20261123;
+  constexpr int kTrials = 20;
+  std::mt19937 random(kSeed);
+  std::uniform_int_distribution<int> delay_ms(0, 60);
+  int killed_while_running = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const auto pid_file = path("job-" + std::to_string(trial) + ".pid");
+    const auto delay = std::chrono::milliseconds(delay_ms(random));
+    std::chrono::steady_clock::time_point spawned{};
+    bool killed = false;
+    SpawnOptions options;
+    options.while_running = [&](int wattwise_pid) {
+      if (spawned == std::chrono::steady_clock::time_point{}) spawned = std::chrono::steady_clock::now();
+      if (!killed && std::chrono::steady_clock::now() - spawned >= delay) {
+        if (pid_in(pid_file) > 0) ++killed_while_running;
+        ::kill(wattwise_pid, SIGKILL);
+        killed = true;
+      }
+    };
+    const auto r = measure_script("ignore_stop.sh", {pid_file.string()}, options);
+    ASSERT_TRUE(killed) << "seed " << kSeed << " trial " << trial << ": " << r.err;
+    const pid_t job = pid_in(pid_file);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    bool gone = false;
+    while (!gone && std::chrono::steady_clock::now() < deadline) {
+      gone = !any_alive_with_argument(pid_file.string()) && (job <= 0 || !any_alive(job, job));
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(gone) << "seed " << kSeed << " trial " << trial << " (delay " << delay.count()
+                      << " ms): the job outlived wattwise";
+    if (job > 0) ::kill(-job, SIGKILL);
+  }
+  std::printf("kill -9 of measure: seed %u, %d trials, %d while the job ran\n", kSeed, kTrials,
+              killed_while_running);
+  EXPECT_GE(killed_while_running, kTrials / 4) << "the kills must hit running jobs, or this proved little";
 }
 
 // issue 10, item 6: a daemon the job double-forked into its own session escaped its process group; it is
