@@ -1,3 +1,5 @@
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -13,6 +15,7 @@
 #include "report/measure_report.hpp"
 #include "report/trace_csv.hpp"
 #include "sim/simulation.hpp"
+#include "workload/stop_signals.hpp"
 
 namespace wattwise::cli {
 
@@ -37,6 +40,10 @@ std::string phases_path(const std::string& trace) {
 }
 
 int run_measure(const MeasureFlags& flags) {
+  // The one stop-signal handler, from here to the exit: a SIGINT/SIGTERM/SIGHUP is passed on to the job
+  // while it runs, and recorded (never fatal) before it starts and while the tail is sampled and the
+  // files are written; measure then exits 128+N whatever the job made of the signal.
+  workload::StopSignals stop_signals;
   if (flags.simulate.empty() && flags.command.empty())
     throw usage_error("no command to measure: `wattwise measure -- CMD ARGS`, or --simulate GPU:MODEL");
   if (!flags.simulate.empty() && !flags.command.empty())
@@ -82,6 +89,12 @@ int run_measure(const MeasureFlags& flags) {
   std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
   human << report::measure_summary(m);
   if (trace) human << fmt::format("   trace: {} (phases: {})\n", flags.trace, phases_path(flags.trace));
+  if (workload::StopSignals::stop_requested()) {
+    const int signal_number = workload::StopSignals::signal_number();
+    std::fprintf(stderr, "wattwise: stopped by SIG%s (the job's exit status: %d)\n",
+                 ::sigabbrev_np(signal_number) ? ::sigabbrev_np(signal_number) : "?", m.outcome.exit_code);
+    return workload::StopSignals::exit_code();
+  }
   return m.outcome.exit_code;
 }
 

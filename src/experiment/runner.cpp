@@ -6,13 +6,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "core/error.hpp"
 #include "safety/gpu_lock.hpp"
 #include "safety/journal.hpp"
 #include "safety/settings_guard.hpp"
 #include "safety/state_dir.hpp"
-#include "safety/stop_signals.hpp"
+#include "workload/stop_signals.hpp"
 
 namespace wattwise::experiment {
 namespace {
@@ -25,6 +26,8 @@ bool changes_hardware(const plan::Plan& plan) {
 bool is_stop_signal(int signal_number) {
   return signal_number == SIGINT || signal_number == SIGTERM || signal_number == SIGHUP;
 }
+
+using workload::StopSignals;
 
 std::string settings_text(const plan::PlannedRun& run) {
   std::string text;
@@ -221,8 +224,10 @@ store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measureme
 
 SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const MeasureRunFn& measure_run,
                        Clock& clock) {
-  // First, so that a Ctrl-C during the set-up below is noticed before the first run, not fatal.
-  safety::StopSignals signals;
+  // First, so that a Ctrl-C during the set-up below is noticed before the first run, not fatal. The CLI
+  // may have installed them already (one mechanism for the whole process): then those are used.
+  std::optional<StopSignals> own_signals;
+  if (!StopSignals::installed()) own_signals.emplace();
   validate_sweep(system, options);
   const plan::Plan& plan = options.plan;
   const auto& gpus = options.gpu_indices;
@@ -266,9 +271,9 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   try {
     for (std::size_t k = 0; k < remaining.size(); ++k) {
       const plan::PlannedRun& run = remaining[k];
-      if (safety::StopSignals::stop_requested()) {
+      if (StopSignals::stop_requested()) {
         outcome.end = SweepEnd::kStopSignal;
-        outcome.signal = safety::StopSignals::signal_number();
+        outcome.signal = StopSignals::signal_number();
         break;
       }
       if (progress) progress->run_started(settings_text(run));
@@ -278,13 +283,14 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
       const measure::Measurement m = measure_run(run);
       const std::string ended_at = utc_now_iso8601();
 
-      // During the job the workload's forwarder, not StopSignals, handles SIGINT/SIGTERM/SIGHUP: it passes
-      // them on to the job. A job that ended by one of them was stopped, not failed: the run is not stored,
-      // so --resume runs it again, and the sweep stops here.
-      if (m.outcome.signal && is_stop_signal(*m.outcome.signal) && !m.outcome.timed_out) {
+      // A stop signal that reached wattwise during the run was passed on to the job: the run was cut,
+      // whatever the job made of it (a job that checkpoints on SIGTERM exits 0). It is not stored, so
+      // --resume runs it again, and the sweep stops here. So is a job that ended by a stop signal from
+      // elsewhere (not our time-out): it was stopped, not failed.
+      if (StopSignals::stop_requested() ||
+          (m.outcome.signal && is_stop_signal(*m.outcome.signal) && !m.outcome.timed_out)) {
         outcome.end = SweepEnd::kStopSignal;
-        outcome.signal =
-            safety::StopSignals::stop_requested() ? safety::StopSignals::signal_number() : *m.outcome.signal;
+        outcome.signal = StopSignals::stop_requested() ? StopSignals::signal_number() : *m.outcome.signal;
         break;
       }
       store::RunRecord record = record_of(run, m, read_back, started_at, ended_at);
@@ -301,8 +307,7 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
         break;
       }
       if (options.cooldown && k + 1 < remaining.size())
-        cool_down(system, gpus, idle, clock, *options.cooldown,
-                  [] { return safety::StopSignals::stop_requested(); });
+        cool_down(system, gpus, idle, clock, *options.cooldown, [] { return StopSignals::stop_requested(); });
     }
   } catch (...) {
     // Restore before the exception leaves: the caller prints the error, the GPUs are already back.

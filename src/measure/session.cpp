@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <optional>
 
 #include "core/version.hpp"
 #include "measure/attribution.hpp"
@@ -12,7 +13,7 @@
 #include "workload/marker_receiver.hpp"
 #include "workload/phases.hpp"
 #include "workload/process.hpp"
-#include "workload/signal_forwarder.hpp"
+#include "workload/stop_signals.hpp"
 
 namespace wattwise::measure {
 
@@ -89,13 +90,19 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   driver.start();
   m.job_start = clock.now();
   {
+    // `measure` (the CLI) and run_sweep install the stop signals first, so a signal is recorded (never
+    // fatal) from then to the end, tail and accounting included. A library caller that did not gets them
+    // for the job's lifetime here: signals must reach the job, not kill wattwise and orphan it.
+    std::optional<workload::StopSignals> own_signals;
+    if (!workload::StopSignals::installed()) own_signals.emplace();
     // Start fails (command not found) before any time is spent: the driver's destructor stops sampling.
+    // From its fork on, the job's group gets every stop signal (Process::start registers it).
     auto process = workload::Process::start(spec);
-    workload::SignalForwarder forwarder(process.process_group());
     workload::WaitOptions wait;
     wait.timeout = options.timeout;
     process.wait(wait);
-    m.job_end = clock.now();
+    // When the end was seen, not after the clean-up of the job's leftovers (Process ends those).
+    m.job_end = process.ended_at().value_or(clock.now());
     m.outcome.exit_code = process.exit_code();
     m.outcome.signal = process.signal();
     m.outcome.timed_out = process.timed_out();

@@ -5,13 +5,54 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <random>
 #include <thread>
 
 #include "e2e_fixture.hpp"
 
 namespace wattwise::e2e {
 namespace {
+
+// The pid a job wrote to `path`, 0 while it has not.
+pid_t pid_in(const std::filesystem::path& path) {
+  long pid = 0;
+  std::ifstream in(path);
+  return (in >> pid && pid > 0) ? static_cast<pid_t>(pid) : 0;
+}
+
+// Live processes (zombies waiting for init do not count) with this pid, or in this process group.
+bool any_alive(pid_t pid, pid_t process_group) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close_paren = text.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    char state = '?';
+    long parent = 0, group = 0;
+    if (std::sscanf(text.c_str() + close_paren + 1, " %c %ld %ld", &state, &parent, &group) != 3) continue;
+    if (state != 'Z' && (std::stol(name) == pid || (process_group > 0 && group == process_group)))
+      return true;
+  }
+  return false;
+}
+
+bool gone_within(pid_t pid, pid_t process_group, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (any_alive(pid, process_group)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::string job_script(const std::string& name) {
+  return std::string(E2E_JOBS_DIR) + "/" + name;
+}
 
 class JobOutcomeTest : public E2eTest {
  protected:
@@ -27,6 +68,14 @@ class JobOutcomeTest : public E2eTest {
     args.push_back("--");
     args.push_back(E2E_JOB);
     args.insert(args.end(), job_args.begin(), job_args.end());
+    return wattwise(args, std::move(options));
+  }
+  // `measure` of a helper job in tests/e2e/jobs (run by sh).
+  ProcessResult measure_script(const std::string& script, const std::vector<std::string>& script_args,
+                               SpawnOptions options = {}) {
+    std::vector<std::string> args = {"measure", "--json",  path("m.json").string(),
+                                     "--",      "/bin/sh", job_script(script)};
+    args.insert(args.end(), script_args.begin(), script_args.end());
     return wattwise(args, std::move(options));
   }
   // The energy in the JSON of a run that lasted at least wall_s: both GPUs measured, none zero.
@@ -130,6 +179,177 @@ TEST_F(JobOutcomeTest, SigintToWattwiseIsForwardedAndItExits130AfterReporting) {
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(gone) << "job " << job_pid << " still runs after wattwise exited";
+}
+
+// issue 10, item 5: the job handles SIGTERM (a checkpoint) and exits 0. wattwise was asked to stop: it
+// reports the measurement (the job's own status 0 in the JSON) and exits 143, not 0.
+TEST_F(JobOutcomeTest, SigtermToWattwiseWhoseJobHandlesItAndExitsZeroStillExits143) {
+  const auto pid_file = path("job.pid");
+  bool sent = false;
+  SpawnOptions options;
+  options.while_running = [&](int wattwise_pid) {
+    if (!sent && pid_in(pid_file) > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ::kill(wattwise_pid, SIGTERM);
+      sent = true;
+    }
+  };
+  const auto r = measure_script("trap_stop_exit0.sh", {pid_file.string(), "1500"}, options);
+  ASSERT_TRUE(sent) << r.err;
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_LT(r.wall_s, 10.0);
+  EXPECT_NE(r.err.find("stopped by SIGTERM"), std::string::npos) << r.err;
+  const auto m = read_json("m.json");
+  EXPECT_EQ(m.at("exit_code"), 0);
+}
+
+// issue 10, item 5: a job that ignores the stop signals made `measure` unstoppable. The first Ctrl-C is
+// passed on with a grace period (said on stderr); a second kills the job's group at once.
+TEST_F(JobOutcomeTest, AJobThatIgnoresStopSignalsIsKilledOnTheSecondCtrlC) {
+  const auto pid_file = path("job.pid");
+  int sent = 0;
+  std::chrono::steady_clock::time_point first_at;
+  SpawnOptions options;
+  options.while_running = [&](int wattwise_pid) {
+    if (sent == 0 && pid_in(pid_file) > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ::kill(wattwise_pid, SIGINT);
+      first_at = std::chrono::steady_clock::now();
+      sent = 1;
+    } else if (sent == 1 && std::chrono::steady_clock::now() - first_at > std::chrono::milliseconds(500)) {
+      ::kill(wattwise_pid, SIGINT);
+      sent = 2;
+    }
+  };
+  const auto r = measure_script("ignore_stop.sh", {pid_file.string()}, options);
+  ASSERT_EQ(sent, 2) << r.err;
+  ASSERT_FALSE(r.killed_by_guard) << r.err;
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_LT(r.wall_s, 8.0);
+  EXPECT_NE(r.err.find("is killed if it has not ended in 10 s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("second stop signal"), std::string::npos) << r.err;
+  const auto m = read_json("m.json");
+  EXPECT_EQ(m.at("signal"), SIGKILL);
+  const pid_t job = pid_in(pid_file);
+  EXPECT_TRUE(gone_within(job, job, std::chrono::seconds(3))) << "the job's group " << job << " lives on";
+}
+
+// issue 10, item 6: kill -9 of wattwise. The job (a shell with a child) and the daemon it forked into its
+// own session must not live on with PPID 1: the guardian ends them within a few seconds.
+TEST_F(JobOutcomeTest, KillMinus9OfWattwiseLeavesNoProcessOfTheJob) {
+  const auto daemon_file = path("daemon.pid");
+  const auto job_file = path("job.pid");
+  bool killed = false;
+  std::chrono::steady_clock::time_point started_at;
+  SpawnOptions options;
+  options.while_running = [&](int wattwise_pid) {
+    if (started_at == std::chrono::steady_clock::time_point{} && pid_in(job_file) > 0)
+      started_at = std::chrono::steady_clock::now();
+    // Past wattwise's half-second look for daemons reparented to it, so the guardian knows this one.
+    if (!killed && started_at != std::chrono::steady_clock::time_point{} &&
+        std::chrono::steady_clock::now() - started_at > std::chrono::milliseconds(1200)) {
+      ::kill(wattwise_pid, SIGKILL);
+      killed = true;
+    }
+  };
+  const auto r = measure_script("fork_daemon.sh", {daemon_file.string(), job_file.string(), "600"}, options);
+  ASSERT_TRUE(killed) << r.err;
+  EXPECT_EQ(r.signal, SIGKILL);
+  const pid_t job = pid_in(job_file);
+  const pid_t daemon = pid_in(daemon_file);
+  ASSERT_GT(job, 0);
+  ASSERT_GT(daemon, 0);
+  EXPECT_TRUE(gone_within(job, job, std::chrono::seconds(5))) << "the job's group " << job << " lives on";
+  EXPECT_TRUE(gone_within(daemon, daemon, std::chrono::seconds(5)))
+      << "the job's daemon " << daemon << " lives on";
+  ::kill(-job, SIGKILL);  // on failure, leave nothing behind for the next test
+  ::kill(-daemon, SIGKILL);
+}
+
+// Processes whose command line contains `text` (the job's unique pid-file path), zombies excluded.
+bool any_alive_with_argument(const std::string& text) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(text) != std::string::npos && any_alive(static_cast<pid_t>(std::stol(name)), 0))
+      return true;
+  }
+  return false;
+}
+
+// issue 10, item 6: kill -9 of `measure` anywhere between its start and the job's end (before the fork,
+// between fork and exec, while the job runs): no process of the job survives it. Seeded, the seed logged.
+TEST_F(JobOutcomeTest, KillMinus9AtRandomMomentsLeavesNoOrphan) {
+  constexpr unsigned kSeed = 20261123;
+  constexpr int kTrials = 20;
+  std::mt19937 random(kSeed);
+  std::uniform_int_distribution<int> delay_ms(0, 60);
+  int killed_while_running = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const auto pid_file = path("job-" + std::to_string(trial) + ".pid");
+    const auto delay = std::chrono::milliseconds(delay_ms(random));
+    std::chrono::steady_clock::time_point spawned{};
+    bool killed = false;
+    SpawnOptions options;
+    options.while_running = [&](int wattwise_pid) {
+      if (spawned == std::chrono::steady_clock::time_point{}) spawned = std::chrono::steady_clock::now();
+      if (!killed && std::chrono::steady_clock::now() - spawned >= delay) {
+        if (pid_in(pid_file) > 0) ++killed_while_running;
+        ::kill(wattwise_pid, SIGKILL);
+        killed = true;
+      }
+    };
+    const auto r = measure_script("ignore_stop.sh", {pid_file.string()}, options);
+    ASSERT_TRUE(killed) << "seed " << kSeed << " trial " << trial << ": " << r.err;
+    const pid_t job = pid_in(pid_file);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    bool gone = false;
+    while (!gone && std::chrono::steady_clock::now() < deadline) {
+      gone = !any_alive_with_argument(pid_file.string()) && (job <= 0 || !any_alive(job, job));
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(gone) << "seed " << kSeed << " trial " << trial << " (delay " << delay.count()
+                      << " ms): the job outlived wattwise";
+    if (job > 0) ::kill(-job, SIGKILL);
+  }
+  std::printf("kill -9 of measure: seed %u, %d trials, %d while the job ran\n", kSeed, kTrials,
+              killed_while_running);
+  EXPECT_GE(killed_while_running, kTrials / 4) << "the kills must hit running jobs, or this proved little";
+}
+
+// issue 10, item 6: a daemon the job double-forked into its own session escaped its process group; it is
+// killed when the job ends, and wattwise says so.
+TEST_F(JobOutcomeTest, ADaemonForkedByTheJobDoesNotOutliveIt) {
+  const auto daemon_file = path("daemon.pid");
+  const auto r = measure_script("fork_daemon.sh", {daemon_file.string(), path("job.pid").string(), "0.2"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const pid_t daemon = pid_in(daemon_file);
+  ASSERT_GT(daemon, 0);
+  EXPECT_TRUE(gone_within(daemon, daemon, std::chrono::seconds(3))) << "the daemon " << daemon << " lives on";
+  EXPECT_NE(r.err.find("the job left 1 process running after it ended"), std::string::npos) << r.err;
+  ::kill(-daemon, SIGKILL);
+}
+
+// issue 10, item 6: the forwarder's handler was installed only while the job ran, so a SIGTERM in the tail
+// of sampling after the job (250 ms) or during the accounting killed wattwise with nothing written. Now the
+// one handler is there from start to exit: the signal is recorded, the result written, exit 143.
+TEST_F(JobOutcomeTest, SigtermAfterTheJobEndedIsRecordedAndTheResultStillWritten) {
+  const auto pid_file = path("job.pid");
+  bool sent = false;
+  SpawnOptions options;
+  options.while_running = [&](int wattwise_pid) {
+    const pid_t job = pid_in(pid_file);
+    if (sent || job <= 0 || any_alive(job, 0)) return;
+    ::kill(wattwise_pid, SIGTERM);  // the job has just ended: wattwise is in its tail
+    sent = true;
+  };
+  const auto r = measure_job({"pidfile", pid_file.string(), "200"}, {}, options);
+  ASSERT_TRUE(sent) << r.err;
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  const auto m = read_json("m.json");
+  EXPECT_EQ(m.at("exit_code"), 0);  // the job ended by itself
 }
 
 TEST_F(JobOutcomeTest, GpusFlagMeasuresOnlyTheNamedGpu) {

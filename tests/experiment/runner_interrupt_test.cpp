@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "runner_test_support.hpp"
-#include "safety/stop_signals.hpp"
+#include "workload/stop_signals.hpp"
 
 namespace wattwise::experiment {
 namespace {
@@ -64,23 +64,30 @@ TEST(RunnerFailures, MaxFailuresStopsTheSweepAndRestores) {
   EXPECT_NE(runs[0].error.find("killed by signal"), std::string::npos) << runs[0].error;
 }
 
-TEST(RunnerInterrupt, StopSignalBetweenRunsStopsAndResumeRunsEveryPlannedRunOnce) {
+// issue 10, item 5: a job that handles SIGINT/SIGTERM (a checkpoint, then exit 0) used to be stored as a
+// success and the sweep went on. A stop signal during a run cuts that run, whatever the job's status.
+TEST(RunnerInterrupt, AStopSignalDuringARunStopsTheSweepWithoutStoringThatRunAndResumeRunsItAgain) {
   FakeSweep sweep(power_limit_spec({"200", "300", "400"}, 2, plan::RunOrder::kRandom));
   MonotonicClock clock;
   int n = 0;
-  // The simulated interruption: SIGINT reaches wattwise during the third run (no forwarder: StopSignals
-  // records it), so the third run finishes and is stored, and no fourth starts.
+  std::vector<std::size_t> first_runs;
+  // SIGINT reaches wattwise during the third run; the job handled it and exited 0.
   auto first = run_sweep(
       sweep.system, sweep.options,
-      [&](const plan::PlannedRun&) {
+      [&](const plan::PlannedRun& run) {
+        first_runs.push_back(run.index);
         if (++n == 3) ::raise(SIGINT);
-        return fake_measurement(sweep.system, {0, 1});
+        return fake_measurement(sweep.system, {0, 1}, 0);
       },
       clock);
   EXPECT_EQ(first.end, SweepEnd::kStopSignal);
   EXPECT_EQ(first.signal, SIGINT);
   EXPECT_EQ(first.exit_code(), 130);
-  EXPECT_EQ(first.runs_done, 3u);
+  EXPECT_EQ(first.runs_done, 2u);
+  ASSERT_EQ(first_runs.size(), 3u);  // no fourth run started
+  std::vector<std::size_t> stored_first(first_runs.begin(), first_runs.begin() + 2);
+  std::sort(stored_first.begin(), stored_first.end());
+  EXPECT_EQ(stored_indices(sweep.options.db_path), stored_first);  // the cut run is not there
   EXPECT_EQ(sweep.system.fake(0).limit_w(), 650);
   EXPECT_TRUE(sweep.journals().empty());
 
@@ -94,10 +101,29 @@ TEST(RunnerInterrupt, StopSignalBetweenRunsStopsAndResumeRunsEveryPlannedRunOnce
       },
       clock);
   EXPECT_EQ(second.end, SweepEnd::kCompleted);
-  EXPECT_EQ(second.runs_skipped, 3u);
-  EXPECT_EQ(second.runs_done, 3u);
+  EXPECT_EQ(second.runs_skipped, 2u);
+  EXPECT_EQ(second.runs_done, 4u);
+  EXPECT_NE(std::find(resumed.begin(), resumed.end(), first_runs[2]), resumed.end());
   EXPECT_EQ(stored_indices(sweep.options.db_path), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(sweep.system.fake(1).limit_w(), 650);
+}
+
+TEST(RunnerInterrupt, AStopSignalBeforeTheFirstRunStartsNoRun) {
+  FakeSweep sweep(power_limit_spec({"200", "300"}, 1));
+  MonotonicClock clock;
+  workload::StopSignals signals;  // installed by the CLI in wattwise; the runner uses it
+  ::raise(SIGTERM);
+  int runs = 0;
+  auto outcome = run_sweep(
+      sweep.system, sweep.options,
+      [&](const plan::PlannedRun&) {
+        ++runs;
+        return fake_measurement(sweep.system, {0, 1});
+      },
+      clock);
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(outcome.exit_code(), 128 + SIGTERM);
+  EXPECT_EQ(sweep.system.fake(0).limit_w(), 650);
 }
 
 TEST(RunnerInterrupt, AJobEndedByAForwardedSignalIsNotStoredAndStopsTheSweep) {

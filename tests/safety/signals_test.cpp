@@ -1,12 +1,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <thread>
 
 #include <algorithm>
 
-#include "store/results_store.hpp"
 #include "safety_support.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::safety {
 namespace {
@@ -50,6 +51,57 @@ TEST_P(StopSignalTest, RestoresTheCapturedLimitAndExitsWith128PlusN) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, StopSignalTest, ::testing::Values(SIGINT, SIGTERM, SIGHUP));
+
+// A job that checkpoints on the stop signal and exits 0 (torchrun, SLURM jobs); it touches `started` once
+// its trap is set, then works for 0.3 s.
+std::vector<std::string> trapping_sweep_args(const SafetyWorld& world) {
+  return {
+      "sweep",
+      "--power-limit",
+      "300,400,500",
+      "--db",
+      (world.dir() / "sweep.db").string(),
+      "--",
+      "sh",
+      "-c",
+      "trap 'exit 0' INT TERM HUP; touch \"$0\"; i=0; while [ $i -lt 15 ]; do sleep 0.02; i=$((i+1)); done",
+      (world.dir() / "started").string()};
+}
+
+class StopSignalToAJobThatExitsZeroTest : public ::testing::TestWithParam<int> {};
+
+// issue 10, item 5: the job handled the signal and exited 0. Before, the cut run was stored as a success,
+// the next runs started and the sweep ended "complete" with exit 0.
+TEST_P(StopSignalToAJobThatExitsZeroTest, StopsTheSweepDoesNotStoreTheCutRunAndExits128PlusN) {
+  const int signal_number = GetParam();
+  SafetyWorld world;
+  WattwiseProcess wattwise(world.dir(), trapping_sweep_args(world));
+  for (int i = 0; i < 1000 && !std::filesystem::exists(world.dir() / "started"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(std::filesystem::exists(world.dir() / "started"));
+  ASSERT_FALSE(world.all_at_w(650));
+  wattwise.signal(signal_number);
+  const Finished f = wattwise.wait();
+  EXPECT_EQ(f.exit_code, 128 + signal_number) << f.err;
+  EXPECT_NE(f.err.find("--resume"), std::string::npos) << f.err;
+  EXPECT_TRUE(world.all_at_w(650));
+  EXPECT_TRUE(world.journals().empty());
+  EXPECT_TRUE(store::ResultsStore::open_read_only(world.dir() / "sweep.db").runs().empty());
+
+  auto resume = trapping_sweep_args(world);
+  resume.insert(resume.begin() + 1, "--resume");
+  const Finished resumed = run_wattwise(world.dir(), resume);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  std::vector<std::size_t> indices;
+  for (const auto& run : store::ResultsStore::open_read_only(world.dir() / "sweep.db").runs())
+    indices.push_back(run.plan_index);
+  std::sort(indices.begin(), indices.end());
+  EXPECT_EQ(indices, (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_TRUE(world.all_at_w(650));
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, StopSignalToAJobThatExitsZeroTest,
+                         ::testing::Values(SIGINT, SIGTERM, SIGHUP));
 
 TEST(CrashingJob, IsRecordedAndTheGpusAreRestored) {
   SafetyWorld world;
