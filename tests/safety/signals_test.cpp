@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "store/results_store.hpp"
 #include "safety_support.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::safety {
 namespace {
