@@ -200,7 +200,7 @@ std::optional<std::string> check_stale_journal(const std::filesystem::path& stat
                       journal.pid, journal.created_at, path.string()));
     } catch (const Error& e) {
       warnings.push_back(
-          fmt::format("an unreadable settings journal exists ({}): {}", path.string(), e.what()));
+          fmt::format("an unreadable settings journal exists: {}", e.what()));  // names the path
     }
   }
   if (warnings.empty()) return std::nullopt;
