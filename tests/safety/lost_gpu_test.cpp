@@ -2,6 +2,9 @@
 // back every reachable GPU while naming the lost one.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "core/error.hpp"
 #include "fake_gpu.hpp"
 #include "fake_nvml_env.hpp"
@@ -65,6 +68,42 @@ TEST(LostGpu, RestoreRestoresTheHealthyGpuAndNamesTheLostOne) {
   const Journal kept = read_journal(path);
   ASSERT_EQ(kept.gpus.size(), 1u);
   EXPECT_EQ(kept.gpus[0].uuid, "GPU-bbbb");
+}
+
+// The guard's own restore when a GPU is lost during the sweep: the healthy GPU is put back, the lost one is
+// named, and the journal is kept for it alone. Failed before: the whole journal was kept, so a later
+// `wattwise restore` would set the healthy GPU back to its old limit over anything set since.
+TEST(LostGpu, TheGuardRestoresTheHealthyGpuAndKeepsTheJournalForTheLostOne) {
+  nlohmann::json config = hw::testing::two_gpu_config();
+  config["gpus"][1]["lost_after_s"] = 1.0;
+  FakeNvmlEnv env(config);
+  TempDir dir;
+  auto system = FakeNvmlEnv::system();
+  const auto path = journal_path_for(dir.path(), 4242);
+  SettingsGuard guard(*system, {0, 1}, path);
+  guard.apply({.power_limit_w = 300});
+  EXPECT_EQ(system->gpu(1).power_limits()->current_w, 300);
+  // Wait (polling, up to 10 s) until the fake driver says GPU 1 is lost.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool lost = false;
+  while (!lost && std::chrono::steady_clock::now() < deadline) {
+    try {
+      system->gpu(1).energy_mj();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } catch (const Error&) {
+      lost = true;
+    }
+  }
+  ASSERT_TRUE(lost);
+  const RestoreReport report = guard.restore();
+  EXPECT_TRUE(report.gpus.at(0).ok) << report.summary();
+  EXPECT_EQ(system->gpu(0).power_limits()->current_w, 700);
+  EXPECT_FALSE(report.gpus.at(1).ok);
+  EXPECT_NE(report.gpus.at(1).message.find("GPU is lost"), std::string::npos) << report.summary();
+  const Journal kept = read_journal(path);
+  ASSERT_EQ(kept.gpus.size(), 1u);
+  EXPECT_EQ(kept.gpus[0].uuid, "GPU-bbbb");
+  EXPECT_EQ(kept.gpus[0].power_limit_w, 600);
 }
 
 // Item 14: the refusal tells root what is really missing, and everybody else to run as root.
