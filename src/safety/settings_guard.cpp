@@ -12,6 +12,7 @@ namespace {
 
 std::string describe(const hw::Gpu& gpu) {
   const auto& id = gpu.identity();
+  if (id.uuid.empty()) return fmt::format("GPU {} ({})", id.index, id.name);  // unreadable: no identity
   return fmt::format("GPU {} ({}, {})", id.index, id.name, id.uuid);
 }
 
