@@ -388,7 +388,7 @@ int run_sweep_command(SweepFlags flags) {
     options.state_dir = private_state->path();
   } else {
     options.state_dir = safety::state_dir();
-    options.watchdog_factory = [] { return open_real_gpus(); };
+    options.watchdog = safety::WatchdogLaunch::exec_self();
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   options.progress = &progress;

@@ -93,10 +93,9 @@ void probe_power_limit_permission(hw::GpuSystem& system, const std::vector<std::
     try {
       gpu.set_power_limit_w(limits->current_w);
     } catch (const std::exception& e) {
-      throw environment_error(fmt::format(
-          "cannot change the power limit of GPU {} ({}): setting it to its own value {} W failed: {}; run as "
-          "root, or ask the administrator to allow power-limit changes for non-root users",
-          gpu.identity().index, gpu.identity().uuid, limits->current_w, e.what()));
+      throw safety::refused_change(
+          gpu, "power limit",
+          fmt::format("setting it to its own value {} W: {}", limits->current_w, e.what()), ::geteuid() == 0);
     }
   }
 }
@@ -263,7 +262,11 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   if (outcome.changed_hardware) {
     guard.emplace(system, gpus, safety::journal_path_for(options.state_dir, static_cast<long>(::getpid())));
     guard->capture();  // the journal is on disk before the first change
-    if (options.watchdog_factory) watchdog.emplace(options.watchdog_factory, guard->journal_path());
+    if (options.watchdog) {
+      std::vector<int> lock_fds;  // the watchdog keeps the GPUs locked until it has restored them
+      for (const auto& lock : locks) lock_fds.push_back(lock.fd());
+      watchdog.emplace(options.watchdog, guard->journal_path(), lock_fds);
+    }
   }
 
   Progress* progress = options.progress;

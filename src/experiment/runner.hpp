@@ -43,9 +43,10 @@ struct SweepOptions {
   unsigned max_failures = 3;
   std::optional<CooldownOptions> cooldown;
   std::filesystem::path state_dir;  // the journal and the per-GPU locks
-  // Opens the watchdog's own view of the GPUs. Empty: no watchdog (a simulated GPU's settings die with
-  // the process, there is nothing to restore after a SIGKILL).
-  safety::GpuSystemFactory watchdog_factory;
+  // How the watchdog is started (production: a fresh wattwise process, WatchdogLaunch::exec_self()). Empty:
+  // no watchdog (a simulated GPU's settings die with the process, there is nothing to restore after a
+  // SIGKILL).
+  safety::WatchdogLaunch watchdog;
   RunExtrasFn keep_extras;
   Progress* progress = nullptr;
 };

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -36,12 +37,29 @@ std::filesystem::path gpu_lock_path(const std::filesystem::path& state_dir, cons
 
 GpuLock GpuLock::acquire(const std::filesystem::path& state_dir, const std::string& uuid) {
   const auto path = gpu_lock_path(state_dir, uuid);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a link planted under the lock's name must never make us (often root) write another file.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
+    if (errno == ELOOP) {
+      throw environment_error(fmt::format(
+          "lock file {} for GPU {} is a symbolic link: refused; delete it, and keep the state directory "
+          "writable only by you (WATTWISE_STATE_DIR)",
+          path.string(), uuid));
+    }
     throw environment_error(
         fmt::format("cannot open lock file {} for GPU {}: {}: set WATTWISE_STATE_DIR to a "
                     "writable directory",
                     path.string(), uuid, std::strerror(errno)));
+  }
+  // A hard link to another file, or a file someone else made, is not our lock file: writing our PID into it
+  // would overwrite that file.
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_nlink != 1 || info.st_uid != ::geteuid()) {
+    ::close(fd);
+    throw environment_error(
+        fmt::format("lock file {} for GPU {} is not a plain file of this user (a link, or made by user {}): "
+                    "refused; delete it, and keep the state directory writable only by you",
+                    path.string(), uuid, info.st_uid));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
@@ -83,7 +101,7 @@ GpuLock::~GpuLock() {
 }
 
 std::optional<long> gpu_lock_holder(const std::filesystem::path& state_dir, const std::string& uuid) {
-  int fd = ::open(gpu_lock_path(state_dir, uuid).c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(gpu_lock_path(state_dir, uuid).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::optional<long> holder;
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {

@@ -12,7 +12,8 @@ namespace wattwise::safety {
 // not inherit it) but a forked watchdog does, which keeps the GPU locked until it has restored it.
 class GpuLock {
  public:
-  // environment_error naming the GPU and the PID that holds it when another process has it.
+  // environment_error naming the GPU and the PID that holds it when another process has it. The lock file is
+  // opened without following links and must be a plain file of this user (never a link to another file).
   static GpuLock acquire(const std::filesystem::path& state_dir, const std::string& uuid);
 
   GpuLock(GpuLock&& other) noexcept;
@@ -22,6 +23,9 @@ class GpuLock {
   ~GpuLock();
 
   const std::string& uuid() const { return uuid_; }
+  // The descriptor that holds the lock: the watchdog keeps it open across its exec, so the GPU stays locked
+  // until it has restored it.
+  int fd() const { return fd_; }
 
  private:
   GpuLock(int fd, std::string uuid) : fd_(fd), uuid_(std::move(uuid)) {}

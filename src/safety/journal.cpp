@@ -2,15 +2,18 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.hpp"
 
@@ -19,6 +22,12 @@ namespace {
 
 constexpr const char* kJournalPrefix = "settings-journal-";
 constexpr int kJournalFormat = 1;
+// A journal of a few GPUs is a few hundred bytes; anything far larger is not one of ours.
+constexpr std::size_t kMaxJournalBytes = 1 << 20;
+constexpr std::size_t kMaxGpus = 4096;
+constexpr std::size_t kMaxTextBytes = 256;
+// No GPU takes a limit near this; a larger value is a damaged or forged journal, not a setting.
+constexpr double kMaxPowerLimitW = 100000;
 
 Error write_failure(const std::filesystem::path& path, const char* step) {
   return environment_error(
@@ -30,12 +39,13 @@ Error write_failure(const std::filesystem::path& path, const char* step) {
 nlohmann::json to_json(const Journal& journal) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& gpu : journal.gpus) {
-    nlohmann::json entry = {{"uuid", gpu.uuid},
-                            {"index", gpu.index},
-                            {"name", gpu.name},
-                            {"reset_sm_clocks", gpu.reset_sm_clocks},
-                            {"reset_mem_clocks", gpu.reset_mem_clocks},
-                            {"clocks_before", "unknown -> reset on restore"}};
+    nlohmann::json entry = {
+        {"uuid", gpu.uuid},
+        {"index", gpu.index},
+        {"name", gpu.name},
+        {"reset_sm_clocks", gpu.reset_sm_clocks},
+        {"reset_mem_clocks", gpu.reset_mem_clocks},
+        {"clocks_before", "unknown (NVML cannot read locked clocks) -> reset on restore"}};
     entry["power_limit_w"] = gpu.power_limit_w ? nlohmann::json(*gpu.power_limit_w) : nlohmann::json(nullptr);
     gpus.push_back(entry);
   }
@@ -43,22 +53,89 @@ nlohmann::json to_json(const Journal& journal) {
           {"created_at", journal.created_at}, {"host", journal.host}, {"gpus", gpus}};
 }
 
-Journal from_json(const nlohmann::json& json) {
-  Journal journal;
-  if (json.at("tool").get<std::string>() != "wattwise") throw std::runtime_error("not a wattwise journal");
-  journal.pid = json.at("pid").get<long>();
-  journal.created_at = json.at("created_at").get<std::string>();
-  journal.host = json.at("host").get<std::string>();
-  for (const auto& item : json.at("gpus")) {
-    JournalEntry entry;
-    entry.uuid = item.at("uuid").get<std::string>();
-    entry.index = item.at("index").get<unsigned>();
-    entry.name = item.at("name").get<std::string>();
-    if (!item.at("power_limit_w").is_null()) entry.power_limit_w = item.at("power_limit_w").get<double>();
-    entry.reset_sm_clocks = item.at("reset_sm_clocks").get<bool>();
-    entry.reset_mem_clocks = item.at("reset_mem_clocks").get<bool>();
-    journal.gpus.push_back(entry);
+// Every check of a hostile file ends here: one line, no content of the file quoted beyond what was checked.
+[[noreturn]] void refuse(const std::string& what) {
+  throw data_error(fmt::format("settings journal refused: {}", what));
+}
+
+const nlohmann::json& member(const nlohmann::json& object, const char* key, const std::string& where) {
+  const auto found = object.find(key);
+  if (found == object.end()) refuse(fmt::format("{} has no \"{}\"", where, key));
+  return *found;
+}
+
+// Text we print back to people: bounded, and without control characters (no terminal escapes).
+std::string text_member(const nlohmann::json& object, const char* key, const std::string& where,
+                        bool allow_empty) {
+  const nlohmann::json& value = member(object, key, where);
+  if (!value.is_string()) refuse(fmt::format("{} \"{}\" is not a string", where, key));
+  const auto& text = value.get_ref<const std::string&>();
+  if (text.size() > kMaxTextBytes) refuse(fmt::format("{} \"{}\" is too long", where, key));
+  if (!allow_empty && text.empty()) refuse(fmt::format("{} \"{}\" is empty", where, key));
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) refuse(fmt::format("{} \"{}\" holds control characters", where, key));
   }
+  return text;
+}
+
+bool bool_member(const nlohmann::json& object, const char* key, const std::string& where) {
+  const nlohmann::json& value = member(object, key, where);
+  if (!value.is_boolean()) refuse(fmt::format("{} \"{}\" is not true or false", where, key));
+  return value.get<bool>();
+}
+
+JournalEntry entry_from_json(const nlohmann::json& item, std::size_t position) {
+  const std::string where = fmt::format("gpus[{}]", position);
+  if (!item.is_object()) refuse(where + " is not an object");
+  JournalEntry entry;
+  entry.uuid = text_member(item, "uuid", where, false);
+  for (unsigned char c : entry.uuid) {
+    if (!std::isalnum(c) && c != '-' && c != '_' && c != '.' && c != ':')
+      refuse(fmt::format("{} \"uuid\" is not a GPU UUID", where));
+  }
+  const nlohmann::json& index = member(item, "index", where);
+  if (!index.is_number_unsigned() || index.get<std::uint64_t>() > UINT_MAX)
+    refuse(fmt::format("{} \"index\" is not a GPU index", where));
+  entry.index = index.get<unsigned>();
+  entry.name = text_member(item, "name", where, true);
+  const nlohmann::json& limit = member(item, "power_limit_w", where);
+  if (!limit.is_null()) {
+    if (!limit.is_number()) refuse(fmt::format("{} \"power_limit_w\" is not a number", where));
+    const double watts = limit.get<double>();
+    if (!std::isfinite(watts) || watts <= 0 || watts > kMaxPowerLimitW)
+      refuse(fmt::format("{} \"power_limit_w\" {} is not a power limit", where, watts));
+    entry.power_limit_w = watts;
+  }
+  entry.reset_sm_clocks = bool_member(item, "reset_sm_clocks", where);
+  entry.reset_mem_clocks = bool_member(item, "reset_mem_clocks", where);
+  return entry;
+}
+
+Journal from_json(const nlohmann::json& json) {
+  if (!json.is_object()) refuse("not a JSON object");
+  const nlohmann::json& tool = member(json, "tool", "the journal");
+  if (!tool.is_string() || tool.get_ref<const std::string&>() != "wattwise") refuse("not a wattwise journal");
+  // Checked before anything else is read: a journal of another format may mean something else by the same
+  // names, so applying it would be a guess.
+  const nlohmann::json& format = member(json, "format", "the journal");
+  if (!format.is_number_integer() || format.get<std::int64_t>() != kJournalFormat) {
+    refuse(
+        fmt::format("unknown format {} (this wattwise reads format {}): restore with the wattwise "
+                    "version that wrote it",
+                    format.is_number() || format.is_string() ? format.dump() : std::string("(not a number)"),
+                    kJournalFormat));
+  }
+  Journal journal;
+  const nlohmann::json& pid = member(json, "pid", "the journal");
+  if (!pid.is_number_integer() || pid.get<std::int64_t>() <= 0 || pid.get<std::int64_t>() > INT_MAX)
+    refuse("\"pid\" is not a process id");
+  journal.pid = static_cast<long>(pid.get<std::int64_t>());
+  journal.created_at = text_member(json, "created_at", "the journal", true);
+  journal.host = text_member(json, "host", "the journal", true);
+  const nlohmann::json& gpus = member(json, "gpus", "the journal");
+  if (!gpus.is_array()) refuse("\"gpus\" is not a list");
+  if (gpus.size() > kMaxGpus) refuse("\"gpus\" lists more GPUs than a machine has");
+  for (std::size_t i = 0; i < gpus.size(); ++i) journal.gpus.push_back(entry_from_json(gpus[i], i));
   return journal;
 }
 
@@ -68,6 +145,26 @@ void fsync_directory(const std::filesystem::path& dir, const std::filesystem::pa
   const int rc = ::fsync(fd);
   ::close(fd);
   if (rc != 0) throw write_failure(journal_path, "fsync directory");
+}
+
+// A name nobody can guess, so nobody can plant a link there first (O_EXCL refuses one anyway).
+std::string random_suffix() {
+  unsigned char bytes[8] = {};
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      // Without entropy (never on Linux >= 3.17): time and pid, still guarded by O_EXCL|O_NOFOLLOW.
+      const auto mixed = static_cast<std::uint64_t>(std::time(nullptr)) ^ (std::uint64_t(::getpid()) << 32);
+      std::memcpy(bytes, &mixed, sizeof bytes);
+      break;
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  std::string text;
+  for (unsigned char b : bytes) text += fmt::format("{:02x}", b);
+  return text;
 }
 
 }  // namespace
@@ -89,8 +186,15 @@ std::vector<std::filesystem::path> find_journals(const std::filesystem::path& st
 
 void write_journal(const std::filesystem::path& path, const Journal& journal) {
   const std::string text = to_json(journal).dump(2) + "\n";
-  const std::filesystem::path temp = path.string() + fmt::format(".tmp-{}", ::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_EXCL|O_NOFOLLOW on a random name, never O_TRUNC: a link planted in a shared state directory can
+  // neither be followed nor make us truncate another file.
+  std::filesystem::path temp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+    temp = path.string() + ".tmp-" + random_suffix();
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) throw write_failure(path, "create temporary file");
   std::size_t written = 0;
   while (written < text.size()) {
@@ -111,6 +215,7 @@ void write_journal(const std::filesystem::path& path, const Journal& journal) {
     throw error;
   }
   ::close(fd);
+  // rename() replaces a link at `path` itself rather than following it.
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     Error error = write_failure(path, "rename");
     ::unlink(temp.c_str());
@@ -119,22 +224,75 @@ void write_journal(const std::filesystem::path& path, const Journal& journal) {
   fsync_directory(path.parent_path(), path);
 }
 
-Journal read_journal(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw environment_error(
-        fmt::format("cannot read settings journal {}: check its permissions (run as the user "
-                    "that wrote it, or root)",
-                    path.string()));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
+Journal parse_journal(std::string_view text) {
   try {
-    return from_json(nlohmann::json::parse(text.str()));
+    if (text.size() > kMaxJournalBytes) refuse(fmt::format("{} bytes is far too large", text.size()));
+    nlohmann::json json =
+        nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) refuse("not valid JSON");
+    return from_json(json);
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
+    // nlohmann's own type errors, or memory: still only a refused journal to the caller.
+    throw data_error(fmt::format("settings journal refused: {}", e.what()));
+  }
+}
+
+Journal read_journal(const std::filesystem::path& path) {
+  // O_NOFOLLOW: a journal name that is a link to another file is not a journal (and must not make root print
+  // or apply that file). O_NONBLOCK: a FIFO planted under the name cannot hang us.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      throw data_error(
+          fmt::format("settings journal {} is a symbolic link: refused; delete it", path.string()));
+    throw environment_error(
+        fmt::format("cannot read settings journal {}: {}: check its permissions (run as the user "
+                    "that wrote it, or root)",
+                    path.string(), std::strerror(errno)));
+  }
+  struct stat info {};
+  std::string text;
+  std::string problem;
+  if (::fstat(fd, &info) != 0) {
+    problem = std::strerror(errno);
+  } else if (!S_ISREG(info.st_mode)) {
+    problem = "not a regular file";
+  } else if (info.st_uid != ::geteuid() && info.st_uid != 0) {
+    problem = fmt::format("owned by user {}, not by this user or root", info.st_uid);
+  } else if (static_cast<std::size_t>(info.st_size) > kMaxJournalBytes) {
+    problem = fmt::format("{} bytes is far too large", info.st_size);
+  } else {
+    char buffer[4096];
+    while (true) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        problem = std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      text.append(buffer, static_cast<std::size_t>(n));
+      if (text.size() > kMaxJournalBytes) {
+        problem = "far too large";
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  if (!problem.empty()) {
     throw data_error(
-        fmt::format("settings journal {} is not readable ({}): restore the GPU settings by hand "
+        fmt::format("settings journal {} refused: {}: restore the GPU settings by hand "
                     "(nvidia-smi -pl / -rgc / -rmc), then delete the file",
+                    path.string(), problem));
+  }
+  try {
+    return parse_journal(text);
+  } catch (const Error& e) {
+    throw data_error(
+        fmt::format("{}: {} (the file is kept: restore the GPU settings by hand with "
+                    "nvidia-smi -pl / -rgc / -rmc, then delete it)",
                     path.string(), e.what()));
   }
 }

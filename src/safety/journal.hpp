@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.hpp"
@@ -16,8 +17,8 @@ struct JournalEntry {
   std::string name;
   // The power limit that was set before wattwise changed anything (not the vendor default).
   std::optional<double> power_limit_w;
-  // hw::Gpu has no getter for locked clocks, so whether clocks were locked before is unknown: once wattwise
-  // locks them, restore resets them (unlocks). The flag is written before the first lock.
+  // NVML has no getter for locked clocks (docs/safety.md), so whether clocks were locked before is unknown:
+  // once wattwise locks them, restore resets them (unlocks). The flag is written before the first lock.
   bool reset_sm_clocks = false;
   bool reset_mem_clocks = false;
   bool operator==(const JournalEntry&) const = default;
@@ -39,7 +40,12 @@ std::vector<std::filesystem::path> find_journals(const std::filesystem::path& st
 // Atomic: a temporary file in the same directory is written and fsync'ed, renamed over `path`, and the
 // directory is fsync'ed, so a crash leaves either the old journal or the new one, never half of one.
 void write_journal(const std::filesystem::path& path, const Journal& journal);
-// data_error when the file is not a readable journal.
+// The journal in `text`, checked field by field (types, ranges, printable text, the format number) because
+// a journal may be damaged or planted: throws only wattwise::Error (data_error), never applies a guess. A
+// journal of another `format` is refused, not read. (The fuzz target calls this.)
+Journal parse_journal(std::string_view text);
+// Opens without following a symbolic link, and only a regular file owned by this user or root, at most
+// 1 MiB: data_error when the file is not an acceptable journal, environment_error when it cannot be opened.
 Journal read_journal(const std::filesystem::path& path);
 void remove_journal(const std::filesystem::path& path);
 

@@ -17,11 +17,31 @@ namespace {
 // NVML speaks milliwatts and some GPUs round to whole watts; a smaller difference is the same limit.
 constexpr double kLimitToleranceW = 0.5;
 
+// A GPU whose identity could not be read (lost, or failing) has no UUID and is never taken for another.
 hw::Gpu* find_by_uuid(hw::GpuSystem& system, const std::string& uuid) {
   for (std::size_t i = 0; i < system.count(); ++i) {
-    if (system.gpu(i).identity().uuid == uuid) return &system.gpu(i);
+    const std::string& candidate = system.gpu(i).identity().uuid;
+    if (!candidate.empty() && candidate == uuid) return &system.gpu(i);
   }
   return nullptr;
+}
+
+// Why a journal's GPU is not among the readable ones: the GPUs that could not be read, with the driver's
+// reason (a lost GPU is the usual cause).
+std::string unreadable_gpus(hw::GpuSystem& system) {
+  std::vector<std::string> unreadable;
+  for (std::size_t i = 0; i < system.count(); ++i) {
+    hw::Gpu& gpu = system.gpu(i);
+    if (!gpu.identity().uuid.empty()) continue;
+    std::string why;
+    try {
+      why = gpu.capabilities().set_permission_note;
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    unreadable.push_back(fmt::format("GPU {} cannot be read ({})", gpu.identity().index, why));
+  }
+  return fmt::format("{}", fmt::join(unreadable, "; "));
 }
 
 GpuRestoreOutcome restore_one(hw::GpuSystem& system, const JournalEntry& entry) {
@@ -29,8 +49,17 @@ GpuRestoreOutcome restore_one(hw::GpuSystem& system, const JournalEntry& entry) 
   outcome.uuid = entry.uuid;
   hw::Gpu* gpu = find_by_uuid(system, entry.uuid);
   if (gpu == nullptr) {
-    outcome.message = fmt::format("GPU {} ({}) not found: is it still installed? restore it by hand",
-                                  entry.uuid, entry.name);
+    const std::string unreadable = unreadable_gpus(system);
+    outcome.message =
+        unreadable.empty()
+            ? fmt::format(
+                  "NOT RESTORED: GPU {} ({}, was GPU {}) not found on this machine: is it still installed? "
+                  "restore it by hand",
+                  entry.uuid, entry.name, entry.index)
+            : fmt::format(
+                  "NOT RESTORED: GPU {} ({}, was GPU {}) not found, it may be lost: {}; check `nvidia-smi` "
+                  "and the kernel log (Xid), then run `wattwise restore` again after a GPU reset or reboot",
+                  entry.uuid, entry.name, entry.index, unreadable);
     return outcome;
   }
   outcome.index = gpu->identity().index;
@@ -94,7 +123,46 @@ std::string RestoreReport::summary() const {
     text += fmt::format("GPU {} {}: {}\n", gpu.index ? std::to_string(*gpu.index) : std::string("?"),
                         gpu.uuid, gpu.message);
   }
+  for (const auto& note : notes) text += note + "\n";
   return text;
+}
+
+std::vector<std::string> RestoreReport::failed_uuids() const {
+  std::vector<std::string> failed;
+  for (const auto& gpu : gpus) {
+    if (!gpu.ok) failed.push_back(gpu.uuid);
+  }
+  return failed;
+}
+
+Journal unrestored_part(const Journal& journal, const RestoreReport& report) {
+  Journal rest = journal;
+  rest.gpus.clear();
+  for (std::size_t i = 0; i < journal.gpus.size() && i < report.gpus.size(); ++i) {
+    if (!report.gpus[i].ok) rest.gpus.push_back(journal.gpus[i]);
+  }
+  return rest;
+}
+
+void settle_journal(const std::filesystem::path& journal_path, const Journal& journal,
+                    RestoreReport& report) {
+  if (report.all_ok()) {
+    remove_journal(journal_path);
+    return;
+  }
+  // Kept for the GPUs that failed only: a later `wattwise restore` must not put back a healthy GPU's old
+  // values over whatever was set on it since.
+  try {
+    write_journal(journal_path, unrestored_part(journal, report));
+    report.notes.push_back(
+        fmt::format("journal kept at {} for {}: fix the failures above and run `wattwise restore` again",
+                    journal_path.string(), fmt::join(report.failed_uuids(), ", ")));
+  } catch (const std::exception& e) {
+    report.notes.push_back(
+        fmt::format("journal kept at {} (unchanged: {}): fix the failures above and run "
+                    "`wattwise restore` again",
+                    journal_path.string(), e.what()));
+  }
 }
 
 RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal) {
@@ -104,15 +172,9 @@ RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal) {
 }
 
 RestoreReport restore_from_journal_file(hw::GpuSystem& system, const std::filesystem::path& journal_path) {
-  RestoreReport report = restore_gpus(system, read_journal(journal_path));
-  if (report.all_ok()) {
-    remove_journal(journal_path);
-  } else {
-    report.gpus.push_back(
-        {"", std::nullopt, false,
-         fmt::format("journal kept at {}: fix the failures above and run `wattwise restore` again",
-                     journal_path.string())});
-  }
+  const Journal journal = read_journal(journal_path);
+  RestoreReport report = restore_gpus(system, journal);
+  settle_journal(journal_path, journal, report);
   return report;
 }
 
@@ -138,7 +200,7 @@ std::optional<std::string> check_stale_journal(const std::filesystem::path& stat
                       journal.pid, journal.created_at, path.string()));
     } catch (const Error& e) {
       warnings.push_back(
-          fmt::format("an unreadable settings journal exists ({}): {}", path.string(), e.what()));
+          fmt::format("an unreadable settings journal exists: {}", e.what()));  // names the path
     }
   }
   if (warnings.empty()) return std::nullopt;

@@ -18,9 +18,11 @@ struct GpuRestoreOutcome {
 };
 
 struct RestoreReport {
-  std::vector<GpuRestoreOutcome> gpus;
+  std::vector<GpuRestoreOutcome> gpus;  // one per journal entry, in the journal's order
+  std::vector<std::string> notes;       // where the journal was kept, and why
   bool all_ok() const;
-  std::string summary() const;  // one line per GPU
+  std::vector<std::string> failed_uuids() const;
+  std::string summary() const;  // one line per GPU, then the notes
 };
 
 // Puts every GPU of the journal back: found by UUID, each independently (one failure does not stop the
@@ -28,8 +30,15 @@ struct RestoreReport {
 // check it took. Never throws for a GPU's failure; it is in the report.
 RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal);
 
-// `wattwise restore`: applies one journal file; removes it when every GPU was restored, keeps it otherwise
-// (the report says so).
+// The entries of `journal` whose GPU was not restored (report.gpus lines up with journal.gpus).
+Journal unrestored_part(const Journal& journal, const RestoreReport& report);
+// After a restore: removes the journal when every GPU was restored; otherwise rewrites it with only the GPUs
+// that failed (a note in the report says where it is kept).
+void settle_journal(const std::filesystem::path& journal_path, const Journal& journal, RestoreReport& report);
+
+// `wattwise restore` and the watchdog: applies one journal file, then settles it as above. A GPU that is
+// lost or unreadable is reported as not restored while every other GPU is restored. Throws wattwise::Error
+// only when the file itself is refused (unreadable, unknown format: data_error), which leaves it untouched.
 RestoreReport restore_from_journal_file(hw::GpuSystem& system, const std::filesystem::path& journal_path);
 
 // A journal is stale unless its process is still alive and holds the lock of one of its GPUs (then it is

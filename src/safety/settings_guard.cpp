@@ -1,6 +1,7 @@
 #include "safety/settings_guard.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -11,17 +12,48 @@ namespace {
 
 std::string describe(const hw::Gpu& gpu) {
   const auto& id = gpu.identity();
+  if (id.uuid.empty()) return fmt::format("GPU {} ({})", id.index, id.name);  // unreadable: no identity
   return fmt::format("GPU {} ({}, {})", id.index, id.name, id.uuid);
 }
 
 Error no_permission(hw::Gpu& gpu, const hw::Capabilities& caps, const char* what) {
-  return environment_error(fmt::format("cannot change the {} of {}: {}", what, describe(gpu),
-                                       caps.set_permission_note.empty()
-                                           ? std::string("the driver does not allow it (run as root?)")
-                                           : caps.set_permission_note));
+  return environment_error(fmt::format(
+      "cannot change the {} of {}: {}", what, describe(gpu),
+      caps.set_permission_note.empty() ? "the driver does not allow it; " + permission_advice(geteuid() == 0)
+                                       : caps.set_permission_note));
+}
+
+// The driver's reason inside a control's message "GPU 1: nvmlDeviceSetPowerManagementLimit failed:
+// Insufficient Permissions: <advice>": the part after "failed: " up to the advice.
+std::string driver_reason(const std::string& failure) {
+  const std::string marker = "failed: ";
+  const auto start = failure.find(marker);
+  if (start == std::string::npos) return failure;
+  const auto reason_start = start + marker.size();
+  const auto end = failure.find(": ", reason_start);
+  return failure.substr(0, end == std::string::npos ? std::string::npos : end);
 }
 
 }  // namespace
+
+std::string permission_advice(bool process_is_root) {
+  if (!process_is_root) return "run wattwise as root (e.g. with sudo)";
+  return "wattwise runs as root, so the driver itself refused: in a container, give it the capability "
+         "(e.g. `docker run --cap-add SYS_ADMIN`, or --privileged); otherwise an administrator's setting or "
+         "the "
+         "GPU's mode (a VM guest, MIG) forbids the change: ask the administrator";
+}
+
+Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::string& failure,
+                     bool process_is_root) {
+  // Only a refusal is answered with permission advice; another failure (a lost GPU) keeps its own advice.
+  const bool refused =
+      failure.find("Permission") != std::string::npos || failure.find("permission") != std::string::npos;
+  if (!refused)
+    return environment_error(fmt::format("cannot change the {} of {}: {}", what, describe(gpu), failure));
+  return environment_error(fmt::format("cannot change the {} of {}: {}; {}", what, describe(gpu),
+                                       driver_reason(failure), permission_advice(process_is_root)));
+}
 
 void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                                 const std::vector<plan::HardwareSettings>& settings) {
@@ -118,14 +150,7 @@ RestoreReport SettingsGuard::restore() {
   if (!captured_) return {};
   captured_ = false;  // one attempt: a failed restore keeps the journal for `wattwise restore`
   RestoreReport report = restore_gpus(system_, journal_);
-  if (report.all_ok()) {
-    remove_journal(journal_path_);
-  } else {
-    report.gpus.push_back(
-        {"", std::nullopt, false,
-         fmt::format("journal kept at {}: fix the failures above and run `wattwise restore`",
-                     journal_path_.string())});
-  }
+  settle_journal(journal_path_, journal_, report);
   return report;
 }
 

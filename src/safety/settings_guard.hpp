@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/error.hpp"
 #include "hw/gpu.hpp"
 #include "plan/plan.hpp"
 #include "safety/journal.hpp"
@@ -16,6 +17,15 @@ namespace wattwise::safety {
 // permission to change it (environment_error with the driver's note on what is missing).
 void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                                 const std::vector<plan::HardwareSettings>& settings);
+
+// What is missing when the driver refuses a setting. Not root: run as root. Root: root is not what is
+// missing (telling root to use sudo helps nobody): the driver refused anyway, so it is a container without
+// the capability, or an administrator's setting.
+std::string permission_advice(bool process_is_root);
+// The environment_error for a refused change of `what` ("power limit") on `gpu`: the driver's own reason
+// from `failure` (the control's error text, without advice meant for another user) and permission_advice.
+Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::string& failure,
+                     bool process_is_root);
 
 // Owns every change wattwise makes to the GPUs of a sweep. Before the first change it captures each GPU's
 // current settings (by UUID) and writes them to the journal; restore() puts back those captured values,

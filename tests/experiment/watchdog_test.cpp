@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/error.hpp"
 #include "fake_gpu.hpp"
 #include "safety/settings_guard.hpp"
 
@@ -109,6 +110,21 @@ TEST(Watchdog, IgnoresSigintAndLivesInItsOwnSession) {
   int status = 0;
   EXPECT_EQ(::waitpid(watchdog.pid(), &status, WNOHANG), 0) << "the watchdog died of SIGINT";
   watchdog.dismiss();
+}
+
+// The production watchdog is an exec'd binary: when it cannot be started, wattwise must refuse to change
+// anything rather than run unguarded.
+TEST(Watchdog, ABinaryThatCannotBeExecutedIsAnEnvironmentErrorNotASilentGap) {
+  TempDir dir;
+  safety::WatchdogLaunch launch;
+  launch.exec_binary = dir.path() / "no-such-wattwise";
+  try {
+    safety::Watchdog watchdog(launch, dir.path() / "settings-journal-1.json");
+    FAIL() << "started a watchdog that cannot run";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kEnvironment);
+    EXPECT_NE(std::string(e.what()).find("no-such-wattwise"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

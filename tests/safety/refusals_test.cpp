@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "safety_support.hpp"
 
@@ -29,9 +31,31 @@ TEST(NoPermission, FailsBeforeAnyRunWithWhatIsMissing) {
       run_wattwise(world.dir(), {"sweep", "--power-limit", "300", "--db", db.string(), "--", "touch", "ran"});
   EXPECT_EQ(f.exit_code, 3) << f.err;
   EXPECT_NE(f.err.find("power limit"), std::string::npos) << f.err;
+  // Item 14 (failed before: root was told to run as root, with sudo).
+  if (::geteuid() == 0) {
+    EXPECT_EQ(f.err.find("sudo"), std::string::npos) << f.err;
+    EXPECT_NE(f.err.find("container"), std::string::npos) << f.err;
+  } else {
+    EXPECT_NE(f.err.find("as root"), std::string::npos) << f.err;
+  }
   EXPECT_FALSE(std::filesystem::exists(db));
   EXPECT_FALSE(std::filesystem::exists(world.dir() / "ran"));
   EXPECT_TRUE(world.all_at_w(650));
+}
+
+// Issue 10 item 4. Failed before: a state directory that anyone could write was used as it was.
+TEST(UnsafeStateDir, IsRefusedBeforeAnyChangeWithTheFix) {
+  SafetyWorld world;
+  std::filesystem::create_directories(world.state_dir());
+  ASSERT_EQ(::chmod(world.state_dir().c_str(), 0777), 0);
+  const auto db = world.dir() / "u.db";
+  const Finished f =
+      run_wattwise(world.dir(), {"sweep", "--power-limit", "300", "--db", db.string(), "--", "touch", "ran"});
+  EXPECT_EQ(f.exit_code, 3) << f.err;
+  EXPECT_NE(f.err.find("chmod go-w"), std::string::npos) << f.err;
+  EXPECT_FALSE(std::filesystem::exists(world.dir() / "ran"));
+  EXPECT_TRUE(world.all_at_w(650));
+  EXPECT_TRUE(world.journals().empty());
 }
 
 TEST(OutOfRange, FailsBeforeAnyRunNamingTheRange) {

@@ -10,10 +10,10 @@
 #include <sstream>
 #include <thread>
 
-#include "safety/gpu_lock.hpp"
-#include "safety/journal.hpp"
 #include "fake_config.hpp"
 #include "fake_state.hpp"
+#include "safety/gpu_lock.hpp"
+#include "safety/journal.hpp"
 
 namespace wattwise::safety {
 namespace {
