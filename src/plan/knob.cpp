@@ -87,7 +87,11 @@ double knob_number(const std::string& knob_name, const std::string& value) {
 
 Knob parse_power_limit_knob(std::string_view spec) {
   auto values = expand_numeric(spec, false);
-  if (!values || std::any_of(values->begin(), values->end(), [](auto& v) { return std::stod(v) <= 0; })) {
+  const auto out_of_range = [](const std::string& v) {
+    const auto w = parse_number(v);
+    return !w || *w <= 0 || *w > kMaxPowerLimitW;
+  };
+  if (!values || std::any_of(values->begin(), values->end(), out_of_range)) {
     throw usage_error(fmt::format(
         "--power-limit '{}' is not valid: give watts as a range START:STOP:STEP (e.g. 150:300:5) or a list "
         "(e.g. 150,200,250)",
@@ -105,7 +109,11 @@ Knob parse_clock_knob(std::string_view knob_name, std::string_view spec) {
   const char* flag = sm ? "--sm-clock" : "--mem-clock";
   if (spec == "supported") return Knob{std::string(knob_name), KnobKind::kHardware, {}, true};
   auto values = expand_numeric(spec, true);
-  if (!values || std::any_of(values->begin(), values->end(), [](auto& v) { return v == "0"; })) {
+  const auto out_of_range = [](const std::string& v) {
+    const auto mhz = parse_number(v);
+    return !mhz || *mhz <= 0 || *mhz > kMaxClockMhz;
+  };
+  if (!values || std::any_of(values->begin(), values->end(), out_of_range)) {
     throw usage_error(fmt::format(
         "{} '{}' is not valid: give whole MHz as a range START:STOP:STEP (e.g. 1000:1980:90), a list "
         "(e.g. 1410,1755) or 'supported'",
