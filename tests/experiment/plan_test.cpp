@@ -130,6 +130,14 @@ TEST(Substitution, ReplacesKnownPlaceholdersOnlyAndNeverSplitsArguments) {
             (std::vector<std::string>{"train.py", "--batch=64", "64x64", "{\"a\": {x}}", "; rm -rf 64"}));
 }
 
+// {{name}} is how a job gets the literal text {name}; ${name} of a knob is still that knob's value.
+TEST(Substitution, DoubledBracesAroundANameAreTheLiteralName) {
+  std::map<std::string, std::string> params{{"batch", "64"}};
+  auto argv = plan::substitute_params({"{{batch}}", "{{{batch}}}", "${batch}", "{{not a name}}", "{batch"},
+                                      params);
+  EXPECT_EQ(argv, (std::vector<std::string>{"{batch}", "{{batch}}", "$64", "{{not a name}}", "{batch"}));
+}
+
 TEST(Substitution, EnvironmentNamesAreUppercased) {
   auto env = plan::param_environment({{"batch", "64"}, {"lr_scale", "2"}});
   EXPECT_EQ(env, (std::vector<std::pair<std::string, std::string>>{{"WATTWISE_PARAM_BATCH", "64"},
