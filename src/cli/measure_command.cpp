@@ -24,11 +24,11 @@ struct MeasureFlags {
   std::string gpus = "all";
   // Durations are text, read by parse_duration (one parser for every duration flag).
   std::string interval_ms = "20";
-  std::string counter_interval_ms;  // "": the default
+  std::optional<std::string> counter_interval_ms;  // absent: the default
   std::string trace;
   std::string json;
-  std::string timeout_s;  // "": no time-out
-  std::string job_gpus;   // "": every measured GPU
+  std::optional<std::string> timeout_s;  // absent: no time-out
+  std::optional<std::string> job_gpus;   // absent: every measured GPU
   std::string simulate;
   sim::SimulationOptions sim;
   std::vector<std::string> command;
@@ -44,20 +44,20 @@ measure::MeasureOptions measure_options(const MeasureFlags& flags) {
   measure::MeasureOptions options;
   options.sampler.fast_period = parse_duration("--interval", flags.interval_ms, DurationUnit::kMilliseconds,
                                                kMinIntervalMs, kMaxIntervalMs);
-  if (!flags.counter_interval_ms.empty())
+  if (flags.counter_interval_ms)
     options.sampler.counter_period =
-        parse_duration("--counter-interval", flags.counter_interval_ms, DurationUnit::kMilliseconds,
+        parse_duration("--counter-interval", *flags.counter_interval_ms, DurationUnit::kMilliseconds,
                        kMinIntervalMs, kMaxIntervalMs);
-  if (!flags.timeout_s.empty())
+  if (flags.timeout_s)
     options.timeout =
-        parse_duration("--timeout", flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
+        parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
   return options;
 }
 
 // Once the GPUs are known: --job-gpus within them, and the sampling periods the sampler would refuse later.
 void check_gpu_counts(const MeasureFlags& flags, measure::MeasureOptions& options) {
   const std::size_t measured = options.gpu_positions.size();
-  if (!flags.job_gpus.empty()) options.job_gpu_count = parse_count("--job-gpus", flags.job_gpus, 1, measured);
+  if (flags.job_gpus) options.job_gpu_count = parse_count("--job-gpus", *flags.job_gpus, 1, measured);
   sampling::resolve_periods(options.sampler, measured);
 }
 

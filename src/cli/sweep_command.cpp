@@ -60,9 +60,9 @@ struct SweepFlags {
   std::string gpus = "all";
   std::string interval_ms = "20";  // parsed by parse_duration, like every duration flag
   CLI::Option* interval_option = nullptr;
-  std::string timeout_s;  // "": no time-out
+  std::optional<std::string> timeout_s;  // absent: no time-out
   std::string trace_dir;
-  std::string job_gpus;  // may name a job knob: "{gpus}"
+  std::optional<std::string> job_gpus;  // may name a job knob: "{gpus}"
   bool read_only = false;
   std::string simulate;
   sim::SimulationOptions sim;
@@ -225,9 +225,9 @@ measure::MeasureOptions sampling_options(const SweepFlags& flags, bool simulated
     measure_options.sampler.fast_period = std::chrono::milliseconds(kSimulatedIntervalMs);
     measure_options.sampler.counter_period = std::chrono::milliseconds(kSimulatedIntervalMs);
   }
-  if (!flags.timeout_s.empty())
+  if (flags.timeout_s)
     measure_options.timeout =
-        parse_duration("--timeout", flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
+        parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
   // The sampler refuses bad periods itself, but only when the first run starts: ask it now.
   sampling::resolve_periods(measure_options.sampler, gpu_indices.size());
   return measure_options;
@@ -241,12 +241,12 @@ void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::G
   if (!flags.cooldown.empty())
     parse_duration("--cooldown", flags.cooldown, DurationUnit::kSeconds, kMinCooldownS, kMaxCooldownS);
   plan::check_placeholders(flags.command, plan.spec, "the command");
-  plan::check_placeholders({flags.job_gpus}, plan.spec, "--job-gpus");
+  if (flags.job_gpus) plan::check_placeholders({*flags.job_gpus}, plan.spec, "--job-gpus");
   plan::check_numeric_job_knobs(plan.spec);
   if (!flags.reference.empty())
     plan::check_reference(analysis::parse_setting_spec(flags.reference), plan.spec);
-  if (!flags.job_gpus.empty())
-    for (const auto& run : plan.runs) job_gpu_count(flags.job_gpus, run.params, gpu_indices.size());
+  if (flags.job_gpus)
+    for (const auto& run : plan.runs) job_gpu_count(*flags.job_gpus, run.params, gpu_indices.size());
   for (std::size_t index : gpu_indices) {
     hw::Gpu& gpu = system.gpu(index);
     plan::SupportedClocks clocks;
@@ -359,8 +359,8 @@ int run_sweep_command(SweepFlags flags) {
       measure::MeasureOptions per_run = measure_options;
       for (const auto& [name, value] : plan::param_environment(run.params))
         per_run.extra_environment[name] = value;
-      if (!flags.job_gpus.empty())
-        per_run.job_gpu_count = job_gpu_count(flags.job_gpus, run.params, options.gpu_indices.size());
+      if (flags.job_gpus)
+        per_run.job_gpu_count = job_gpu_count(*flags.job_gpus, run.params, options.gpu_indices.size());
       return measure::measure_command(system, plan::substitute_params(flags.command, run.params), per_run);
     };
   }
