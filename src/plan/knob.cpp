@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <set>
 
@@ -68,6 +69,44 @@ std::optional<std::vector<std::string>> expand_numeric(std::string_view spec, bo
     values.push_back(format_number(*value));
   }
   return values;
+}
+
+// Printable text: valid UTF-8 without control characters, so a value can be shown, stored as JSON and
+// passed in an argv without surprises.
+bool is_printable_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7F) return false;
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    std::uint32_t code = 0;
+    if ((c & 0xE0) == 0xC0) {
+      length = 2;
+      code = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      length = 3;
+      code = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      length = 4;
+      code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    const std::uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < smallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    if (code >= 0x80 && code < 0xA0) return false;  // C1 control characters
+    i += length;
+  }
+  return true;
 }
 
 bool is_identifier(std::string_view name) {
@@ -146,6 +185,7 @@ Knob parse_job_knob(std::string_view spec) {
   } else {
     for (std::string_view part : split(list, ',')) {
       if (part.empty()) throw usage("empty value");
+      if (!is_printable_utf8(part)) throw usage("a value has a control character or is not UTF-8");
       values.emplace_back(part);
     }
   }

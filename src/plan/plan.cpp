@@ -16,7 +16,8 @@ std::optional<double> as_number(const std::string& text) {
   try {
     std::size_t used = 0;
     double value = std::stod(text, &used);
-    if (used == text.size()) return value;
+    // nan would break the sort's ordering (nan < x and x < nan are both false).
+    if (used == text.size() && std::isfinite(value)) return value;
   } catch (const std::exception&) {
   }
   return std::nullopt;
