@@ -33,8 +33,9 @@ bool contains(const std::string& text, const std::string& part) {
 
 TEST(PlanValidate, UnknownPlaceholderIsRefusedNamingTheKnobsAndTheEscape) {
   const auto spec = batch_and_limit_spec();
-  const auto message =
-      usage_message([&] { plan::check_placeholders({"train.py", "--bs={bs}"}, spec, "the command"); });
+  const auto message = usage_message([&] {
+    plan::check_placeholders({"train.py", "--bs={bs}"}, spec, "the command");
+  });
   EXPECT_TRUE(contains(message, "{bs}")) << message;
   EXPECT_TRUE(contains(message, "knobs: power_limit_w, batch")) << message;
   EXPECT_TRUE(contains(message, "{{bs}}")) << message;
@@ -61,12 +62,17 @@ TEST(PlanValidate, WordValuedJobKnobsAreRefusedUpFront) {
 TEST(PlanValidate, ReferenceMustBeOneSettingOfThePlan) {
   const auto spec = batch_and_limit_spec();
   EXPECT_NO_THROW(plan::check_reference({{"power_limit_w", 300}, {"batch", 64}}, spec));
-  EXPECT_TRUE(contains(
-      usage_message([&] { plan::check_reference({{"power_limit_w", 999}, {"batch", 64}}, spec); }),
-      "150, 300"));
-  EXPECT_TRUE(contains(usage_message([&] { plan::check_reference({{"lr", 1}, {"batch", 64}}, spec); }),
+  EXPECT_TRUE(contains(usage_message([&] {
+                         plan::check_reference({{"power_limit_w", 999}, {"batch", 64}}, spec);
+                       }),
+                       "150, 300"));
+  EXPECT_TRUE(contains(usage_message([&] {
+                         plan::check_reference({{"lr", 1}, {"batch", 64}}, spec);
+                       }),
                        "lr"));
-  EXPECT_TRUE(contains(usage_message([&] { plan::check_reference({{"power_limit_w", 300}}, spec); }),
+  EXPECT_TRUE(contains(usage_message([&] {
+                         plan::check_reference({{"power_limit_w", 300}}, spec);
+                       }),
                        "leaves batch open"));
 }
 
