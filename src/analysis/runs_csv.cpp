@@ -6,9 +6,11 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -27,6 +29,10 @@ std::string lower(std::string text) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
+
+constexpr double kMaxRepeat = 1'000'000;
+// Excel and Windows tools start a UTF-8 file with this byte order mark.
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 
 // How each column of the header is used.
 struct Columns {
@@ -78,28 +84,27 @@ Columns read_header(const std::vector<std::string>& names, const std::string& wh
   return columns;
 }
 
-std::optional<double> parse_number(const std::string& text) {
-  const std::string value = trim(text);
-  if (value.empty()) return std::nullopt;
+// Reads one numeric cell; `required` cells must not be empty. Only finite decimal numbers are numbers:
+// nan and inf are refused like any other word, naming the row and the column.
+std::optional<double> number_cell(const std::vector<std::string>& fields, std::size_t index,
+                                  const std::string& column, bool required, const std::string& where) {
+  const std::string text = trim(fields[index]);
+  if (text.empty() && !required) return std::nullopt;
   double parsed = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-  if (error != std::errc() || end != value.data() + value.size() || !std::isfinite(parsed)) {
-    throw std::invalid_argument("not a number");
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || !std::isfinite(parsed)) {
+    throw data_error(fmt::format("{}: column '{}' has '{}', expected a finite number; fix or remove the row",
+                                 where, column, text));
   }
   return parsed;
 }
 
-// Reads one numeric cell; `required` cells must not be empty.
-std::optional<double> number_cell(const std::vector<std::string>& fields, std::size_t index,
-                                  const std::string& column, bool required, const std::string& where) {
-  try {
-    const auto value = parse_number(fields[index]);
-    if (!value && required) throw std::invalid_argument("empty");
-    return value;
-  } catch (const std::invalid_argument&) {
-    throw data_error(fmt::format("{}: column '{}' has '{}', expected a number; fix or remove the row", where,
-                                 column, trim(fields[index])));
-  }
+// A measured quantity that cannot be negative (or zero, for time).
+void check_not_negative(double value, const std::string& column, bool zero_allowed,
+                        const std::string& where) {
+  if (value > 0 || (zero_allowed && value == 0)) return;
+  throw data_error(fmt::format("{}: column '{}' has {}, which must be {}; fix or remove the row", where,
+                               column, value, zero_allowed ? "zero or more" : "more than zero"));
 }
 
 RunRecord read_row(const std::vector<std::string>& fields, const Columns& columns, const std::string& where) {
@@ -117,16 +122,19 @@ RunRecord read_row(const std::vector<std::string>& fields, const Columns& column
   } else {
     run.energy_j = *number_cell(fields, *columns.energy_kj, "energy_kj", true, where) * 1000.0;
   }
-  if (run.time_s <= 0)
-    throw data_error(fmt::format("{}: time_s must be positive; fix or remove the row", where));
-  if (run.energy_j < 0)
-    throw data_error(fmt::format("{}: energy must not be negative; fix or remove the row", where));
+  check_not_negative(run.time_s, "time_s", false, where);
+  check_not_negative(run.energy_j, columns.energy_j ? "energy_j" : "energy_kj", true, where);
   if (columns.repeat) {
     const auto repeat = number_cell(fields, *columns.repeat, "repeat", false, where);
+    if (repeat && (*repeat < 0 || *repeat > kMaxRepeat || *repeat != std::floor(*repeat)))
+      throw data_error(fmt::format("{}: column 'repeat' has {}, expected a whole number from 0 to {}", where,
+                                   *repeat, kMaxRepeat));
     if (repeat) run.repeat = static_cast<int>(*repeat);
   }
   if (columns.work) run.work = number_cell(fields, *columns.work, "work", false, where);
   if (columns.flops) run.flops = number_cell(fields, *columns.flops, "flops", false, where);
+  if (run.work) check_not_negative(*run.work, "work", true, where);
+  if (run.flops) check_not_negative(*run.flops, "flops", true, where);
   if (columns.label) run.label = trim(fields[*columns.label]);
   return run;
 }
@@ -169,6 +177,7 @@ std::vector<RunRecord> parse_runs_csv(std::istream& in, const std::string& sourc
   std::optional<Columns> columns;
   std::string line;
   for (std::size_t line_number = 1; std::getline(in, line); ++line_number) {
+    if (line_number == 1 && line.starts_with(kUtf8Bom)) line.erase(0, kUtf8Bom.size());
     if (skipped(line)) continue;
     const std::string where = fmt::format("{}:{}", source_name, line_number);
     std::vector<std::string> fields;
@@ -189,6 +198,9 @@ std::vector<RunRecord> parse_runs_csv(std::istream& in, const std::string& sourc
 }
 
 std::vector<RunRecord> read_runs_csv(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw usage_error(fmt::format("{} is a directory: give a runs CSV file (or a sweep database)", path));
   std::ifstream in(path);
   if (!in)
     throw environment_error(fmt::format("cannot open runs CSV {}; check the path and permissions", path));

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -77,6 +78,9 @@ std::vector<analysis::RunRecord> phase_runs(const store::ResultsStore& store, co
 
 std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::string& phase,
                                            std::optional<analysis::Setting>& default_setting) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw usage_error(fmt::format("'{}' is a directory: give a sweep database or a runs CSV", path));
   if (!std::ifstream(path))
     throw usage_error(fmt::format("cannot read '{}': give a sweep database or a runs CSV", path));
   if (!looks_like_sqlite(path)) {

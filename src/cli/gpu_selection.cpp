@@ -23,7 +23,10 @@ std::string present(hw::GpuSystem& system) {
 
 std::vector<std::size_t> select_gpus(hw::GpuSystem& system, const std::string& list) {
   std::vector<std::size_t> positions;
-  if (list.empty() || list == "all") {
+  if (list.empty())
+    throw usage_error(
+        fmt::format("--gpus '' names no GPU: give indices or UUIDs (present: {}), or all", present(system)));
+  if (list == "all") {
     for (std::size_t i = 0; i < system.count(); ++i) positions.push_back(i);
     if (positions.empty())
       throw environment_error("no GPU found: check `nvidia-smi`, or use --simulate GPU:MODEL");

@@ -1,19 +1,65 @@
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "cli/gpu_system.hpp"
+#include "core/error.hpp"
 #include "report/info_report.hpp"
+#include "safety/gpu_lock.hpp"
+#include "safety/state_dir.hpp"
 #include "sim/simulation.hpp"
 
 namespace wattwise::cli {
 
+namespace {
+
+// `info --probe`: sets each GPU's power limit to the value it has, which changes nothing but makes the
+// driver say whether it allows the call (root is not always enough). Under the GPU's lock, as a sweep's own
+// probe, so no other wattwise is changing that limit meanwhile.
+std::vector<std::optional<report::SetProbe>> probe_set_permission(hw::GpuSystem& system) {
+  std::vector<std::optional<report::SetProbe>> probes;
+  for (std::size_t i = 0; i < system.count(); ++i) {
+    hw::Gpu& gpu = system.gpu(i);
+    const auto caps = gpu.capabilities();
+    const auto limits = gpu.power_limits();
+    if (!caps.power_limit_set || !limits) {
+      probes.emplace_back();
+      continue;
+    }
+    report::SetProbe probe;
+    try {
+      const auto state = safety::state_dir();
+      safety::ensure_state_dir(state);
+      const auto lock = safety::GpuLock::acquire(state, gpu.identity().uuid);
+      try {
+        gpu.set_power_limit_w(limits->current_w);
+        probe.allowed = true;
+      } catch (const Error& e) {
+        probe.allowed = false;
+        probe.note = e.what();
+      }
+    } catch (const Error& e) {
+      probe.note = fmt::format("could not ask the driver: {}", e.what());
+    }
+    probes.push_back(probe);
+  }
+  return probes;
+}
+
+}  // namespace
+
 CommandRun add_info_command(CLI::App& app) {
   struct Flags {
     bool json = false;
+    bool probe = false;
     std::string simulate;
   };
   auto flags = std::make_shared<Flags>();
   app.add_flag("--json", flags->json, "print JSON for programs instead of tables");
+  app.add_flag("--probe", flags->probe,
+               "ask the driver whether settings may change, by setting each power limit to the value it "
+               "has (changes nothing)");
   app.add_option("--simulate", flags->simulate, "show a simulated GPU instead, e.g. v100 or v100:resnet50");
   return [flags]() {
     std::unique_ptr<hw::GpuSystem> system;
@@ -27,10 +73,12 @@ CommandRun add_info_command(CLI::App& app) {
       system = open_real_gpus();
     }
     hw::GpuSystem& gpus = simulation ? static_cast<hw::GpuSystem&>(*simulation->system) : *system;
+    const auto probes =
+        flags->probe ? probe_set_permission(gpus) : std::vector<std::optional<report::SetProbe>>{};
     if (flags->json) {
-      std::cout << report::info_json(gpus).dump(2) << "\n";
+      std::cout << report::info_json(gpus, probes).dump(2) << "\n";
     } else {
-      std::cout << report::info_text(gpus);
+      std::cout << report::info_text(gpus, probes);
     }
     return 0;
   };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "cli/output_file.hpp"
@@ -14,6 +15,7 @@
 #include "measure/simulated_session.hpp"
 #include "report/measure_report.hpp"
 #include "report/trace_csv.hpp"
+#include "sampling/sampler_config.hpp"
 #include "sim/simulation.hpp"
 #include "workload/stop_signals.hpp"
 
@@ -22,13 +24,14 @@ namespace wattwise::cli {
 namespace {
 
 struct MeasureFlags {
-  std::string gpus;
-  double interval_ms = 20;
-  std::optional<double> counter_interval_ms;
+  std::string gpus = "all";
+  // Durations are text, read by parse_duration (one parser for every duration flag).
+  std::string interval_ms = "20";
+  std::optional<std::string> counter_interval_ms;  // absent: the default
   std::string trace;
   std::string json;
-  double timeout_s = 0;
-  std::optional<std::size_t> job_gpus;
+  std::optional<std::string> timeout_s;  // absent: no time-out
+  std::optional<std::string> job_gpus;   // absent: every measured GPU
   std::string simulate;
   sim::SimulationOptions sim;
   std::vector<std::string> command;
@@ -37,6 +40,28 @@ struct MeasureFlags {
 std::string phases_path(const std::string& trace) {
   std::filesystem::path p(trace);
   return (p.parent_path() / (p.stem().string() + ".phases.csv")).string();
+}
+
+// The periods and time-out from the duration flags; bad values are usage errors before anything starts.
+measure::MeasureOptions measure_options(const MeasureFlags& flags) {
+  measure::MeasureOptions options;
+  options.sampler.fast_period = parse_duration("--interval", flags.interval_ms, DurationUnit::kMilliseconds,
+                                               kMinIntervalMs, kMaxIntervalMs);
+  if (flags.counter_interval_ms)
+    options.sampler.counter_period =
+        parse_duration("--counter-interval", *flags.counter_interval_ms, DurationUnit::kMilliseconds,
+                       kMinIntervalMs, kMaxIntervalMs);
+  if (flags.timeout_s)
+    options.timeout =
+        parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
+  return options;
+}
+
+// Once the GPUs are known: --job-gpus within them, and the sampling periods the sampler would refuse later.
+void check_gpu_counts(const MeasureFlags& flags, measure::MeasureOptions& options) {
+  const std::size_t measured = options.gpu_positions.size();
+  if (flags.job_gpus) options.job_gpu_count = parse_count("--job-gpus", *flags.job_gpus, 1, measured);
+  sampling::resolve_periods(options.sampler, measured);
 }
 
 int run_measure(const MeasureFlags& flags) {
@@ -57,21 +82,18 @@ int run_measure(const MeasureFlags& flags) {
   }
   if (!flags.json.empty()) json.emplace(flags.json);
 
-  measure::MeasureOptions options;
-  options.sampler.fast_period = from_seconds(flags.interval_ms / 1000.0);
-  if (flags.counter_interval_ms)
-    options.sampler.counter_period = from_seconds(*flags.counter_interval_ms / 1000.0);
-  if (flags.timeout_s > 0) options.timeout = from_seconds(flags.timeout_s);
-  options.job_gpu_count = flags.job_gpus;
+  measure::MeasureOptions options = measure_options(flags);
 
   measure::Measurement m;
   if (!flags.simulate.empty()) {
     auto simulation = sim::make_simulation(flags.simulate, flags.sim);
     options.gpu_positions = select_gpus(*simulation.system, flags.gpus);
+    check_gpu_counts(flags, options);
     m = measure::measure_simulated(simulation, options);
   } else {
     auto system = open_real_gpus();
     options.gpu_positions = select_gpus(*system, flags.gpus);
+    check_gpu_counts(flags, options);
     m = measure::measure_command(*system, flags.command, options);
   }
 
@@ -112,16 +134,17 @@ void add_simulation_flags(CLI::App& app, sim::SimulationOptions& options,
 CommandRun add_measure_command(CLI::App& app) {
   auto flags = std::make_shared<MeasureFlags>();
   app.add_option("--gpus", flags->gpus, "GPUs to measure: indices or UUIDs, comma separated (default: all)");
-  app.add_option("--interval", flags->interval_ms, "period of power and telemetry readings, ms (min 1)")
+  app.add_option("--interval", flags->interval_ms, "period of power and telemetry readings, ms, 1 to 10000")
       ->capture_default_str();
   app.add_option("--counter-interval", flags->counter_interval_ms,
-                 "period of energy-counter reads per GPU, ms (default max(10, 3 x GPUs))");
+                 "period of energy-counter reads per GPU, ms, 3 x GPUs to 10000 (default max(10, 3 x GPUs))");
   app.add_option("--trace", flags->trace, "write every reading to this CSV (phases beside it)");
   app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
   app.add_option("--timeout", flags->timeout_s,
-                 "stop the job after this many seconds (SIGTERM, then SIGKILL)");
-  app.add_option("--job-gpus", flags->job_gpus,
-                 "the job uses the first N measured GPUs; the others are reported as idle");
+                 "stop the job after this many seconds, 0.001 to 31622400 (SIGTERM, then SIGKILL)");
+  app.add_option(
+      "--job-gpus", flags->job_gpus,
+      "the job uses the first N measured GPUs (1 to their count); the others are reported as idle");
   app.add_option("--simulate", flags->simulate, "measure a simulated job instead, e.g. v100:resnet50");
   add_simulation_flags(app, flags->sim, "simulated job: mark only the first N iterations of each epoch");
   app.add_option("--seed", flags->sim.seed, "simulated job: noise seed");

@@ -18,6 +18,12 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     return;
   }
   const std::filesystem::path target(path);
+  // The file is written beside the target and renamed onto it at the end: a directory there would only
+  // fail at that rename, after the work.
+  std::error_code ignored;
+  if (path.empty() || std::filesystem::is_directory(target, ignored))
+    throw usage_error(fmt::format("output '{}' is a directory: give the path of a file in it (e.g. {}/out)",
+                                  path, path.empty() ? "." : path));
   temporary_ = target;
   temporary_ += fmt::format(".tmp-{}", getpid());
   file_.open(temporary_, std::ios::out | std::ios::trunc);

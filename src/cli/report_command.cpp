@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -22,6 +23,9 @@ struct ReportFlags {
 
 int run_report(const ReportFlags& flags) {
   const auto format = report::html::parse_report_format(flags.format);
+  std::error_code ignored;
+  if (std::filesystem::is_directory(flags.input, ignored))
+    throw usage_error(fmt::format("'{}' is a directory: give a sweep database or a trace CSV", flags.input));
   // An HTML page on a terminal helps nobody: ask for a file, but let tables go to stdout.
   std::string output = flags.output;
   if (output.empty()) {

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,7 @@
 #include "analysis/reference.hpp"
 #include "analysis/runs_csv.hpp"
 #include "cli/commands.hpp"
+#include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "core/error.hpp"
@@ -25,12 +28,14 @@
 #include "experiment/simulated_runs.hpp"
 #include "measure/session.hpp"
 #include "measure/simulated_session.hpp"
+#include "plan/validate.hpp"
 #include "report/analysis_report.hpp"
 #include "report/trace_csv.hpp"
 #include "safety/dry_run.hpp"
 #include "safety/read_only_gpu.hpp"
 #include "safety/settings_guard.hpp"
 #include "safety/state_dir.hpp"
+#include "sampling/sampler_config.hpp"
 #include "sim/simulation.hpp"
 #include "store/durable_file.hpp"
 
@@ -39,7 +44,8 @@ namespace wattwise::cli {
 namespace {
 
 struct SweepFlags {
-  std::string power_limit, sm_clock, mem_clock;
+  // Absent: the knob is not swept. Given (even as ""), it must be valid.
+  std::optional<std::string> power_limit, sm_clock, mem_clock;
   std::vector<std::string> params;
   unsigned repeat = 1;
   std::string order = "ascending";
@@ -53,12 +59,12 @@ struct SweepFlags {
   bool allow_mixed_results = false;
   bool dry_run = false;
   unsigned max_failures = 3;
-  std::string gpus;
-  double interval_ms = 20;
+  std::string gpus = "all";
+  std::string interval_ms = "20";  // parsed by parse_duration, like every duration flag
   CLI::Option* interval_option = nullptr;
-  double timeout_s = 0;
+  std::optional<std::string> timeout_s;  // absent: no time-out
   std::string trace_dir;
-  std::string job_gpus;  // may name a job knob: "{gpus}"
+  std::optional<std::string> job_gpus;  // may name a job knob: "{gpus}"
   bool read_only = false;
   std::string simulate;
   sim::SimulationOptions sim;
@@ -74,16 +80,19 @@ constexpr std::int64_t kSimulatedIterationMarkers = 8;
 constexpr int kSimulatedIntervalMs = 100;
 
 // --job-gpus N or --job-gpus {gpus}: how many of the measured GPUs this run's job uses (the rest are idle).
-std::size_t job_gpu_count(const std::string& spec, const std::map<std::string, std::string>& params) {
+// Checked for every run before the first one (validate_sweep_flags), so it cannot fail half-way.
+std::size_t job_gpu_count(const std::string& spec, const std::map<std::string, std::string>& params,
+                          std::size_t measured_gpus) {
   const auto text = plan::substitute_params({spec}, params).front();
+  if (text == spec) return parse_count("--job-gpus", text, 1, measured_gpus);
   try {
-    std::size_t used = 0;
-    const auto n = std::stoul(text, &used);
-    if (used == text.size() && n > 0) return n;
-  } catch (const std::exception&) {
+    return parse_count("--job-gpus", text, 1, measured_gpus);
+  } catch (const Error&) {
+    throw usage_error(
+        fmt::format("--job-gpus {} gives '{}' in a run: each value must be a whole number from 1 "
+                    "to {} (the GPUs measured)",
+                    spec, text, measured_gpus));
   }
-  throw usage_error(
-      fmt::format("--job-gpus '{}' gives '{}': it must be a positive number of GPUs", spec, text));
 }
 
 std::string default_db_path() {
@@ -97,9 +106,9 @@ std::string default_db_path() {
 
 plan::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::size_t first_gpu) {
   plan::PlanSpec spec;
-  if (!flags.power_limit.empty()) spec.knobs.push_back(plan::parse_power_limit_knob(flags.power_limit));
-  if (!flags.sm_clock.empty()) {
-    auto knob = plan::parse_clock_knob(plan::kSmClockKnob, flags.sm_clock);
+  if (flags.power_limit) spec.knobs.push_back(plan::parse_power_limit_knob(*flags.power_limit));
+  if (flags.sm_clock) {
+    auto knob = plan::parse_clock_knob(plan::kSmClockKnob, *flags.sm_clock);
     if (knob.from_supported_clocks) {
       hw::Gpu& gpu = system.gpu(first_gpu);
       const auto mems = gpu.supported_mem_clocks_mhz();
@@ -109,8 +118,8 @@ plan::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::si
     }
     spec.knobs.push_back(knob);
   }
-  if (!flags.mem_clock.empty()) {
-    auto knob = plan::parse_clock_knob(plan::kMemClockKnob, flags.mem_clock);
+  if (flags.mem_clock) {
+    auto knob = plan::parse_clock_knob(plan::kMemClockKnob, *flags.mem_clock);
     if (knob.from_supported_clocks)
       knob = plan::resolve_supported_clocks(knob, system.gpu(first_gpu).supported_mem_clocks_mhz());
     spec.knobs.push_back(knob);
@@ -187,14 +196,23 @@ experiment::RunExtrasFn trace_writer(const std::filesystem::path& dir) {
   };
 }
 
+// A stored option as the text the flag would have been given: absent for null, numbers (older stores) as
+// their text, so that every value goes through the flag's own parser again.
+std::optional<std::string> stored_text(const nlohmann::json& options, const char* name) {
+  if (!options.contains(name) || options.at(name).is_null()) return std::nullopt;
+  const auto& value = options.at(name);
+  if (value.is_string()) return value.get<std::string>();
+  return value.dump();
+}
+
 // What `sweep --resume --db X` alone needs besides the plan and the command: the other options as given.
 nlohmann::json sweep_options_json(const SweepFlags& flags) {
   nlohmann::json json = {
       {"gpus", flags.gpus},
-      {"timeout_s", flags.timeout_s},
+      {"timeout_s", flags.timeout_s ? nlohmann::json(*flags.timeout_s) : nlohmann::json()},
       {"trace_dir",
        flags.trace_dir.empty() ? std::string() : std::filesystem::absolute(flags.trace_dir).string()},
-      {"job_gpus", flags.job_gpus},
+      {"job_gpus", flags.job_gpus ? nlohmann::json(*flags.job_gpus) : nlohmann::json()},
       {"max_failures", flags.max_failures},
       {"read_only", flags.read_only},
       {"simulate", flags.simulate}};
@@ -239,13 +257,13 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     flags.command = argv.get<std::vector<std::string>>();
     flags.simulate = options.value("simulate", std::string());
     if (!given("--gpus")) flags.gpus = options.value("gpus", std::string());
-    if (!given("--timeout")) flags.timeout_s = options.value("timeout_s", 0.0);
+    if (!given("--timeout")) flags.timeout_s = stored_text(options, "timeout_s");
     if (!given("--trace-dir")) flags.trace_dir = options.value("trace_dir", std::string());
-    if (!given("--job-gpus")) flags.job_gpus = options.value("job_gpus", std::string());
+    if (!given("--job-gpus")) flags.job_gpus = stored_text(options, "job_gpus");
     if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
     if (!given("--read-only")) flags.read_only = options.value("read_only", false);
     if (!given("--interval") && options.contains("interval_ms")) {
-      flags.interval_ms = options.at("interval_ms").get<double>();
+      flags.interval_ms = *stored_text(options, "interval_ms");
       flags.interval_from_db = true;
     }
     if (!given("--cooldown") && options.contains("cooldown")) {
@@ -275,6 +293,18 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
   return plan_json;
 }
 
+// --trace-dir is made now, so a path that cannot hold the traces fails before the first run.
+void check_trace_dir(const std::filesystem::path& dir) {
+  std::error_code error;
+  if (std::filesystem::exists(dir, error) && !std::filesystem::is_directory(dir, error))
+    throw usage_error(fmt::format("--trace-dir {} is not a directory: give a directory", dir.string()));
+  std::filesystem::create_directories(dir, error);
+  if (error || ::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw environment_error(
+        fmt::format("--trace-dir {}: cannot write there ({}): choose a writable directory", dir.string(),
+                    error ? error.message() : std::string(std::strerror(errno))));
+}
+
 void print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference) {
   try {
     const auto store = store::ResultsStore::open_read_only(db);
@@ -286,6 +316,53 @@ void print_analysis(const std::string& db, const std::optional<analysis::Setting
   } catch (const Error& e) {
     std::cout << fmt::format("no analysis: {}\n", e.what());
   }
+}
+
+// The sampling periods and time-out of every run, from the duration flags (one parser for all of them).
+measure::MeasureOptions sampling_options(const SweepFlags& flags, bool simulated,
+                                         const std::vector<std::size_t>& gpu_indices) {
+  measure::MeasureOptions measure_options;
+  measure_options.gpu_positions = gpu_indices;
+  measure_options.sampler.fast_period = parse_duration(
+      "--interval", flags.interval_ms, DurationUnit::kMilliseconds, kMinIntervalMs, kMaxIntervalMs);
+  if (simulated && flags.interval_option->count() == 0 && !flags.interval_from_db) {
+    // The simulated GPU's counter and instantaneous power change every 100 ms and its 20 ms power samples
+    // are buffered (each tick drains them all), so 100 ms ticks lose nothing and make a sweep faster.
+    measure_options.sampler.fast_period = std::chrono::milliseconds(kSimulatedIntervalMs);
+    measure_options.sampler.counter_period = std::chrono::milliseconds(kSimulatedIntervalMs);
+  }
+  if (flags.timeout_s)
+    measure_options.timeout =
+        parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
+  // The sampler refuses bad periods itself, but only when the first run starts: ask it now.
+  sampling::resolve_periods(measure_options.sampler, gpu_indices.size());
+  return measure_options;
+}
+
+// Everything about the flags that can be wrong, checked before any setting changes and any job runs
+// (docs/sweep.md "What is checked before the first run"). The GPU's limits and permissions are checked by
+// the runner (safety::validate_hardware_settings) before it locks the GPUs.
+void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::GpuSystem& system,
+                          const std::vector<std::size_t>& gpu_indices) {
+  if (!flags.cooldown.empty())
+    parse_duration("--cooldown", flags.cooldown, DurationUnit::kSeconds, kMinCooldownS, kMaxCooldownS);
+  plan::check_placeholders(flags.command, plan.spec, "the command");
+  if (flags.job_gpus) plan::check_placeholders({*flags.job_gpus}, plan.spec, "--job-gpus");
+  plan::check_numeric_job_knobs(plan.spec);
+  if (!flags.reference.empty())
+    plan::check_reference(analysis::parse_setting_spec(flags.reference), plan.spec);
+  if (flags.job_gpus)
+    for (const auto& run : plan.runs) job_gpu_count(*flags.job_gpus, run.params, gpu_indices.size());
+  for (std::size_t index : gpu_indices) {
+    hw::Gpu& gpu = system.gpu(index);
+    plan::SupportedClocks clocks;
+    clocks.gpu = fmt::format("GPU {} ({})", gpu.identity().index, gpu.identity().uuid);
+    clocks.mem_mhz = gpu.supported_mem_clocks_mhz();
+    for (unsigned mem : clocks.mem_mhz)
+      for (unsigned sm : gpu.supported_sm_clocks_mhz(mem)) clocks.sm_mhz.push_back(sm);
+    plan::check_clocks(plan, clocks);
+  }
+  if (!flags.trace_dir.empty() && !flags.dry_run) check_trace_dir(flags.trace_dir);
 }
 
 // A private state directory for a simulated sweep: its journal and locks name simulated GPUs, which must
@@ -341,6 +418,8 @@ int run_sweep_command(SweepFlags flags) {
         throw usage_error(
             "--read-only sweeps job knobs only: drop --power-limit, --sm-clock and --mem-clock");
   }
+  measure::MeasureOptions measure_options = sampling_options(flags, simulated, options.gpu_indices);
+  validate_sweep_flags(flags, options.plan, system, options.gpu_indices);
   if (flags.dry_run) {
     safety::validate_hardware_settings(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
     std::cout << safety::describe_dry_run(system, options.gpu_indices, options.plan);
@@ -367,21 +446,13 @@ int run_sweep_command(SweepFlags flags) {
   options.max_failures = flags.max_failures;
   if (flags.cooldown_option->count() > 0 || flags.cooldown_from_db) {
     experiment::CooldownOptions cooldown;
-    const double max_s = flags.cooldown.empty() ? kDefaultCooldownMaxS : std::stod(flags.cooldown);
-    cooldown.max_wait = from_seconds(max_s);
+    cooldown.max_wait = flags.cooldown.empty()
+                            ? from_seconds(kDefaultCooldownMaxS)
+                            : parse_duration("--cooldown", flags.cooldown, DurationUnit::kSeconds,
+                                             kMinCooldownS, kMaxCooldownS);
     options.cooldown = cooldown;
   }
-  if (!flags.trace_dir.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(flags.trace_dir, error);
-    if (error) {
-      throw environment_error(
-          fmt::format("cannot create the trace directory {} ({}): give a writable "
-                      "--trace-dir",
-                      flags.trace_dir, error.message()));
-    }
-    options.keep_extras = trace_writer(flags.trace_dir);
-  }
+  if (!flags.trace_dir.empty()) options.keep_extras = trace_writer(flags.trace_dir);
   std::optional<PrivateStateDir> private_state;
   if (simulated) {
     private_state.emplace();
@@ -392,17 +463,6 @@ int run_sweep_command(SweepFlags flags) {
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   options.progress = &progress;
-
-  measure::MeasureOptions measure_options;
-  measure_options.gpu_positions = options.gpu_indices;
-  measure_options.sampler.fast_period = from_seconds(flags.interval_ms / 1000.0);
-  if (simulated && flags.interval_option->count() == 0 && !flags.interval_from_db) {
-    // The simulated GPU's counter and instantaneous power change every 100 ms and its 20 ms power samples
-    // are buffered (each tick drains them all), so 100 ms ticks lose nothing and make a sweep faster.
-    measure_options.sampler.fast_period = std::chrono::milliseconds(kSimulatedIntervalMs);
-    measure_options.sampler.counter_period = std::chrono::milliseconds(kSimulatedIntervalMs);
-  }
-  if (flags.timeout_s > 0) measure_options.timeout = from_seconds(flags.timeout_s);
 
   experiment::MeasureRunFn measure_run;
   std::unique_ptr<Clock> monotonic;
@@ -417,7 +477,8 @@ int run_sweep_command(SweepFlags flags) {
       measure::MeasureOptions per_run = measure_options;
       for (const auto& [name, value] : plan::param_environment(run.params))
         per_run.extra_environment[name] = value;
-      if (!flags.job_gpus.empty()) per_run.job_gpu_count = job_gpu_count(flags.job_gpus, run.params);
+      if (flags.job_gpus)
+        per_run.job_gpu_count = job_gpu_count(*flags.job_gpus, run.params, options.gpu_indices.size());
       return measure::measure_command(system, plan::substitute_params(flags.command, run.params), per_run);
     };
   }
@@ -453,7 +514,7 @@ CommandRun add_sweep_command(CLI::App& app) {
       app.add_option(
              "--cooldown", flags->cooldown,
              "after each run wait until power is within 5% of idle and temperature changed < 1 C over "
-             "5 s, at most MAX_S seconds (default 60)")
+             "5 s, at most MAX_S seconds, 0 to 86400 (default 60)")
           ->expected(0, 1);
   app.add_option("--reference", flags->reference,
                  "the reference setting of the analysis, e.g. power_limit_w=300");
@@ -471,8 +532,9 @@ CommandRun add_sweep_command(CLI::App& app) {
                  "GPUs to set and measure: indices or UUIDs, comma separated (default: all)");
   flags->interval_option =
       app.add_option("--interval", flags->interval_ms,
-                     "period of power and telemetry readings, ms (default 20; simulated: 100)");
-  app.add_option("--timeout", flags->timeout_s, "stop a run's job after this many seconds (the run fails)");
+                     "period of power and telemetry readings, ms, 1 to 10000 (default 20; simulated: 100)");
+  app.add_option("--timeout", flags->timeout_s,
+                 "stop a run's job after this many seconds, 0.001 to 31622400 (the run fails)");
   app.add_option(
       "--job-gpus", flags->job_gpus,
       "the job uses the first N measured GPUs (e.g. {gpus} for a job knob); the rest are reported idle");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <set>
 
@@ -70,6 +71,44 @@ std::optional<std::vector<std::string>> expand_numeric(std::string_view spec, bo
   return values;
 }
 
+// Printable text: valid UTF-8 without control characters, so a value can be shown, stored as JSON and
+// passed in an argv without surprises.
+bool is_printable_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7F) return false;
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    std::uint32_t code = 0;
+    if ((c & 0xE0) == 0xC0) {
+      length = 2;
+      code = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      length = 3;
+      code = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      length = 4;
+      code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    const std::uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < smallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    if (code >= 0x80 && code < 0xA0) return false;  // C1 control characters
+    i += length;
+  }
+  return true;
+}
+
 bool is_identifier(std::string_view name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
   return std::all_of(name.begin(), name.end(),
@@ -87,7 +126,11 @@ double knob_number(const std::string& knob_name, const std::string& value) {
 
 Knob parse_power_limit_knob(std::string_view spec) {
   auto values = expand_numeric(spec, false);
-  if (!values || std::any_of(values->begin(), values->end(), [](auto& v) { return std::stod(v) <= 0; })) {
+  const auto out_of_range = [](const std::string& v) {
+    const auto w = parse_number(v);
+    return !w || *w <= 0 || *w > kMaxPowerLimitW;
+  };
+  if (!values || std::any_of(values->begin(), values->end(), out_of_range)) {
     throw usage_error(fmt::format(
         "--power-limit '{}' is not valid: give watts as a range START:STOP:STEP (e.g. 150:300:5) or a list "
         "(e.g. 150,200,250)",
@@ -105,7 +148,11 @@ Knob parse_clock_knob(std::string_view knob_name, std::string_view spec) {
   const char* flag = sm ? "--sm-clock" : "--mem-clock";
   if (spec == "supported") return Knob{std::string(knob_name), KnobKind::kHardware, {}, true};
   auto values = expand_numeric(spec, true);
-  if (!values || std::any_of(values->begin(), values->end(), [](auto& v) { return v == "0"; })) {
+  const auto out_of_range = [](const std::string& v) {
+    const auto mhz = parse_number(v);
+    return !mhz || *mhz <= 0 || *mhz > kMaxClockMhz;
+  };
+  if (!values || std::any_of(values->begin(), values->end(), out_of_range)) {
     throw usage_error(fmt::format(
         "{} '{}' is not valid: give whole MHz as a range START:STOP:STEP (e.g. 1000:1980:90), a list "
         "(e.g. 1410,1755) or 'supported'",
@@ -138,6 +185,7 @@ Knob parse_job_knob(std::string_view spec) {
   } else {
     for (std::string_view part : split(list, ',')) {
       if (part.empty()) throw usage("empty value");
+      if (!is_printable_utf8(part)) throw usage("a value has a control character or is not UTF-8");
       values.emplace_back(part);
     }
   }

@@ -14,6 +14,10 @@ inline constexpr std::string_view kPowerLimitKnob = "power_limit_w";
 inline constexpr std::string_view kSmClockKnob = "sm_clock_mhz";
 inline constexpr std::string_view kMemClockKnob = "mem_clock_mhz";
 
+// Values beyond any GPU: a larger one is a typo, refused by the parsers (and never cast out of range).
+inline constexpr double kMaxPowerLimitW = 100'000;
+inline constexpr unsigned kMaxClockMhz = 100'000;
+
 // One knob and the values a plan sweeps it over. Values are kept as the text that is substituted into
 // the command ("64", "150", "232.5"), so a job knob can be any word; hardware knobs hold numbers.
 struct Knob {

@@ -16,7 +16,8 @@ std::optional<double> as_number(const std::string& text) {
   try {
     std::size_t used = 0;
     double value = std::stod(text, &used);
-    if (used == text.size()) return value;
+    // nan would break the sort's ordering (nan < x and x < nan are both false).
+    if (used == text.size() && std::isfinite(value)) return value;
   } catch (const std::exception&) {
   }
   return std::nullopt;
@@ -31,12 +32,21 @@ bool value_less(const std::string& a, const std::string& b) {
   return a < b;
 }
 
+// A clock in whole MHz; checked before the cast, which is undefined for values an unsigned cannot hold.
+unsigned clock_mhz(const KnobSetting& s) {
+  const double mhz = knob_number(s.knob, s.value);
+  if (!(mhz >= 0 && mhz <= kMaxClockMhz) || mhz != std::floor(mhz))
+    throw usage_error(
+        fmt::format("knob {} has value '{}': give whole MHz from 0 to {}", s.knob, s.value, kMaxClockMhz));
+  return static_cast<unsigned>(mhz);
+}
+
 HardwareSettings hardware_of(const std::vector<KnobSetting>& settings) {
   HardwareSettings hardware;
   for (const auto& s : settings) {
     if (s.knob == kPowerLimitKnob) hardware.power_limit_w = knob_number(s.knob, s.value);
-    if (s.knob == kSmClockKnob) hardware.sm_clock_mhz = static_cast<unsigned>(knob_number(s.knob, s.value));
-    if (s.knob == kMemClockKnob) hardware.mem_clock_mhz = static_cast<unsigned>(knob_number(s.knob, s.value));
+    if (s.knob == kSmClockKnob) hardware.sm_clock_mhz = clock_mhz(s);
+    if (s.knob == kMemClockKnob) hardware.mem_clock_mhz = clock_mhz(s);
   }
   return hardware;
 }
@@ -85,6 +95,13 @@ void check_spec(const PlanSpec& spec) {
       }
     }
   }
+  // The plan is built in memory before the first run: refuse a size no sweep could finish.
+  double runs = static_cast<double>(spec.repeats) + 0.0;
+  for (const Knob& knob : spec.knobs) runs *= static_cast<double>(knob.values.size());
+  runs += spec.warmup_runs;
+  if (runs > static_cast<double>(kMaxPlanRuns))
+    throw usage_error(fmt::format("the plan has {:.0f} runs, more than {}: sweep fewer values or repeats",
+                                  runs, kMaxPlanRuns));
 }
 
 }  // namespace
@@ -181,29 +198,66 @@ PlanSpec plan_spec_from_json(const nlohmann::json& json) {
   }
 }
 
+std::vector<CommandPiece> command_pieces(const std::string& arg) {
+  std::vector<CommandPiece> pieces;
+  auto literal = [&](std::string_view text) {
+    if (pieces.empty() || pieces.back().is_placeholder) pieces.push_back({});
+    pieces.back().text += text;
+  };
+  auto identifier_end = [&](std::size_t from) {
+    std::size_t end = from;
+    while (end < arg.size() && (std::isalnum(static_cast<unsigned char>(arg[end])) || arg[end] == '_')) ++end;
+    const bool starts_well = end > from && !std::isdigit(static_cast<unsigned char>(arg[from]));
+    return starts_well ? end : from;
+  };
+  std::size_t pos = 0;
+  while (pos < arg.size()) {
+    if (arg[pos] != '{') {
+      literal(std::string_view(arg).substr(pos, 1));
+      ++pos;
+      continue;
+    }
+    // {{name}}: the literal text {name}.
+    if (pos + 1 < arg.size() && arg[pos + 1] == '{') {
+      const std::size_t end = identifier_end(pos + 2);
+      if (end > pos + 2 && arg.compare(end, 2, "}}") == 0) {
+        literal(std::string_view(arg).substr(pos + 1, end - pos));
+        pos = end + 2;
+        continue;
+      }
+    }
+    // {name}: a placeholder; ${name} keeps the '$' beside it so callers can tell a shell variable.
+    const std::size_t end = identifier_end(pos + 1);
+    if (end > pos + 1 && end < arg.size() && arg[end] == '}') {
+      CommandPiece piece;
+      piece.is_placeholder = true;
+      piece.text = arg.substr(pos + 1, end - pos - 1);
+      piece.after_dollar = pos > 0 && arg[pos - 1] == '$';
+      pieces.push_back(std::move(piece));
+      pos = end + 1;
+      continue;
+    }
+    literal("{");  // any other brace is the job's own
+    ++pos;
+  }
+  return pieces;
+}
+
 std::vector<std::string> substitute_params(const std::vector<std::string>& argv,
                                            const std::map<std::string, std::string>& params) {
   std::vector<std::string> result;
   result.reserve(argv.size());
   for (const std::string& arg : argv) {
     std::string out;
-    std::size_t pos = 0;
-    while (pos < arg.size()) {
-      const std::size_t open = arg.find('{', pos);
-      if (open == std::string::npos) break;
-      const std::size_t close = arg.find('}', open + 1);
-      if (close == std::string::npos) break;
-      auto it = params.find(arg.substr(open + 1, close - open - 1));
-      if (it == params.end()) {
-        out.append(arg, pos, open + 1 - pos);  // keep the '{' and look for the next placeholder after it
-        pos = open + 1;
-        continue;
+    for (const auto& piece : command_pieces(arg)) {
+      if (!piece.is_placeholder) {
+        out += piece.text;
+      } else if (auto it = params.find(piece.text); it != params.end()) {
+        out += it->second;
+      } else {
+        out += "{" + piece.text + "}";  // not a knob: check_placeholders refuses it before any run
       }
-      out.append(arg, pos, open - pos);
-      out += it->second;
-      pos = close + 1;
     }
-    out.append(arg, pos, std::string::npos);
     result.push_back(std::move(out));
   }
   return result;

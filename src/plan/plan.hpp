@@ -21,6 +21,9 @@ enum class RunOrder { kAscending, kDescending, kRandom };
 RunOrder parse_run_order(std::string_view text);  // "ascending", "descending", "random"
 std::string_view to_string(RunOrder order);
 
+// A plan larger than this is a typo (each run is a whole job); make_plan refuses it (usage_error).
+inline constexpr std::size_t kMaxPlanRuns = 100'000;
+
 struct PlanSpec {
   std::vector<Knob> knobs;  // `supported` clock knobs must be resolved first
   unsigned repeats = 1;
@@ -76,10 +79,22 @@ nlohmann::json plan_spec_to_json(const PlanSpec& spec);
 // Keys other than the spec's (e.g. "reference") are ignored.
 PlanSpec plan_spec_from_json(const nlohmann::json& json);
 
-// Replaces `{name}` in each argument by the run's value of knob `name`. Unknown `{...}` are left alone
-// (they may be the job's own braces). The result is an argv: no shell ever sees it.
+// The job's command is an argv, never seen by a shell. In each argument:
+//   {name}     (name: letters, digits, '_', not starting with a digit) is the run's value of knob `name`;
+//   {{name}}   is the literal text {name};
+//   any other brace ({}, {"a": 1}, {0}) is literal.
+// substitute_params leaves a `{name}` that is not a knob as it is; plan::check_placeholders (validate.hpp)
+// refuses such a command before anything runs, except `${name}`, which is left to the job's shell.
 std::vector<std::string> substitute_params(const std::vector<std::string>& argv,
                                            const std::map<std::string, std::string>& params);
+
+// One argument cut into literal text and placeholders, by the rules above.
+struct CommandPiece {
+  std::string text;  // the literal text, or the placeholder's name
+  bool is_placeholder = false;
+  bool after_dollar = false;  // a placeholder written ${name}
+};
+std::vector<CommandPiece> command_pieces(const std::string& arg);
 
 // WATTWISE_PARAM_<NAME uppercased>=value for each knob of the run.
 std::vector<std::pair<std::string, std::string>> param_environment(

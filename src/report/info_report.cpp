@@ -52,9 +52,31 @@ std::string clocks_text(const std::vector<unsigned>& clocks) {
   return fmt::format("{} values, {}..{} MHz", clocks.size(), *lo, *hi);
 }
 
+// "yes", "no" or "unknown until tried", with the reason; nullopt in `allowed` is the unknown.
+struct SettingPermission {
+  std::optional<bool> allowed;
+  std::string text;
+};
+
+SettingPermission setting_permission(const hw::Capabilities& caps, const std::optional<SetProbe>& probe) {
+  if (!caps.power_limit_set || !caps.sm_clock_lock)
+    return {false, caps.set_permission_note.empty() ? "no" : "no (" + caps.set_permission_note + ")"};
+  if (!probe)
+    return {std::nullopt,
+            "unknown until tried: the driver has the calls and this is root, but a container or an "
+            "administrator setting can still refuse them (`wattwise info --probe` asks the driver)"};
+  if (!probe->allowed) return {std::nullopt, "unknown until tried: " + probe->note};
+  if (*probe->allowed) return {true, "yes (the driver accepted the current power limit)"};
+  return {false, "no (the driver refused to set the current power limit: " + probe->note + ")"};
+}
+
+std::optional<SetProbe> probe_of(const std::vector<std::optional<SetProbe>>& probes, std::size_t i) {
+  return i < probes.size() ? probes[i] : std::nullopt;
+}
+
 }  // namespace
 
-std::string info_text(hw::GpuSystem& system) {
+std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes) {
   std::string out = fmt::format("wattwise {}  backend {}  driver {}  GPUs {}\n\n", kVersion, system.backend(),
                                 system.driver_version(), system.count());
   Table table({"GPU", "name", "power limit min / default / current / max", "enforced", "memory clocks"});
@@ -86,16 +108,12 @@ std::string info_text(hw::GpuSystem& system) {
     const auto missing = flags_text(caps, kReadings, false);
     if (missing != "none") out += fmt::format("  not available: {}\n", missing);
     out += fmt::format("  controls:     {}\n", flags_text(caps, kControls, true));
-    if (!caps.power_limit_set || !caps.sm_clock_lock)
-      out += fmt::format("  may change settings: no{}\n",
-                         caps.set_permission_note.empty() ? "" : " (" + caps.set_permission_note + ")");
-    else
-      out += "  may change settings: yes\n";
+    out += fmt::format("  may change settings: {}\n", setting_permission(caps, probe_of(probes, i)).text);
   }
   return out;
 }
 
-nlohmann::json info_json(hw::GpuSystem& system) {
+nlohmann::json info_json(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes) {
   using nlohmann::json;
   json j{{"tool", "wattwise"},
          {"version", kVersion},
@@ -126,8 +144,10 @@ nlohmann::json info_json(hw::GpuSystem& system) {
     for (const auto& f : kControls) controls[f.name] = caps.*f.flag;
     g["readings"] = readings;
     g["controls"] = controls;
-    g["may_change_settings"] = caps.power_limit_set;
-    g["permission_note"] = caps.set_permission_note;
+    // true, false, or null: unknown until tried (see info_text).
+    const auto permission = setting_permission(caps, probe_of(probes, i));
+    g["may_change_settings"] = permission.allowed ? json(*permission.allowed) : json(nullptr);
+    g["permission_note"] = permission.allowed == true ? std::string() : permission.text;
     j["gpus"].push_back(g);
   }
   return j;

@@ -99,5 +99,41 @@ TEST(RunsCsv, MissingFileIsAnEnvironmentError) {
   }
 }
 
+// Excel writes a UTF-8 byte order mark before the header; the first column must still read as its name.
+TEST(RunsCsv, ByteOrderMarkBeforeTheHeaderIsIgnored) {
+  const auto runs = parse("\xEF\xBB\xBFtime_s,energy_j,power_limit_w\n1,100,200\n");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_DOUBLE_EQ(runs[0].time_s, 1);
+  EXPECT_EQ(runs[0].setting, (Setting{{"power_limit_w", 200}}));
+}
+
+TEST(RunsCsv, NanInfAndNegativeValuesNameTheRowAndColumn) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"power_limit_w,time_s,energy_j\n150,1,2\n155,nan,2\n", "time_s"},
+      {"power_limit_w,time_s,energy_j\n150,1,2\n155,inf,2\n", "time_s"},
+      {"power_limit_w,time_s,energy_j\n150,1,2\n155,-1,2\n", "time_s"},
+      {"power_limit_w,time_s,energy_j\n150,1,2\n155,1,-2\n", "energy_j"},
+      {"power_limit_w,time_s,energy_j\n150,1,2\nnan,1,2\n", "power_limit_w"},
+      {"power_limit_w,time_s,energy_j,work\n150,1,2,1\n155,1,2,-5\n", "work"},
+      {"power_limit_w,time_s,energy_j,repeat\n150,1,2,1\n155,1,2,1e300\n", "repeat"},
+      {"power_limit_w,time_s,energy_j,repeat\n150,1,2,1\n155,1,2,0.5\n", "repeat"},
+  };
+  for (const auto& [text, column] : cases) {
+    const std::string message = error_for(text);
+    EXPECT_NE(message.find("runs.csv:3"), std::string::npos) << message;
+    EXPECT_NE(message.find("'" + column + "'"), std::string::npos) << message;
+  }
+}
+
+TEST(RunsCsv, DirectoryIsAUsageErrorThatSaysSo) {
+  try {
+    read_runs_csv("/tmp");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace wattwise::analysis

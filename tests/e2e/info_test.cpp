@@ -1,6 +1,8 @@
 // `wattwise info` against two fake GPUs: identity, limits and unsupported readings, as text and JSON.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <sstream>
 
 #include "e2e_fixture.hpp"
@@ -93,6 +95,49 @@ TEST_F(InfoTest, UnsupportedReadingsShowAsNotAvailableNeverZero) {
   EXPECT_FALSE(j["gpus"][1].at("controls").at("power_limit_read").get<bool>());
   EXPECT_TRUE(j["gpus"][0].at("readings").at("temperature").get<bool>());
   EXPECT_DOUBLE_EQ(j["gpus"][0].at("power_limit_w").at("current"), 600);
+}
+
+// Before: "may change settings: yes" for root whatever the driver would answer, though in a container or
+// under an administrator's setting it refuses every set call. Without asking, the answer is not known.
+TEST_F(InfoTest, NeverSaysSettingsMayChangeWhenTheDriverRefusesEverySetCall) {
+  auto config = two_gpu_config();
+  config["controls_error"] = "NO_PERMISSION";
+  use_config(config);
+  env_["WATTWISE_STATE_DIR"] = path("state").string();
+
+  const auto text = wattwise({"info"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(line_with(text.out, {"may change settings: yes"}), "") << text.out;
+  const std::string expected =
+      geteuid() == 0 ? "may change settings: unknown until tried" : "may change settings: no";
+  EXPECT_NE(line_with(text.out, {expected}), "") << text.out;
+  const auto json = nlohmann::json::parse(wattwise({"info", "--json"}).out);
+  for (const auto& gpu : json.at("gpus")) EXPECT_NE(gpu.at("may_change_settings"), true) << gpu.dump();
+
+  // --probe asks the driver (setting each limit to its own value) and says what it answered.
+  const auto probed = wattwise({"info", "--probe"});
+  ASSERT_EQ(probed.exit_code, 0) << probed.err;
+  EXPECT_EQ(line_with(probed.out, {"may change settings: yes"}), "") << probed.out;
+  EXPECT_NE(line_with(probed.out, {"GPU"}), "");
+  std::istringstream lines(probed.out);
+  int refusals = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("may change settings: no") != std::string::npos) ++refusals;
+  EXPECT_EQ(refusals, 2) << probed.out;
+  const auto probed_json = nlohmann::json::parse(wattwise({"info", "--probe", "--json"}).out);
+  for (const auto& gpu : probed_json.at("gpus"))
+    EXPECT_EQ(gpu.at("may_change_settings"), false) << gpu.dump();
+}
+
+TEST_F(InfoTest, ProbeSaysYesWhenTheDriverAcceptsAndChangesNothing) {
+  if (geteuid() != 0) GTEST_SKIP() << "the NVML setting calls are root's";
+  use_config(two_gpu_config());
+  env_["WATTWISE_STATE_DIR"] = path("state").string();
+  const auto probed = nlohmann::json::parse(wattwise({"info", "--probe", "--json"}).out);
+  for (const auto& gpu : probed.at("gpus")) EXPECT_EQ(gpu.at("may_change_settings"), true) << gpu.dump();
+  const auto after = nlohmann::json::parse(wattwise({"info", "--json"}).out);
+  EXPECT_DOUBLE_EQ(after["gpus"][0]["power_limit_w"]["current"], 600);
+  EXPECT_DOUBLE_EQ(after["gpus"][1]["power_limit_w"]["current"], 320);
 }
 
 }  // namespace

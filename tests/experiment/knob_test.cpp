@@ -73,11 +73,12 @@ TEST(Knob, JobKnobListKeepsWords) {
   EXPECT_EQ(knob.kind, plan::KnobKind::kJob);
   EXPECT_EQ(knob.values, (Values{"resnet50", "bert"}));
   EXPECT_EQ(plan::parse_job_knob("batch=32:96:32").values, (Values{"32", "64", "96"}));
+  EXPECT_EQ(plan::parse_job_knob("name=caf\xc3\xa9").values, (Values{"caf\xc3\xa9"}));
 }
 
 TEST(Knob, BadJobKnobsAreUsageErrors) {
-  for (const char* spec :
-       {"batch", "=1,2", "9x=1", "batch=1,,2", "batch=1,1", "power_limit_w=100", "b-s=1"}) {
+  for (const char* spec : {"batch", "=1,2", "9x=1", "batch=1,,2", "batch=1,1", "power_limit_w=100", "b-s=1",
+                           "m=a\x1b[2J", "m=\xff\xfe", "m=\xc3", "m=a\nb"}) {
     EXPECT_EQ(kind_of_failure([&] { plan::parse_job_knob(spec); }), ErrorKind::kUsage) << spec;
   }
 }

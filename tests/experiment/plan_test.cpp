@@ -130,6 +130,23 @@ TEST(Substitution, ReplacesKnownPlaceholdersOnlyAndNeverSplitsArguments) {
             (std::vector<std::string>{"train.py", "--batch=64", "64x64", "{\"a\": {x}}", "; rm -rf 64"}));
 }
 
+// {{name}} is how a job gets the literal text {name}; ${name} of a knob is still that knob's value.
+TEST(Substitution, DoubledBracesAroundANameAreTheLiteralName) {
+  std::map<std::string, std::string> params{{"batch", "64"}};
+  auto argv =
+      plan::substitute_params({"{{batch}}", "{{{batch}}}", "${batch}", "{{not a name}}", "{batch"}, params);
+  EXPECT_EQ(argv, (std::vector<std::string>{"{batch}", "{{batch}}", "$64", "{{not a name}}", "{batch"}));
+}
+
+// A word that reads as nan must sort like a word: as a number it broke the sort's ordering.
+TEST(Plan, NanValuedKnobSortsAsAWord) {
+  plan::PlanSpec spec;
+  spec.knobs.push_back(plan::parse_job_knob("x=nan,2,NaN,1,b,a"));
+  std::vector<std::string> order;
+  for (const auto& run : plan::make_plan(spec).runs) order.push_back(run.params.at("x"));
+  EXPECT_EQ(order, (std::vector<std::string>{"1", "2", "NaN", "a", "b", "nan"}));
+}
+
 TEST(Substitution, EnvironmentNamesAreUppercased) {
   auto env = plan::param_environment({{"batch", "64"}, {"lr_scale", "2"}});
   EXPECT_EQ(env, (std::vector<std::pair<std::string, std::string>>{{"WATTWISE_PARAM_BATCH", "64"},
