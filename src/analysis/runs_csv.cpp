@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace wattwise::analysis {
 namespace {
@@ -169,6 +170,7 @@ std::vector<RunRecord> parse_runs_csv(std::istream& in, const std::string& sourc
   std::optional<Columns> columns;
   std::string line;
   for (std::size_t line_number = 1; std::getline(in, line); ++line_number) {
+    make_valid_utf8(line);  // labels and knob names may be any bytes; JSON and reports need UTF-8
     if (skipped(line)) continue;
     const std::string where = fmt::format("{}:{}", source_name, line_number);
     std::vector<std::string> fields;

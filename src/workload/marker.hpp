@@ -30,6 +30,9 @@ struct Phase {
   std::map<std::string, double> counters;  // merged from its begin and end markers
   int pid = 0;
   std::optional<int> rank;
+  // How many phases of the same (pid, rank, name) enclose this one: 0 for the outermost. A phase's totals
+  // count the outermost occurrences only, so a "step" inside a "step" is not counted twice.
+  int same_name_depth = 0;
 };
 
 }  // namespace wattwise::workload

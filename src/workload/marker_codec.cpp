@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/text.hpp"
+
 namespace wattwise::workload {
 namespace {
 
@@ -141,12 +143,12 @@ std::optional<Marker> decode_marker(std::string_view message, std::string* error
   }
 
   auto t_ns = parse_integer<long long>(fields[2]);
-  if (!t_ns || *t_ns < 0) return fail(error_reason, "bad timestamp '" + std::string(fields[2]) + "'");
+  if (!t_ns || *t_ns < 0 || *t_ns > kMaxMarkerTimeNs) return fail(error_reason, "bad timestamp '" + std::string(fields[2]) + "'");
   marker.t = Nanos{*t_ns};
 
   auto name = percent_decode(fields[3]);
   if (!name || name->empty()) return fail(error_reason, "empty or badly encoded name");
-  marker.name = std::move(*name);
+  marker.name = valid_utf8(*name);  // any bytes may arrive; JSON, HTML and terminals need valid UTF-8
 
   for (size_t i = 4; i < fields.size(); ++i) {
     std::string_view field = fields[i];
@@ -173,7 +175,7 @@ std::optional<Marker> decode_marker(std::string_view message, std::string* error
     if (!key || key->empty() || !value) {
       return fail(error_reason, "counter '" + std::string(field) + "' is not key=number");
     }
-    marker.counters[*key] = *value;
+    marker.counters[valid_utf8(*key)] = *value;
   }
   return marker;
 }

@@ -8,6 +8,7 @@
 
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace wattwise::report::html {
 
@@ -27,6 +28,7 @@ CsvTable read_csv(std::istream& in, const std::string& source_name) {
   std::vector<std::string> header;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    make_valid_utf8(line);  // phase names may be any bytes; the report's JSON and HTML need UTF-8
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> fields;
     try {
