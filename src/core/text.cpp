@@ -41,7 +41,9 @@ std::size_t sequence_length(std::string_view text, std::size_t i, std::size_t* i
 }
 
 char32_t decode(std::string_view sequence) {
-  const auto byte = [&](std::size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(sequence[k])); };
+  const auto byte = [&](std::size_t k) {
+    return static_cast<char32_t>(static_cast<unsigned char>(sequence[k]));
+  };
   switch (sequence.size()) {
     case 1:
       return byte(0);

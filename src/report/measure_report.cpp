@@ -53,9 +53,9 @@ std::string describe_method(sampling::EnergyMethod method) {
 }
 
 std::string measure_summary(const measure::Measurement& m) {
-  std::string out =
-      fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n", for_terminal(quoted_command(m.command)),
-                  m.tool_version, m.backend, m.driver_version.empty() ? "" : ", driver " + m.driver_version);
+  std::string out = fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n",
+                                for_terminal(quoted_command(m.command)), m.tool_version, m.backend,
+                                m.driver_version.empty() ? "" : ", driver " + m.driver_version);
   out += fmt::format("   {:<14}{}\n", "wall time", format_seconds(m.wall_s()));
   out += fmt::format("   {:<14}{}\n", "exit status", outcome_text(m.outcome));
   out += fmt::format("   {:<14}{}\n", "energy", format_energy_j(m.total_energy_j()));

@@ -143,7 +143,8 @@ std::optional<Marker> decode_marker(std::string_view message, std::string* error
   }
 
   auto t_ns = parse_integer<long long>(fields[2]);
-  if (!t_ns || *t_ns < 0 || *t_ns > kMaxMarkerTimeNs) return fail(error_reason, "bad timestamp '" + std::string(fields[2]) + "'");
+  if (!t_ns || *t_ns < 0 || *t_ns > kMaxMarkerTimeNs)
+    return fail(error_reason, "bad timestamp '" + std::string(fields[2]) + "'");
   marker.t = Nanos{*t_ns};
 
   auto name = percent_decode(fields[3]);

@@ -14,9 +14,9 @@ struct PhaseSet {
 
 // Pairs begin and end markers per (pid, rank, name), in arrival order. Phases of one name may nest
 // (a stack per name): an end closes the innermost open begin; Phase::same_name_depth says how many paired
-// phases of the same name contain it. An end timestamped before the begin it would close is counted as unmatched,
-// never paired. A point becomes a zero-length phase.
-// A phase's counters are its begin's counters overwritten by its end's.
+// phases of the same name contain it. An end timestamped before the begin it would close is counted as
+// unmatched, never paired. A point becomes a zero-length phase. A phase's counters are its begin's counters
+// overwritten by its end's.
 PhaseSet build_phases(const std::vector<Marker>& markers);
 
 }  // namespace wattwise::workload

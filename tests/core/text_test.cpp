@@ -19,13 +19,17 @@ TEST(ValidUtf8, KeepsValidTextUnchanged) {
 }
 
 TEST(ValidUtf8, ReplacesEachMaximalInvalidSubsequenceWithOneReplacementCharacter) {
-  EXPECT_EQ(valid_utf8("a\xFF" "b"), "a" + kFffd + "b");
-  EXPECT_EQ(valid_utf8("\xC3"), kFffd);                     // truncated at the end
-  EXPECT_EQ(valid_utf8("\xE6\x97" "x"), kFffd + "x");       // truncated 3-byte: one U+FFFD
-  EXPECT_EQ(valid_utf8("\xC0\xAF"), kFffd + kFffd);         // overlong '/'
-  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), kFffd + kFffd + kFffd);  // a surrogate
+  EXPECT_EQ(valid_utf8("a\xFF"
+                       "b"),
+            "a" + kFffd + "b");
+  EXPECT_EQ(valid_utf8("\xC3"), kFffd);  // truncated at the end
+  EXPECT_EQ(valid_utf8("\xE6\x97"
+                       "x"),
+            kFffd + "x");                                                    // truncated 3-byte: one U+FFFD
+  EXPECT_EQ(valid_utf8("\xC0\xAF"), kFffd + kFffd);                          // overlong '/'
+  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), kFffd + kFffd + kFffd);              // a surrogate
   EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), kFffd + kFffd + kFffd + kFffd);  // above U+10FFFF
-  EXPECT_EQ(valid_utf8("\x80\x80"), kFffd + kFffd);         // stray continuation bytes
+  EXPECT_EQ(valid_utf8("\x80\x80"), kFffd + kFffd);                          // stray continuation bytes
   EXPECT_FALSE(is_valid_utf8("\xC3"));
   std::string in_place = "ok\xFE";
   make_valid_utf8(in_place);
@@ -33,7 +37,8 @@ TEST(ValidUtf8, ReplacesEachMaximalInvalidSubsequenceWithOneReplacementCharacter
 }
 
 TEST(ValidUtf8, EveryByteStringBecomesTextThatJsonCanDump) {
-  // nlohmann::json::dump throws on invalid UTF-8 (the "internal error" of issue 10); repaired text never does.
+  // nlohmann::json::dump throws on invalid UTF-8 (the "internal error" of issue 10); repaired text never
+  // does.
   std::string all_bytes;
   for (int b = 0; b < 256; ++b) all_bytes += static_cast<char>(b);
   for (std::size_t start = 0; start < all_bytes.size(); ++start) {
@@ -48,7 +53,9 @@ TEST(ForTerminal, EscapesControlSequencesAndBidiOverrides) {
   EXPECT_EQ(for_terminal("Größe"), "Größe");
   EXPECT_EQ(for_terminal("\x1b[2J\x1b]0;pwned\x07"), "\\e[2J\\e]0;pwned\\x07");
   EXPECT_EQ(for_terminal("a\rb\nc\td\x7f"), "a\\x0db\\x0ac\\x09d\\x7f");
-  EXPECT_EQ(for_terminal("\xC2\x9B" "31m"), "\\u009b31m");         // C1 CSI
+  EXPECT_EQ(for_terminal("\xC2\x9B"
+                         "31m"),
+            "\\u009b31m");                                             // C1 CSI
   EXPECT_EQ(for_terminal("x\xE2\x80\xAEgnp.exe"), "x\\u202egnp.exe");  // right-to-left override
   EXPECT_EQ(for_terminal("bad\xFF"), "bad" + kFffd);
 }

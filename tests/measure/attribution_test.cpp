@@ -128,11 +128,12 @@ namespace {
 // Issue 10, item 13: a "step" inside a "step" counted its time and energy twice.
 TEST(Attribution, SameNameNestedPhaseCountsOnceThroughItsOutermostOccurrence) {
   auto m = two_gpu_measurement(false);
-  m.phases = workload::build_phases({{Nanos{1s}, workload::MarkerKind::kBegin, "step", {}, 1, {}},
-                                     {Nanos{2s}, workload::MarkerKind::kBegin, "step", {}, 1, {}},
-                                     {Nanos{3s}, workload::MarkerKind::kEnd, "step", {}, 1, {}},
-                                     {Nanos{5s}, workload::MarkerKind::kEnd, "step", {{"samples", 8}}, 1, {}}})
-                 .phases;
+  m.phases =
+      workload::build_phases({{Nanos{1s}, workload::MarkerKind::kBegin, "step", {}, 1, {}},
+                              {Nanos{2s}, workload::MarkerKind::kBegin, "step", {}, 1, {}},
+                              {Nanos{3s}, workload::MarkerKind::kEnd, "step", {}, 1, {}},
+                              {Nanos{5s}, workload::MarkerKind::kEnd, "step", {{"samples", 8}}, 1, {}}})
+          .phases;
   attribute_energy(m, constant_power({100, 0}), constant_power({100, 0}));
   ASSERT_EQ(m.phase_instances.size(), 2u);  // both occurrences are listed
   ASSERT_EQ(m.phase_summaries.size(), 1u);

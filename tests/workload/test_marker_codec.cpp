@@ -76,18 +76,19 @@ TEST_P(MalformedMarker, IsRejectedWithAReason) {
 
 INSTANTIATE_TEST_SUITE_P(
     Inputs, MalformedMarker,
-    testing::Values(
-        MalformedCase{"", "fewer than 4"}, MalformedCase{"ww1 B 5", "fewer than 4"},
-        MalformedCase{"ww2 B 5 epoch", "version"}, MalformedCase{"ww1 X 5 epoch", "kind"},
-        MalformedCase{"ww1 B -5 epoch", "timestamp"}, MalformedCase{"ww1 B 5x epoch", "timestamp"},
-        MalformedCase{"ww1 B 5 %zz", "name"}, MalformedCase{"ww1 B 5 abc%2", "name"},
-        MalformedCase{"ww1 B 5 epoch samples", "key=number"},
-        MalformedCase{"ww1 B 5 epoch samples=lots", "key=number"},
-        MalformedCase{"ww1 B 5 epoch samples=inf", "key=number"},
-        MalformedCase{"ww1 B 5 epoch =3", "key=number"}, MalformedCase{"ww1 B 5 epoch pid=x", "pid"},
-        MalformedCase{"ww1 B 5 epoch rank=1.5", "rank"}, MalformedCase{"ww1  B 5 epoch", "kind"},
-        MalformedCase{"ww1 B 4611686018427387905 epoch", "timestamp"},
-        MalformedCase{"ww1 B 99999999999999999999 epoch", "timestamp"}));
+    testing::Values(MalformedCase{"", "fewer than 4"}, MalformedCase{"ww1 B 5", "fewer than 4"},
+                    MalformedCase{"ww2 B 5 epoch", "version"}, MalformedCase{"ww1 X 5 epoch", "kind"},
+                    MalformedCase{"ww1 B -5 epoch", "timestamp"},
+                    MalformedCase{"ww1 B 5x epoch", "timestamp"}, MalformedCase{"ww1 B 5 %zz", "name"},
+                    MalformedCase{"ww1 B 5 abc%2", "name"},
+                    MalformedCase{"ww1 B 5 epoch samples", "key=number"},
+                    MalformedCase{"ww1 B 5 epoch samples=lots", "key=number"},
+                    MalformedCase{"ww1 B 5 epoch samples=inf", "key=number"},
+                    MalformedCase{"ww1 B 5 epoch =3", "key=number"},
+                    MalformedCase{"ww1 B 5 epoch pid=x", "pid"},
+                    MalformedCase{"ww1 B 5 epoch rank=1.5", "rank"}, MalformedCase{"ww1  B 5 epoch", "kind"},
+                    MalformedCase{"ww1 B 4611686018427387905 epoch", "timestamp"},
+                    MalformedCase{"ww1 B 99999999999999999999 epoch", "timestamp"}));
 
 // Issue 10, item 10: an invalid UTF-8 name reached nlohmann::json::dump, which threw, and the job's result
 // was lost as an "internal error".
@@ -108,7 +109,9 @@ TEST(MarkerCodec, AnyBytesDecodeWithoutThrowingAndGiveValidText) {
   for (std::size_t cut = 0; cut <= bytes.size(); cut += 7) {
     std::optional<Marker> marker;
     EXPECT_NO_THROW(marker = decode_marker(std::string_view(bytes).substr(0, cut)));
-    if (marker) EXPECT_TRUE(is_valid_utf8(marker->name));
+    if (marker) {
+      EXPECT_TRUE(is_valid_utf8(marker->name));
+    }
   }
 }
 

@@ -89,22 +89,25 @@ TEST(BuildPhases, EndBeforeItsBeginIsCountedUnmatchedAndNeverPaired) {
   ASSERT_EQ(set.phases.size(), 1u);  // the begin stayed open and the later end closed it
   EXPECT_EQ(set.phases[0].begin, Nanos{100});
   EXPECT_EQ(set.phases[0].end, Nanos{150});
-  for (const auto& phase : build_phases({marker(B, "x", 9), marker(E, "x", 1)}).phases)
-    EXPECT_LE(phase.begin, phase.end);
+  EXPECT_TRUE(build_phases({marker(B, "x", 9), marker(E, "x", 1)}).phases.empty());
 }
 
 TEST(BuildPhases, MarksPhasesNestedInOneOfTheSameName) {
-  auto set = build_phases({marker(B, "step", 0), marker(B, "step", 1), marker(B, "other", 2),
-                           marker(E, "other", 3), marker(E, "step", 4), marker(P, "step", 5),
-                           marker(E, "step", 9), marker(B, "step", 9), marker(E, "step", 12),
-                           marker(B, "step", 2, 7), marker(E, "step", 3, 7)});
+  auto set =
+      build_phases({marker(B, "step", 0), marker(B, "step", 1), marker(B, "other", 2), marker(E, "other", 3),
+                    marker(E, "step", 4), marker(P, "step", 5), marker(E, "step", 9), marker(B, "step", 9),
+                    marker(E, "step", 12), marker(B, "step", 2, 7), marker(E, "step", 3, 7)});
   std::vector<std::pair<long long, int>> begin_and_depth;
-  for (const auto& p : set.phases)
+  for (const auto& p : set.phases) {
     if (p.name == "step" && p.pid == 1) begin_and_depth.emplace_back(p.begin.count(), p.same_name_depth);
+  }
   std::vector<std::pair<long long, int>> expected{{0, 0}, {1, 1}, {5, 1}, {9, 0}};
   EXPECT_EQ(begin_and_depth, expected);
-  for (const auto& p : set.phases)
-    if (p.name == "other" || p.pid == 7) EXPECT_EQ(p.same_name_depth, 0) << p.name;  // other name, other pid
+  for (const auto& p : set.phases) {
+    if (p.name == "other" || p.pid == 7) {
+      EXPECT_EQ(p.same_name_depth, 0) << p.name;  // other name, other pid
+    }
+  }
 }
 
 TEST(BuildPhases, SurvivesHostileMarkerStreams) {

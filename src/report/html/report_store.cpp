@@ -12,8 +12,8 @@
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
-#include "store/results_store.hpp"
 #include "report/html/trace_reader.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::report::html {
 
