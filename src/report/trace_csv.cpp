@@ -108,6 +108,9 @@ void write_trace_csv(std::ostream& out, const measure::Measurement& m) {
 
   out << "# wattwise " << m.tool_version << " trace; backend " << m.backend
       << "; time_s is seconds since the job started (monotonic clock)\n";
+  // The job's window: sampling goes on ~0.25 s past the job's end (the energy counter lags), so a reader
+  // that integrates the trace must stop here to agree with the measurement (docs/report.md).
+  out << fmt::format("# job_start_s={:.6f}\n# job_end_s={:.6f}\n", 0.0, m.wall_s());
   out << "time_s,gpu";
   for (const auto& c : trace_columns()) out << ',' << c.name;
   out << '\n';

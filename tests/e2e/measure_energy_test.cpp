@@ -2,8 +2,10 @@
 // Python module and the C API: per-GPU and per-phase energy against the exact integral of the profiles.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 
 #include "e2e_fixture.hpp"
 #include "fake_config.hpp"
@@ -124,15 +126,20 @@ TEST_F(MeasureEnergyTest, TraceCsvHasTheDocumentedHeaderBothGpusAndMonotoneTime)
   const auto lines = read_lines("t.csv");
   ASSERT_GT(lines.size(), 100u);  // 2 GPUs x 20 ms samples over > 1 s
   EXPECT_EQ(lines[0].rfind("# wattwise ", 0), 0u) << lines[0];
+  // The job's window, so that readers can cut the sampler's tail (docs/report.md).
+  EXPECT_EQ(lines[1], "# job_start_s=0.000000");
+  char job_end[64];
+  std::snprintf(job_end, sizeof job_end, "# job_end_s=%.6f", m_.at("wall_s").get<double>());
+  EXPECT_EQ(lines[2], job_end);
   // DESIGN.md "Results": time since the start in seconds, GPU index, then each reading with its unit.
   EXPECT_EQ(
-      lines[1],
+      lines[3],
       "time_s,gpu,energy_mj,power_inst_w,power_avg_w,power_sample_w,sm_clock_mhz,mem_clock_mhz,"
       "util_gpu_pct,util_mem_pct,temp_c,pstate,throttle_reasons,pcie_tx_mbps,pcie_rx_mbps,mem_used_mib");
   std::set<int> gpus;
   double previous_t = -1e9;
   const double wall_s = m_.at("wall_s");
-  for (std::size_t i = 2; i < lines.size(); ++i) {
+  for (std::size_t i = 4; i < lines.size(); ++i) {
     const auto comma = lines[i].find(',');
     ASSERT_NE(comma, std::string::npos) << lines[i];
     const double t = std::stod(lines[i].substr(0, comma));
@@ -164,6 +171,24 @@ TEST_F(MeasureEnergyTest, PhasesCsvBesideTheTraceListsEveryPhaseInstance) {
   }
   EXPECT_EQ(epochs, 2);
   EXPECT_EQ(steps, 4);
+}
+
+// Issue 10, item 13: `report run.csv` integrated ~0.25 s past the job's end (1016 J / 3.25 s against
+// measure's 901 J / 3.00 s). The report of the trace now agrees with the measurement.
+TEST_F(MeasureEnergyTest, ReportOfTheTraceAgreesWithTheMeasurement) {
+  const auto report =
+      wattwise({"report", path("t.csv").string(), "--format", "csv", "-o", path("r.csv").string()});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const auto lines = read_lines("r.csv");
+  ASSERT_GE(lines.size(), 2u);
+  ASSERT_EQ(lines[0].rfind("power_w,energy_j,energy_vs_ref_pct,time_s,", 0), 0u) << lines[0];
+  std::vector<std::string> cells;
+  std::stringstream row(lines[1]);
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  ASSERT_GE(cells.size(), 4u) << lines[1];
+  const double wall_s = m_.at("wall_s"), energy_j = m_.at("energy_j");
+  EXPECT_NEAR(std::stod(cells[3]), wall_s, 0.002) << lines[1];
+  EXPECT_NEAR(std::stod(cells[1]), energy_j, 0.02 * energy_j) << lines[1];
 }
 
 }  // namespace
