@@ -14,8 +14,9 @@ phases::
                         step(batch)
 
 Without WATTWISE_SOCKET (the job runs on its own), or when the socket has gone away, every call is a
-silent no-op: a job never fails because it is not being measured. The variable is read once, on the
-first call. Thread-safe. Timestamps come from time.monotonic_ns(), which is CLOCK_MONOTONIC on Linux,
+silent no-op: a job never fails because it is not being measured. Sending never blocks: when wattwise's
+queue is full the marker is dropped and counted (``dropped()``). The variable is read once, on the first
+call. Thread-safe. Timestamps come from time.monotonic_ns(), which is CLOCK_MONOTONIC on Linux,
 the clock wattwise measures with. The rank is read from RANK (else LOCAL_RANK) when set.
 Wire format: docs/markers.md.
 """
@@ -27,13 +28,11 @@ import socket
 import threading
 import time
 
-__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode"]
+__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode", "dropped"]
 
 VERSION_TAG = "ww1"
 ENVIRONMENT_VARIABLE = "WATTWISE_SOCKET"
 MAX_MESSAGE_BYTES = 8192
-# A stalled receiver may delay one marker by at most this much; the job's progress matters more.
-SEND_TIMEOUT_S = 0.1
 _RESERVED_KEYS = ("pid", "rank")
 
 
@@ -45,6 +44,7 @@ class _Channel:
         self._opened = False
         self._socket = None
         self.rank = None
+        self.dropped = 0
 
     def get(self):
         if not self._opened:
@@ -62,6 +62,7 @@ class _Channel:
                 self._socket.close()
             self._socket = None
             self._opened = False
+            self.dropped = 0
 
 
 def _rank_from_environment():
@@ -77,7 +78,8 @@ def _connect(path):
         return None
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.settimeout(SEND_TIMEOUT_S)
+        # Non-blocking: a stalled wattwise must never stall the job; a marker that does not fit is dropped.
+        sock.setblocking(False)
         sock.connect(path)
         return sock
     except OSError:
@@ -136,12 +138,20 @@ def _send(kind, name, counters):
     try:
         sock.send(message)
     except OSError:
-        pass  # wattwise has gone away or is stalled: measuring must never break the job
+        # wattwise's queue is full (it stalled) or it has gone away: drop and count, never block or break
+        # the job. (A lost count under a race between threads is harmless.)
+        _channel.dropped += 1
 
 
 def enabled():
     """True when markers go somewhere (WATTWISE_SOCKET set and reachable at the first call)."""
     return _channel.get() is not None
+
+
+def dropped():
+    """How many markers this process dropped because they could not be sent at once (queue full, wattwise
+    gone)."""
+    return _channel.dropped
 
 
 def begin(name, **counters):

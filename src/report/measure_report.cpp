@@ -87,8 +87,11 @@ std::string measure_summary(const measure::Measurement& m) {
     }
     out += phases.render("   ");
   }
-  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched\n", m.markers.size(),
+  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched", m.markers.size(),
                      m.malformed_markers, m.unmatched_markers);
+  if (m.refused_markers > 0)
+    out += fmt::format(", {} refused ({})", m.refused_markers, for_terminal(m.refused_reason));
+  out += "\n";
   return out;
 }
 
@@ -145,8 +148,11 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                                     {"energy_per_gpu_j", per_gpu},
                                     {"method", sampling::to_string(inst.method)}});
   }
-  j["markers"] = {
-      {"received", m.markers.size()}, {"malformed", m.malformed_markers}, {"unmatched", m.unmatched_markers}};
+  j["markers"] = {{"received", m.markers.size()},
+                  {"malformed", m.malformed_markers},
+                  {"unmatched", m.unmatched_markers},
+                  {"refused", m.refused_markers},
+                  {"refused_reason", m.refused_reason.empty() ? json(nullptr) : json(m.refused_reason)}};
   return j;
 }
 
