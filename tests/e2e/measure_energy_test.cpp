@@ -191,5 +191,40 @@ TEST_F(MeasureEnergyTest, ReportOfTheTraceAgreesWithTheMeasurement) {
   EXPECT_NEAR(std::stod(cells[1]), energy_j, 0.02 * energy_j) << lines[1];
 }
 
+// Issue 10, items 10 and 11: an end before its begin aborted `measure`; invalid UTF-8 in a phase name
+// made `measure --json` an "internal error" (exit 70) and lost the job's result; escape sequences in a
+// phase name reached the terminal raw. Every hostile marker is now harmless and the result is kept.
+class HostileMarkersTest : public E2eTest {};
+
+TEST_F(HostileMarkersTest, MeasureKeepsTheResultAndPrintsNoRawEscapes) {
+  use_config(two_gpu_config());
+  const auto r = wattwise({"measure", "--json", path("m.json").string(), "--", PYTHON3,
+                           std::string(E2E_JOBS_DIR) + "/hostile_markers.py"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("\\e[2J"), std::string::npos) << r.out;
+  const auto m = read_json("m.json");  // parses: valid UTF-8 throughout
+  EXPECT_TRUE(m.at("energy_j").is_number());
+  EXPECT_GE(m.at("markers").at("unmatched").get<int>(), 1);  // the end before its begin
+  EXPECT_GE(m.at("markers").at("malformed").get<int>(), 2);  // the future timestamp, the 10 kB name
+  std::set<std::string> names;
+  for (const auto& p : m.at("phases")) {
+    names.insert(p.at("name").get<std::string>());
+    if (p.at("name") == "step") {
+      EXPECT_EQ(p.at("count"), 1);  // the inner "step" is inside the outer one's time
+      EXPECT_NEAR(p.at("time_s").get<double>(), 0.2, 0.1);
+    }
+    if (p.at("name") == "deep") {
+      EXPECT_EQ(p.at("count"), 1);
+    }
+  }
+  EXPECT_TRUE(names.contains("bad\xEF\xBF\xBDutf8\xEF\xBF\xBD"));
+  EXPECT_TRUE(names.contains("step"));
+  EXPECT_FALSE(names.contains("backwards"));
+  for (const auto& inst : m.at("phase_instances"))
+    EXPECT_LE(inst.at("begin_s").get<double>(), inst.at("end_s").get<double>()) << inst.dump();
+}
+
 }  // namespace
 }  // namespace wattwise::e2e
