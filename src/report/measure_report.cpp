@@ -143,6 +143,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                                     {"end_s", to_seconds(inst.phase.end - m.job_start)},
                                     {"pid", inst.phase.pid},
                                     {"rank", inst.phase.rank ? json(*inst.phase.rank) : json(nullptr)},
+                                    {"same_name_depth", inst.phase.same_name_depth},
                                     {"counters", inst.phase.counters},
                                     {"energy_j", optional_json(inst.energy_j)},
                                     {"energy_per_gpu_j", per_gpu},
