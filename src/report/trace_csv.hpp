@@ -21,7 +21,8 @@ const std::vector<TraceColumn>& trace_columns();
 // columns empty). Rows are sorted by time.
 void write_trace_csv(std::ostream& out, const measure::Measurement& m);
 
-// The phases beside the trace: name, begin_s, end_s, rank, energy_j, method, counters (key=value;...).
+// The phases beside the trace: name, begin_s, end_s, rank, energy_j, method, counters (key=value;...),
+// same_name_depth (how many phases of the same name and process contain this one; totals count depth 0).
 void write_phases_csv(std::ostream& out, const measure::Measurement& m);
 
 }  // namespace wattwise::report

@@ -86,6 +86,15 @@ TEST(PhasesReader, ReadsDurationAndEnergyPerOccurrence) {
   EXPECT_FALSE(phases[1].energy_j.has_value());
 }
 
+TEST(PhasesReader, LeavesOutPhasesNestedInOneOfTheSameName) {
+  std::istringstream in(
+      "name,begin_s,end_s,rank,energy_j,method,counters,same_name_depth\n"
+      "step,0,4,,400,counter,,0\nstep,1,2,,100,counter,,1\nstep,5,6,,100,counter,,0\n");
+  const auto phases = read_phases_csv(in, "p.csv");
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_DOUBLE_EQ(phases[0].time_s + phases[1].time_s, 5.0);
+}
+
 TEST(TraceReport, OneMeasurementMakesAReportOfItsTraceAndPhases) {
   std::istringstream trace(std::string(kHeader) + row(0.0, 0, "", "100") + row(1.0, 0, "", "100") +
                            row(2.0, 0, "", "300"));

@@ -219,8 +219,11 @@ std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& sou
   const std::size_t begin_col = require_column(table, "begin_s", source_name);
   const std::size_t end_col = require_column(table, "end_s", source_name);
   const auto energy_col = optional_column(table, "energy_j");
+  const auto depth_col = optional_column(table, "same_name_depth");
   std::vector<PhaseTotal> phases;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    // A phase inside one of the same name is inside its time already: totals count the outermost only.
+    if (number_at(table, r, depth_col, source_name).value_or(0) > 0) continue;
     const auto begin = number_at(table, r, begin_col, source_name);
     const auto end = number_at(table, r, end_col, source_name);
     if (!begin || !end || name_col >= table.rows[r].size())

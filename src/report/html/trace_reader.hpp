@@ -33,7 +33,8 @@ analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& s
 analysis::TimeSeries clip_to_window(const analysis::TimeSeries& s, double begin_s, double end_s);
 
 // Reads the phases CSV beside a trace (name,begin_s,end_s,rank,energy_j,method,counters): one entry per
-// occurrence, with its duration and energy (absent when the file has none).
+// occurrence, with its duration and energy (absent when the file has none). Occurrences nested in one of
+// the same name (same_name_depth > 0) are left out, so totals count each stretch of time once.
 std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& source_name);
 
 }  // namespace wattwise::report::html
