@@ -17,10 +17,11 @@
  * that name in the same process (and rank, read from RANK or LOCAL_RANK when set).
  *
  * Sending never blocks: when wattwise's queue is full (it stalled) or wattwise has gone, the marker is
- * dropped and counted (ww_dropped()); the job's progress matters more than one marker.
+ * dropped and counted (ww_dropped()); the job's progress matters more than one marker. The count travels
+ * with the process's next marker, so wattwise reports how many were lost.
  *
  * Return value: 0 when the marker was sent, dropped, or there is nowhere to send it; -1 when the arguments
- * are invalid (NULL or empty name, a counter key that is NULL, "pid" or "rank", or a marker longer than 8
+ * are invalid (NULL or empty name, a counter key that is NULL, "pid", "rank" or "ww_dropped", or a marker longer than 8
  * KiB). Counters whose value is not finite are left out.
  */
 #ifndef WATTWISE_MARKERS_H

@@ -154,6 +154,16 @@ class WithReceiver(unittest.TestCase):
                 break
         self.assertLess(slowest_s, 0.05)
         self.assertGreater(wattwise.dropped(), 0)
+        # The receiver catches up: the next marker tells it how many were lost.
+        self.receiver.sock.setblocking(False)
+        try:
+            while True:
+                self.receiver.sock.recv(65536)
+        except BlockingIOError:
+            pass
+        self.receiver.sock.settimeout(2.0)
+        wattwise.point("after")
+        self.assertIn("ww_dropped=%d" % wattwise.dropped(), self.receiver.receive().split(" "))
 
 
 class WithoutReceiver(unittest.TestCase):

@@ -33,7 +33,7 @@ __all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode", "
 VERSION_TAG = "ww1"
 ENVIRONMENT_VARIABLE = "WATTWISE_SOCKET"
 MAX_MESSAGE_BYTES = 8192
-_RESERVED_KEYS = ("pid", "rank")
+_RESERVED_KEYS = ("pid", "rank", "ww_dropped")
 
 
 class _Channel:
@@ -110,7 +110,7 @@ def _format_number(value):
     return repr(value)
 
 
-def encode(kind, name, t_ns, pid, rank=None, counters=None):
+def encode(kind, name, t_ns, pid, rank=None, counters=None, dropped=0):
     """The datagram text for one marker: ``ww1 KIND NS NAME pid=N [rank=N] [key=number ...]``."""
     if kind not in ("B", "E", "P"):
         raise ValueError("marker kind must be B, E or P, got %r" % (kind,))
@@ -119,6 +119,8 @@ def encode(kind, name, t_ns, pid, rank=None, counters=None):
     fields = [VERSION_TAG, kind, str(int(t_ns)), _percent_encode(str(name)), "pid=%d" % pid]
     if rank is not None:
         fields.append("rank=%d" % rank)
+    if dropped:
+        fields.append("ww_dropped=%d" % dropped)  # what this process lost before: the run reports it
     for key, value in (counters or {}).items():
         if key in _RESERVED_KEYS:
             raise ValueError("counter name %r is reserved by wattwise" % (key,))
@@ -132,7 +134,8 @@ def _send(kind, name, counters):
     sock = _channel.get()
     if sock is None:
         return
-    message = encode(kind, name, time.monotonic_ns(), os.getpid(), _channel.rank, counters).encode("utf-8")
+    message = encode(kind, name, time.monotonic_ns(), os.getpid(), _channel.rank, counters,
+                     _channel.dropped).encode("utf-8")
     if len(message) > MAX_MESSAGE_BYTES:
         raise ValueError("wattwise marker %r is longer than %d bytes" % (name, MAX_MESSAGE_BYTES))
     try:

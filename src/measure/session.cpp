@@ -111,6 +111,7 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
 
   m.traces = sampler.take_traces();
   m.markers = receiver.markers();
+  m.dropped_markers = static_cast<std::size_t>(workload::dropped_by_job(m.markers));
   m.malformed_markers = static_cast<std::size_t>(receiver.malformed_count());
   m.refused_markers = static_cast<std::size_t>(receiver.refused_count());
   m.refused_reason = receiver.refusal_reason();

@@ -89,6 +89,8 @@ std::string measure_summary(const measure::Measurement& m) {
   }
   out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched", m.markers.size(),
                      m.malformed_markers, m.unmatched_markers);
+  if (m.dropped_markers > 0)
+    out += fmt::format(", {} dropped by the job (wattwise's queue was full)", m.dropped_markers);
   if (m.refused_markers > 0)
     out += fmt::format(", {} refused ({})", m.refused_markers, for_terminal(m.refused_reason));
   out += "\n";
@@ -152,6 +154,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
   j["markers"] = {{"received", m.markers.size()},
                   {"malformed", m.malformed_markers},
                   {"unmatched", m.unmatched_markers},
+                  {"dropped", m.dropped_markers},
                   {"refused", m.refused_markers},
                   {"refused_reason", m.refused_reason.empty() ? json(nullptr) : json(m.refused_reason)}};
   return j;

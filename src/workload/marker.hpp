@@ -20,6 +20,9 @@ struct Marker {
   std::map<std::string, double> counters;
   int pid = 0;
   std::optional<int> rank;  // data-parallel rank, when the job says
+  // Markers this process had dropped before this one (its queue to wattwise was full), as the client
+  // counts them; absent when none were.
+  std::optional<long long> dropped_before;
 };
 
 // A begin/end pair matched up (or a point, where begin == end).

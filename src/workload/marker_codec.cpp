@@ -113,6 +113,8 @@ std::string encode_marker(const Marker& marker) {
   out += percent_encode(marker.name);
   out += " pid=" + std::to_string(marker.pid);
   if (marker.rank) out += " rank=" + std::to_string(*marker.rank);
+  if (marker.dropped_before)
+    out += std::string(" ") + std::string(kDroppedKey) + "=" + std::to_string(*marker.dropped_before);
   for (const auto& [key, value] : marker.counters) {
     out += ' ';
     out += percent_encode(key);
@@ -163,6 +165,13 @@ std::optional<Marker> decode_marker(std::string_view message, std::string* error
       auto pid = parse_integer<int>(raw_value);
       if (!pid) return fail(error_reason, "bad pid '" + std::string(raw_value) + "'");
       marker.pid = *pid;
+      continue;
+    }
+    if (raw_key == kDroppedKey) {
+      auto dropped = parse_integer<long long>(raw_value);
+      if (!dropped || *dropped < 0)
+        return fail(error_reason, "bad " + std::string(kDroppedKey) + " '" + std::string(raw_value) + "'");
+      marker.dropped_before = *dropped;
       continue;
     }
     if (raw_key == "rank") {

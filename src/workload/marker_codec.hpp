@@ -16,6 +16,8 @@ inline constexpr std::string_view kMarkerVersionTag = "ww1";
 // Timestamps past this (2^62 ns, 146 years of uptime) are rejected: no clock reads them, and time
 // arithmetic on them (offsets, differences) would overflow.
 inline constexpr long long kMaxMarkerTimeNs = 1LL << 62;
+// Reserved like pid and rank: how many markers the sending process had dropped before this one.
+inline constexpr std::string_view kDroppedKey = "ww_dropped";
 
 // The bytes to send for `marker` (without a trailing newline).
 std::string encode_marker(const Marker& marker);

@@ -68,4 +68,13 @@ PhaseSet build_phases(const std::vector<Marker>& markers) {
   return result;
 }
 
+long long dropped_by_job(const std::vector<Marker>& markers) {
+  std::map<int, long long> per_pid;
+  for (const Marker& marker : markers)
+    if (marker.dropped_before) per_pid[marker.pid] = std::max(per_pid[marker.pid], *marker.dropped_before);
+  long long sum = 0;
+  for (const auto& [pid, dropped] : per_pid) sum += dropped;
+  return sum;
+}
+
 }  // namespace wattwise::workload

@@ -19,4 +19,8 @@ struct PhaseSet {
 // overwritten by its end's.
 PhaseSet build_phases(const std::vector<Marker>& markers);
 
+// Markers the job's processes dropped (their queue to wattwise was full), as their later markers report:
+// per process the largest count, summed. Markers dropped after a process's last marker stay unknown.
+long long dropped_by_job(const std::vector<Marker>& markers);
+
 }  // namespace wattwise::workload

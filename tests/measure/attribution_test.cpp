@@ -129,10 +129,10 @@ namespace {
 TEST(Attribution, SameNameNestedPhaseCountsOnceThroughItsOutermostOccurrence) {
   auto m = two_gpu_measurement(false);
   m.phases =
-      workload::build_phases({{Nanos{1s}, workload::MarkerKind::kBegin, "step", {}, 1, {}},
-                              {Nanos{2s}, workload::MarkerKind::kBegin, "step", {}, 1, {}},
-                              {Nanos{3s}, workload::MarkerKind::kEnd, "step", {}, 1, {}},
-                              {Nanos{5s}, workload::MarkerKind::kEnd, "step", {{"samples", 8}}, 1, {}}})
+      workload::build_phases({{Nanos{1s}, workload::MarkerKind::kBegin, "step", {}, 1, {}, {}},
+                              {Nanos{2s}, workload::MarkerKind::kBegin, "step", {}, 1, {}, {}},
+                              {Nanos{3s}, workload::MarkerKind::kEnd, "step", {}, 1, {}, {}},
+                              {Nanos{5s}, workload::MarkerKind::kEnd, "step", {{"samples", 8}}, 1, {}, {}}})
           .phases;
   attribute_energy(m, constant_power({100, 0}), constant_power({100, 0}));
   ASSERT_EQ(m.phase_instances.size(), 2u);  // both occurrences are listed

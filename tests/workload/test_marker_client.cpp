@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -36,6 +37,16 @@ TEST(MarkerClient, StalledReceiverNeverBlocksTheJobAndDropsAreCounted) {
   }
   EXPECT_LT(slowest, std::chrono::milliseconds(50));
   EXPECT_GT(ww_dropped(), 0u);
+
+  // The receiver catches up: the next marker tells it how many were lost.
+  char buffer[8192];
+  while (::recv(receiver, buffer, sizeof buffer, MSG_DONTWAIT) > 0) {
+  }
+  ASSERT_EQ(ww_point("after"), 0);
+  const ssize_t length = ::recv(receiver, buffer, sizeof buffer, MSG_DONTWAIT);
+  ASSERT_GT(length, 0);
+  const std::string message(buffer, static_cast<std::size_t>(length));
+  EXPECT_NE(message.find(" ww_dropped=" + std::to_string(ww_dropped())), std::string::npos) << message;
   ::close(receiver);
   std::filesystem::remove_all(directory);
 }

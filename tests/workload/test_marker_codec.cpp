@@ -90,6 +90,16 @@ INSTANTIATE_TEST_SUITE_P(
                     MalformedCase{"ww1 B 4611686018427387905 epoch", "timestamp"},
                     MalformedCase{"ww1 B 99999999999999999999 epoch", "timestamp"}));
 
+TEST(MarkerCodec, DroppedCountIsReservedAndRoundTrips) {
+  Marker marker = sample_marker();
+  marker.dropped_before = 12;
+  const auto decoded = decode_marker(encode_marker(marker));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->dropped_before, 12);
+  EXPECT_TRUE(decoded->counters.find("ww_dropped") == decoded->counters.end());
+  EXPECT_FALSE(decode_marker("ww1 P 5 x pid=1 ww_dropped=-1"));
+}
+
 // Issue 10, item 10: an invalid UTF-8 name reached nlohmann::json::dump, which threw, and the job's result
 // was lost as an "internal error".
 TEST(MarkerCodec, InvalidUtf8InNamesAndKeysIsRepairedWhereItEnters) {

@@ -9,7 +9,7 @@ namespace {
 
 Marker marker(MarkerKind kind, const std::string& name, long long t, int pid = 1,
               std::optional<int> rank = {}, std::map<std::string, double> counters = {}) {
-  return Marker{Nanos{t}, kind, name, std::move(counters), pid, rank};
+  return Marker{Nanos{t}, kind, name, std::move(counters), pid, rank, std::nullopt};
 }
 constexpr auto B = MarkerKind::kBegin;
 constexpr auto E = MarkerKind::kEnd;
@@ -125,6 +125,17 @@ TEST(BuildPhases, SurvivesHostileMarkerStreams) {
                                 marker(P, "big", 1, 1, {}, {{"samples", 1e308}, {"flops", -1e308}})});
   EXPECT_EQ(extremes.phases.size(), 2u);
   EXPECT_EQ(extremes.unmatched_ends, 0);
+}
+
+TEST(DroppedByJob, SumsTheLargestCountPerProcess) {
+  auto with_dropped = [](int pid, long long n) {
+    Marker m = marker(P, "x", 1, pid);
+    m.dropped_before = n;
+    return m;
+  };
+  EXPECT_EQ(dropped_by_job({marker(P, "x", 1), with_dropped(1, 3), with_dropped(1, 5), with_dropped(2, 2)}),
+            7);
+  EXPECT_EQ(dropped_by_job({marker(P, "x", 1)}), 0);
 }
 
 }  // namespace

@@ -102,8 +102,12 @@ static int send_marker(char kind, const char* name, const char* const keys[], co
   int ok = append(buf, &used, "ww1 %c %lld ", kind, t_ns) && append_encoded(buf, &used, name) &&
            append(buf, &used, " pid=%ld", (long)getpid());
   if (ok && g_has_rank) ok = append(buf, &used, " rank=%ld", g_rank);
+  /* Tell wattwise what was lost, so the run's result says so (docs/markers.md). */
+  unsigned long dropped = atomic_load_explicit(&g_dropped, memory_order_relaxed);
+  if (ok && dropped > 0) ok = append(buf, &used, " ww_dropped=%lu", dropped);
   for (int i = 0; ok && i < n; ++i) {
-    if (keys[i] == NULL || *keys[i] == '\0' || strcmp(keys[i], "pid") == 0 || strcmp(keys[i], "rank") == 0) {
+    if (keys[i] == NULL || *keys[i] == '\0' || strcmp(keys[i], "pid") == 0 || strcmp(keys[i], "rank") == 0 ||
+        strcmp(keys[i], "ww_dropped") == 0) {
       return -1;
     }
     if (!isfinite(values[i])) continue;
