@@ -200,6 +200,12 @@ class Encoding(unittest.TestCase):
     def test_utf8_name_survives(self):
         self.assertEqual(wattwise.encode("P", "époque", 1, 2).split(" ")[3], "époque")
 
+    def test_name_with_lone_surrogate_is_sent_not_raised(self):
+        # Issue 10, item 10: a name from os.fsdecode of a non-UTF-8 file name raised UnicodeEncodeError.
+        message = wattwise.encode("P", "ckpt-\udcff", 1, 2)
+        self.assertTrue(message.startswith("ww1 P 1 ckpt-"))
+        message.encode("utf-8")
+
     def test_infinite_counter_is_left_out(self):
         text = wattwise.encode("P", "x", 1, 2, counters={"loss": float("inf")})
         self.assertNotIn("loss", text)

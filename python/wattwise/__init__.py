@@ -91,7 +91,8 @@ _channel = _Channel()
 
 def _percent_encode(text):
     out = []
-    for byte in text.encode("utf-8"):
+    # "replace": a str with lone surrogates (os.fsdecode of a non-UTF-8 file name) must not raise into the job.
+    for byte in text.encode("utf-8", "replace"):
         if byte <= 0x20 or byte in (0x3D, 0x25, 0x7F):  # space and controls, '=', '%', DEL
             out.append("%%%02X" % byte)
         else:

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <sstream>
+#include <typeinfo>
 
 #include "core/error.hpp"
 #include "report/html/html_report.hpp"
@@ -155,6 +157,49 @@ TEST(TraceReport, InvalidUtf8InAPhaseNameIsRepairedAndTheReportRenders) {
   const auto model = build_report_model_from_trace(trace, &phases, ReportInfo{});
   EXPECT_EQ(model.phases.phase_names, (std::vector<std::string>{"st\xEF\xBF\xBDp"}));
   EXPECT_NO_THROW((void)render_html_report(model));
+}
+
+// A seeded mini-fuzz in every CI run (the libFuzzer targets go much further): random mutations of a valid
+// trace and phases file either read or fail with a wattwise::Error, never anything else.
+TEST(TraceReader, MutatedInputsReadOrFailWithADataErrorOnly) {
+  const std::string trace = std::string("# wattwise trace\n# job_start_s=0\n# job_end_s=1.5\n") + kHeader +
+                            row(0.0, 0, "", "100") + row(0.5, 1, "90", "") + row(1.0, 0, "", "110") +
+                            row(1.5, 1, "95", "") + row(2.0, 0, "", "120");
+  const std::string phases =
+      "name,begin_s,end_s,rank,energy_j,method,counters,same_name_depth\n"
+      "\"a,b\",0,1,,5,x,k=1,0\nc,0.5,0.7,1,,x,,1\n";
+  const std::string alphabet = std::string(",\"\n\r#=.-+e0123456789nainf ") + '\0' + "\xFF\x1b";
+  std::mt19937 random(20261123);
+  for (int trial = 0; trial < 4000; ++trial) {
+    for (const std::string* base : {&trace, &phases}) {
+      std::string input = *base;
+      const int edits = 1 + static_cast<int>(random() % 6);
+      for (int e = 0; e < edits && !input.empty(); ++e) {
+        const std::size_t at = random() % input.size();
+        switch (random() % 3) {
+          case 0:
+            input[at] = alphabet[random() % alphabet.size()];
+            break;
+          case 1:
+            input.insert(at, 1, alphabet[random() % alphabet.size()]);
+            break;
+          default:
+            input.erase(at, 1 + random() % 8);
+        }
+      }
+      std::istringstream in(input);
+      try {
+        if (base == &trace)
+          (void)read_power_trace(in, "t.csv");
+        else
+          (void)read_phases_csv(in, "p.csv");
+      } catch (const Error&) {
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "seed trial " << trial << ": " << typeid(e).name() << ": " << e.what() << "\n"
+                      << input;
+      }
+    }
+  }
 }
 
 }  // namespace

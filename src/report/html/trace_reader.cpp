@@ -77,8 +77,9 @@ std::optional<double> number_at(const CsvTable& table, std::size_t row, std::opt
     if (used == fields[*column].size() && std::isfinite(value)) return value;
   } catch (const std::exception&) {
   }
+  // for_terminal: the message is printed, and the field is anybody's bytes.
   throw data_error(fmt::format("{}:{}: '{}' is not a finite number", source_name, table.line_numbers[row],
-                               fields[*column]));
+                               for_terminal(fields[*column])));
 }
 
 std::optional<std::size_t> optional_column(const CsvTable& table, const std::string& name) {
@@ -97,7 +98,8 @@ std::optional<double> setting_seconds(const CsvTable& table, const std::string& 
     if (used == it->second.size() && std::isfinite(value)) return value;
   } catch (const std::exception&) {
   }
-  throw data_error(fmt::format("{}: '# {}={}' is not a number of seconds", source_name, key, it->second));
+  throw data_error(
+      fmt::format("{}: '# {}={}' is not a number of seconds", source_name, key, for_terminal(it->second)));
 }
 
 double value_at(const analysis::TimeSeries& s, std::size_t i, double t) {
