@@ -21,8 +21,8 @@
  * with the process's next marker, so wattwise reports how many were lost.
  *
  * Return value: 0 when the marker was sent, dropped, or there is nowhere to send it; -1 when the arguments
- * are invalid (NULL or empty name, a counter key that is NULL, "pid", "rank" or "ww_dropped", or a marker longer than 8
- * KiB). Counters whose value is not finite are left out.
+ * are invalid (NULL or empty name, a counter key that is NULL, "pid", "rank" or "ww_dropped", or a marker
+ * longer than 8 KiB). Counters whose value is not finite are left out.
  */
 #ifndef WATTWISE_MARKERS_H
 #define WATTWISE_MARKERS_H
