@@ -16,9 +16,13 @@
  * clock wattwise measures with. Phases of the same name may nest; an end closes the innermost begin of
  * that name in the same process (and rank, read from RANK or LOCAL_RANK when set).
  *
- * Return value: 0 when the marker was sent or there is nowhere to send it; -1 when the arguments are
- * invalid (NULL or empty name, a counter key that is NULL, "pid" or "rank", or a marker longer than
- * 8 KiB). Counters whose value is not finite are left out.
+ * Sending never blocks: when wattwise's queue is full (it stalled) or wattwise has gone, the marker is
+ * dropped and counted (ww_dropped()); the job's progress matters more than one marker. The count travels
+ * with the process's next marker, so wattwise reports how many were lost.
+ *
+ * Return value: 0 when the marker was sent, dropped, or there is nowhere to send it; -1 when the arguments
+ * are invalid (NULL or empty name, a counter key that is NULL, "pid", "rank" or "ww_dropped", or a marker
+ * longer than 8 KiB). Counters whose value is not finite are left out.
  */
 #ifndef WATTWISE_MARKERS_H
 #define WATTWISE_MARKERS_H
@@ -44,6 +48,10 @@ WATTWISE_MARKERS_API int ww_end_counters(const char* name, const char* const key
                                          int n);
 WATTWISE_MARKERS_API int ww_point_counters(const char* name, const char* const keys[], const double values[],
                                            int n);
+
+/* How many markers this process dropped because they could not be sent at once (queue full, wattwise gone).
+ */
+WATTWISE_MARKERS_API unsigned long ww_dropped(void);
 
 /* 1 when markers go somewhere (WATTWISE_SOCKET set and the socket reachable at the first call), else 0. */
 WATTWISE_MARKERS_API int ww_enabled(void);

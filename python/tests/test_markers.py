@@ -112,8 +112,17 @@ class WithReceiver(unittest.TestCase):
 
     def test_send_from_many_threads_arrives_whole(self):
         # Read while they send, as wattwise does: the kernel queues only a few datagrams per socket.
+        # Sends never block: when the reader falls behind, markers are dropped and counted, never garbled.
         messages = []
-        reader = threading.Thread(target=lambda: messages.extend(self.receiver.receive() for _ in range(80)))
+
+        def read():
+            try:
+                while len(messages) + wattwise.dropped() < 80:
+                    messages.append(self.receiver.receive())
+            except socket.timeout:
+                pass
+
+        reader = threading.Thread(target=read)
         reader.start()
         threads = [threading.Thread(target=lambda: [wattwise.point("t") for _ in range(20)]) for _ in range(4)]
         for thread in threads:
@@ -121,7 +130,8 @@ class WithReceiver(unittest.TestCase):
         for thread in threads:
             thread.join()
         reader.join()
-        self.assertEqual(len(messages), 80)
+        self.assertEqual(len(messages) + wattwise.dropped(), 80)
+        self.assertGreater(len(messages), 0)
         self.assertTrue(all(m.startswith("ww1 P ") and m.split(" ")[3] == "t" for m in messages))
 
     def test_socket_gone_after_start_is_silent(self):
@@ -130,6 +140,30 @@ class WithReceiver(unittest.TestCase):
         self.receiver.sock.close()
         os.unlink(self.receiver.path)
         wattwise.point("after the receiver went away")  # must not raise
+
+
+    def test_stalled_receiver_never_blocks_the_job_and_drops_are_counted(self):
+        # Issue 10, item 14: with a 100 ms send time-out, every marker sent to a stalled wattwise held the
+        # training loop for 100 ms. The receiver here never reads; sends must return at once.
+        slowest_s = 0.0
+        for i in range(5000):
+            start = time.monotonic()
+            wattwise.point("iteration", samples=i)
+            slowest_s = max(slowest_s, time.monotonic() - start)
+            if slowest_s > 0.05 or wattwise.dropped() > 0:
+                break
+        self.assertLess(slowest_s, 0.05)
+        self.assertGreater(wattwise.dropped(), 0)
+        # The receiver catches up: the next marker tells it how many were lost.
+        self.receiver.sock.setblocking(False)
+        try:
+            while True:
+                self.receiver.sock.recv(65536)
+        except BlockingIOError:
+            pass
+        self.receiver.sock.settimeout(2.0)
+        wattwise.point("after")
+        self.assertIn("ww_dropped=%d" % wattwise.dropped(), self.receiver.receive().split(" "))
 
 
 class WithoutReceiver(unittest.TestCase):
@@ -165,6 +199,12 @@ class Encoding(unittest.TestCase):
 
     def test_utf8_name_survives(self):
         self.assertEqual(wattwise.encode("P", "époque", 1, 2).split(" ")[3], "époque")
+
+    def test_name_with_lone_surrogate_is_sent_not_raised(self):
+        # Issue 10, item 10: a name from os.fsdecode of a non-UTF-8 file name raised UnicodeEncodeError.
+        message = wattwise.encode("P", "ckpt-\udcff", 1, 2)
+        self.assertTrue(message.startswith("ww1 P 1 ckpt-"))
+        message.encode("utf-8")
 
     def test_infinite_counter_is_left_out(self):
         text = wattwise.encode("P", "x", 1, 2, counters={"loss": float("inf")})

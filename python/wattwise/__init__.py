@@ -14,8 +14,9 @@ phases::
                         step(batch)
 
 Without WATTWISE_SOCKET (the job runs on its own), or when the socket has gone away, every call is a
-silent no-op: a job never fails because it is not being measured. The variable is read once, on the
-first call. Thread-safe. Timestamps come from time.monotonic_ns(), which is CLOCK_MONOTONIC on Linux,
+silent no-op: a job never fails because it is not being measured. Sending never blocks: when wattwise's
+queue is full the marker is dropped and counted (``dropped()``). The variable is read once, on the first
+call. Thread-safe. Timestamps come from time.monotonic_ns(), which is CLOCK_MONOTONIC on Linux,
 the clock wattwise measures with. The rank is read from RANK (else LOCAL_RANK) when set.
 Wire format: docs/markers.md.
 """
@@ -27,14 +28,12 @@ import socket
 import threading
 import time
 
-__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode"]
+__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode", "dropped"]
 
 VERSION_TAG = "ww1"
 ENVIRONMENT_VARIABLE = "WATTWISE_SOCKET"
 MAX_MESSAGE_BYTES = 8192
-# A stalled receiver may delay one marker by at most this much; the job's progress matters more.
-SEND_TIMEOUT_S = 0.1
-_RESERVED_KEYS = ("pid", "rank")
+_RESERVED_KEYS = ("pid", "rank", "ww_dropped")
 
 
 class _Channel:
@@ -45,6 +44,7 @@ class _Channel:
         self._opened = False
         self._socket = None
         self.rank = None
+        self.dropped = 0
 
     def get(self):
         if not self._opened:
@@ -62,6 +62,7 @@ class _Channel:
                 self._socket.close()
             self._socket = None
             self._opened = False
+            self.dropped = 0
 
 
 def _rank_from_environment():
@@ -77,7 +78,8 @@ def _connect(path):
         return None
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.settimeout(SEND_TIMEOUT_S)
+        # Non-blocking: a stalled wattwise must never stall the job; a marker that does not fit is dropped.
+        sock.setblocking(False)
         sock.connect(path)
         return sock
     except OSError:
@@ -89,7 +91,8 @@ _channel = _Channel()
 
 def _percent_encode(text):
     out = []
-    for byte in text.encode("utf-8"):
+    # "replace": a str with lone surrogates (os.fsdecode of a non-UTF-8 file name) must not raise into the job.
+    for byte in text.encode("utf-8", "replace"):
         if byte <= 0x20 or byte in (0x3D, 0x25, 0x7F):  # space and controls, '=', '%', DEL
             out.append("%%%02X" % byte)
         else:
@@ -108,7 +111,7 @@ def _format_number(value):
     return repr(value)
 
 
-def encode(kind, name, t_ns, pid, rank=None, counters=None):
+def encode(kind, name, t_ns, pid, rank=None, counters=None, dropped=0):
     """The datagram text for one marker: ``ww1 KIND NS NAME pid=N [rank=N] [key=number ...]``."""
     if kind not in ("B", "E", "P"):
         raise ValueError("marker kind must be B, E or P, got %r" % (kind,))
@@ -117,6 +120,8 @@ def encode(kind, name, t_ns, pid, rank=None, counters=None):
     fields = [VERSION_TAG, kind, str(int(t_ns)), _percent_encode(str(name)), "pid=%d" % pid]
     if rank is not None:
         fields.append("rank=%d" % rank)
+    if dropped:
+        fields.append("ww_dropped=%d" % dropped)  # what this process lost before: the run reports it
     for key, value in (counters or {}).items():
         if key in _RESERVED_KEYS:
             raise ValueError("counter name %r is reserved by wattwise" % (key,))
@@ -130,18 +135,27 @@ def _send(kind, name, counters):
     sock = _channel.get()
     if sock is None:
         return
-    message = encode(kind, name, time.monotonic_ns(), os.getpid(), _channel.rank, counters).encode("utf-8")
+    message = encode(kind, name, time.monotonic_ns(), os.getpid(), _channel.rank, counters,
+                     _channel.dropped).encode("utf-8")
     if len(message) > MAX_MESSAGE_BYTES:
         raise ValueError("wattwise marker %r is longer than %d bytes" % (name, MAX_MESSAGE_BYTES))
     try:
         sock.send(message)
     except OSError:
-        pass  # wattwise has gone away or is stalled: measuring must never break the job
+        # wattwise's queue is full (it stalled) or it has gone away: drop and count, never block or break
+        # the job. (A lost count under a race between threads is harmless.)
+        _channel.dropped += 1
 
 
 def enabled():
     """True when markers go somewhere (WATTWISE_SOCKET set and reachable at the first call)."""
     return _channel.get() is not None
+
+
+def dropped():
+    """How many markers this process dropped because they could not be sent at once (queue full, wattwise
+    gone)."""
+    return _channel.dropped
 
 
 def begin(name, **counters):

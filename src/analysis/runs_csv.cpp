@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace wattwise::analysis {
 namespace {
@@ -178,6 +179,7 @@ std::vector<RunRecord> parse_runs_csv(std::istream& in, const std::string& sourc
   std::string line;
   for (std::size_t line_number = 1; std::getline(in, line); ++line_number) {
     if (line_number == 1 && line.starts_with(kUtf8Bom)) line.erase(0, kUtf8Bom.size());
+    make_valid_utf8(line);  // labels and knob names may be any bytes; JSON and reports need UTF-8
     if (skipped(line)) continue;
     const std::string where = fmt::format("{}:{}", source_name, line_number);
     std::vector<std::string> fields;

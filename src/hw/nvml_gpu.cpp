@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace wattwise::hw {
 
@@ -50,7 +51,7 @@ std::string read_string(const NvmlLibrary& nvml, unsigned index, const char* cal
     throw environment_error(nvml.describe_failure(index, call, result) + ": check the GPU with `nvidia-smi`");
   }
   buffer.resize(buffer.find('\0') == std::string::npos ? size : buffer.find('\0'));
-  return buffer;
+  return valid_utf8(buffer);  // a driver's bytes are not promised to be UTF-8; JSON and reports need it
 }
 
 constexpr const char* kPermissionAdvice =
@@ -71,7 +72,7 @@ NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> nvml, unsigned index, nvmlDe
   if (nvml_->nvmlDeviceGetPciInfo_v3 != nullptr) {
     nvmlPciInfo_t pci{};
     if (nvml_->nvmlDeviceGetPciInfo_v3(device_, &pci) == NVML_SUCCESS) {
-      identity_.pci_bus_id = std::string(pci.busId, strnlen(pci.busId, sizeof(pci.busId)));
+      identity_.pci_bus_id = valid_utf8(std::string_view(pci.busId, strnlen(pci.busId, sizeof(pci.busId))));
     }
   }
 }

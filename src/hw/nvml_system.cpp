@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace wattwise::hw {
 
@@ -91,7 +92,7 @@ std::string NvmlGpuSystem::driver_version() {
   if (nvml_->nvmlSystemGetDriverVersion == nullptr) return "n/a";
   char version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
   if (nvml_->nvmlSystemGetDriverVersion(version, sizeof(version)) != NVML_SUCCESS) return "n/a";
-  return std::string(version, strnlen(version, sizeof(version)));
+  return valid_utf8(std::string_view(version, strnlen(version, sizeof(version))));
 }
 
 Gpu& NvmlGpuSystem::gpu(std::size_t index) {

@@ -97,6 +97,12 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
     }
     if (!complete) inst.energy_j.reset();
 
+    // A phase nested in one of the same name (a "step" inside a "step") is listed as an occurrence but not
+    // added to the name's totals: its time and energy are already inside the outermost one's.
+    if (phase.same_name_depth > 0) {
+      m.phase_instances.push_back(std::move(inst));
+      continue;
+    }
     auto [it, inserted] = by_name.try_emplace(phase.name);
     auto& s = it->second;
     if (inserted) {

@@ -66,6 +66,9 @@ struct Measurement {
   std::vector<sampling::GpuTrace> traces;  // same order as gpus
   std::vector<workload::Marker> markers;
   std::size_t malformed_markers = 0;
+  std::size_t dropped_markers = 0;  // dropped by the job's clients (queue full), as they reported later
+  std::size_t refused_markers = 0;  // from another user's process that the job did not start
+  std::string refused_reason;       // why the first one was refused; empty when none was
   std::size_t unmatched_markers = 0;
   std::vector<workload::Phase> phases;
 

@@ -4,7 +4,11 @@
 
 #include <chrono>
 #include <optional>
+#include <iostream>
 
+#include <fmt/format.h>
+
+#include "core/text.hpp"
 #include "core/version.hpp"
 #include "measure/attribution.hpp"
 #include "sampling/energy_accounting.hpp"
@@ -75,7 +79,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
                             const MeasureOptions& options) {
   std::vector<hw::Gpu*> gpus;
   Measurement m = prepare(system, options, gpus);
-  m.command = argv;
+  m.command = argv;  // the job runs with argv as given; the record of it must be valid UTF-8 for JSON
+  for (auto& arg : m.command) make_valid_utf8(arg);
   const double cpu_before = cpu_seconds_used();
 
   MonotonicClock clock;
@@ -113,7 +118,12 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
 
   m.traces = sampler.take_traces();
   m.markers = receiver.markers();
+  m.dropped_markers = static_cast<std::size_t>(workload::dropped_by_job(m.markers));
   m.malformed_markers = static_cast<std::size_t>(receiver.malformed_count());
+  m.refused_markers = static_cast<std::size_t>(receiver.refused_count());
+  m.refused_reason = receiver.refusal_reason();
+  if (m.refused_markers > 0)  // said once per run, here and in the summary and JSON
+    std::cerr << fmt::format("wattwise: refused {} marker(s): {}\n", m.refused_markers, m.refused_reason);
   auto phases = workload::build_phases(m.markers);
   m.phases = std::move(phases.phases);
   m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
 
@@ -25,7 +26,7 @@ std::string analysis_text(const analysis::Analysis& a) {
   const auto& ref = a.reference();
   const analysis::ReferencePoint ref_point{ref.energy_j.mean, ref.time_s.mean};
   std::string out =
-      fmt::format("\n Reference: {} ({} runs)  E = {}, t = {}\n\n", setting_text(ref.setting),
+      fmt::format("\n Reference: {} ({} runs)  E = {}, t = {}\n\n", for_terminal(setting_text(ref.setting)),
                   ref.runs.size(), format_energy_j(ref.energy_j.mean), format_seconds(ref.time_s.mean));
 
   std::vector<std::string> headers = {"setting",      "runs",   "energy (± std)", "vs ref",
@@ -80,7 +81,7 @@ std::string analysis_text(const analysis::Analysis& a) {
   }
   out += best.render("   ");
   for (const auto& r : a.recommendations)
-    if (!r.note.empty()) out += fmt::format("   {}: {}\n", r.metric.name(), r.note);
+    if (!r.note.empty()) out += fmt::format("   {}: {}\n", r.metric.name(), for_terminal(r.note));
   return out;
 }
 

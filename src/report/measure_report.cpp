@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
 
@@ -52,9 +53,9 @@ std::string describe_method(sampling::EnergyMethod method) {
 }
 
 std::string measure_summary(const measure::Measurement& m) {
-  std::string out =
-      fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n", quoted_command(m.command),
-                  m.tool_version, m.backend, m.driver_version.empty() ? "" : ", driver " + m.driver_version);
+  std::string out = fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n",
+                                for_terminal(quoted_command(m.command)), m.tool_version, m.backend,
+                                m.driver_version.empty() ? "" : ", driver " + m.driver_version);
   out += fmt::format("   {:<14}{}\n", "wall time", format_seconds(m.wall_s()));
   out += fmt::format("   {:<14}{}\n", "exit status", outcome_text(m.outcome));
   out += fmt::format("   {:<14}{}\n", "energy", format_energy_j(m.total_energy_j()));
@@ -86,8 +87,13 @@ std::string measure_summary(const measure::Measurement& m) {
     }
     out += phases.render("   ");
   }
-  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched\n", m.markers.size(),
+  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched", m.markers.size(),
                      m.malformed_markers, m.unmatched_markers);
+  if (m.dropped_markers > 0)
+    out += fmt::format(", {} dropped by the job (wattwise's queue was full)", m.dropped_markers);
+  if (m.refused_markers > 0)
+    out += fmt::format(", {} refused ({})", m.refused_markers, for_terminal(m.refused_reason));
+  out += "\n";
   return out;
 }
 
@@ -139,13 +145,18 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                                     {"end_s", to_seconds(inst.phase.end - m.job_start)},
                                     {"pid", inst.phase.pid},
                                     {"rank", inst.phase.rank ? json(*inst.phase.rank) : json(nullptr)},
+                                    {"same_name_depth", inst.phase.same_name_depth},
                                     {"counters", inst.phase.counters},
                                     {"energy_j", optional_json(inst.energy_j)},
                                     {"energy_per_gpu_j", per_gpu},
                                     {"method", sampling::to_string(inst.method)}});
   }
-  j["markers"] = {
-      {"received", m.markers.size()}, {"malformed", m.malformed_markers}, {"unmatched", m.unmatched_markers}};
+  j["markers"] = {{"received", m.markers.size()},
+                  {"malformed", m.malformed_markers},
+                  {"unmatched", m.unmatched_markers},
+                  {"dropped", m.dropped_markers},
+                  {"refused", m.refused_markers},
+                  {"refused_reason", m.refused_reason.empty() ? json(nullptr) : json(m.refused_reason)}};
   return j;
 }
 

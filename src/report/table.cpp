@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/text.hpp"
+
 namespace wattwise::report {
 
 std::size_t display_width(const std::string& text) {
@@ -11,6 +13,7 @@ std::size_t display_width(const std::string& text) {
 }
 
 Table::Table(std::vector<std::string> headers) : headers_(std::move(headers)) {
+  for (auto& header : headers_) header = for_terminal(header);
   align_.assign(headers_.size(), Align::kRight);
   if (!align_.empty()) align_[0] = Align::kLeft;
 }
@@ -21,6 +24,8 @@ void Table::set_align(std::size_t column, Align align) {
 
 void Table::add_row(std::vector<std::string> cells) {
   cells.resize(headers_.size());
+  // Cells carry names from outside (phase names, GPU names, labels): never let them drive the terminal.
+  for (auto& cell : cells) cell = for_terminal(cell);
   rows_.push_back(std::move(cells));
 }
 

@@ -5,7 +5,8 @@
 
 namespace wattwise::report {
 
-// A plain text table for people: a header row, aligned columns, numbers right-aligned.
+// A plain text table for people: a header row, aligned columns, numbers right-aligned. Every cell goes
+// through for_terminal (core/text.hpp): control characters and escape sequences are shown, not obeyed.
 // (No Debian package offers this for C++; it is small enough to own.)
 class Table {
  public:

@@ -108,6 +108,9 @@ void write_trace_csv(std::ostream& out, const measure::Measurement& m) {
 
   out << "# wattwise " << m.tool_version << " trace; backend " << m.backend
       << "; time_s is seconds since the job started (monotonic clock)\n";
+  // The job's window: sampling goes on ~0.25 s past the job's end (the energy counter lags), so a reader
+  // that integrates the trace must stop here to agree with the measurement (docs/report.md).
+  out << fmt::format("# job_start_s={:.6f}\n# job_end_s={:.6f}\n", 0.0, m.wall_s());
   out << "time_s,gpu";
   for (const auto& c : trace_columns()) out << ',' << c.name;
   out << '\n';
@@ -120,7 +123,7 @@ void write_trace_csv(std::ostream& out, const measure::Measurement& m) {
 
 void write_phases_csv(std::ostream& out, const measure::Measurement& m) {
   out << "# wattwise " << m.tool_version << " phases; backend " << m.backend << "\n";
-  out << "name,begin_s,end_s,rank,energy_j,method,counters\n";
+  out << "name,begin_s,end_s,rank,energy_j,method,counters,same_name_depth\n";
   for (const auto& inst : m.phase_instances) {
     std::string counters;
     for (const auto& [key, value] : inst.phase.counters)
@@ -130,7 +133,8 @@ void write_phases_csv(std::ostream& out, const measure::Measurement& m) {
         << fmt::format("{:.6f}", to_seconds(inst.phase.end - m.job_start)) << ','
         << (inst.phase.rank ? std::to_string(*inst.phase.rank) : "") << ','
         << (inst.energy_j ? fmt::format("{:.6f}", *inst.energy_j) : "") << ','
-        << sampling::to_string(inst.method) << ',' << csv_escape(counters) << '\n';
+        << sampling::to_string(inst.method) << ',' << csv_escape(counters) << ','
+        << inst.phase.same_name_depth << '\n';
   }
 }
 

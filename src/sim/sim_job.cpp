@@ -152,7 +152,7 @@ void SimJob::terminate(Nanos at) {
 
 void SimJob::emit(std::vector<Marker>& out, Nanos t, MarkerKind kind, const char* name,
                   std::map<std::string, double> counters) const {
-  out.push_back(Marker{t, kind, name, std::move(counters), options_.pid, std::nullopt});
+  out.push_back(Marker{t, kind, name, std::move(counters), options_.pid, std::nullopt, std::nullopt});
 }
 
 }  // namespace wattwise::sim

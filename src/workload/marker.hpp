@@ -20,6 +20,9 @@ struct Marker {
   std::map<std::string, double> counters;
   int pid = 0;
   std::optional<int> rank;  // data-parallel rank, when the job says
+  // Markers this process had dropped before this one (its queue to wattwise was full), as the client
+  // counts them; absent when none were.
+  std::optional<long long> dropped_before;
 };
 
 // A begin/end pair matched up (or a point, where begin == end).
@@ -30,6 +33,9 @@ struct Phase {
   std::map<std::string, double> counters;  // merged from its begin and end markers
   int pid = 0;
   std::optional<int> rank;
+  // How many phases of the same (pid, rank, name) enclose this one: 0 for the outermost. A phase's totals
+  // count the outermost occurrences only, so a "step" inside a "step" is not counted twice.
+  int same_name_depth = 0;
 };
 
 }  // namespace wattwise::workload

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/text.hpp"
+
 namespace wattwise::workload {
 namespace {
 
@@ -111,6 +113,8 @@ std::string encode_marker(const Marker& marker) {
   out += percent_encode(marker.name);
   out += " pid=" + std::to_string(marker.pid);
   if (marker.rank) out += " rank=" + std::to_string(*marker.rank);
+  if (marker.dropped_before)
+    out += std::string(" ") + std::string(kDroppedKey) + "=" + std::to_string(*marker.dropped_before);
   for (const auto& [key, value] : marker.counters) {
     out += ' ';
     out += percent_encode(key);
@@ -141,12 +145,13 @@ std::optional<Marker> decode_marker(std::string_view message, std::string* error
   }
 
   auto t_ns = parse_integer<long long>(fields[2]);
-  if (!t_ns || *t_ns < 0) return fail(error_reason, "bad timestamp '" + std::string(fields[2]) + "'");
+  if (!t_ns || *t_ns < 0 || *t_ns > kMaxMarkerTimeNs)
+    return fail(error_reason, "bad timestamp '" + std::string(fields[2]) + "'");
   marker.t = Nanos{*t_ns};
 
   auto name = percent_decode(fields[3]);
   if (!name || name->empty()) return fail(error_reason, "empty or badly encoded name");
-  marker.name = std::move(*name);
+  marker.name = valid_utf8(*name);  // any bytes may arrive; JSON, HTML and terminals need valid UTF-8
 
   for (size_t i = 4; i < fields.size(); ++i) {
     std::string_view field = fields[i];
@@ -162,6 +167,13 @@ std::optional<Marker> decode_marker(std::string_view message, std::string* error
       marker.pid = *pid;
       continue;
     }
+    if (raw_key == kDroppedKey) {
+      auto dropped = parse_integer<long long>(raw_value);
+      if (!dropped || *dropped < 0)
+        return fail(error_reason, "bad " + std::string(kDroppedKey) + " '" + std::string(raw_value) + "'");
+      marker.dropped_before = *dropped;
+      continue;
+    }
     if (raw_key == "rank") {
       auto rank = parse_integer<int>(raw_value);
       if (!rank) return fail(error_reason, "bad rank '" + std::string(raw_value) + "'");
@@ -173,7 +185,7 @@ std::optional<Marker> decode_marker(std::string_view message, std::string* error
     if (!key || key->empty() || !value) {
       return fail(error_reason, "counter '" + std::string(field) + "' is not key=number");
     }
-    marker.counters[*key] = *value;
+    marker.counters[valid_utf8(*key)] = *value;
   }
   return marker;
 }

@@ -10,7 +10,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "workload/marker_codec.hpp"
@@ -38,8 +41,24 @@ std::filesystem::path make_private_directory() {
     throw environment_error(system_message("cannot create the marker directory in " + base) +
                             " (set TMPDIR to a writable directory)");
   }
-  ::chmod(pattern.c_str(), 0700);  // mkdtemp already uses 0700; say so explicitly against odd umasks
+  // Others may pass through (not list): a job that changed user (`sudo -u`, setuid) must reach the socket.
+  // Who may send is decided per datagram from the kernel's credentials (MarkerReceiver::admit).
+  ::chmod(pattern.c_str(), 0711);
   return pattern;
+}
+
+// The parent of `pid` from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold spaces and ')').
+std::optional<pid_t> parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || close + 4 >= stat.size()) return std::nullopt;
+  try {
+    return static_cast<pid_t>(std::stol(stat.substr(close + 4)));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -56,6 +75,14 @@ MarkerReceiver::MarkerReceiver() {
     if (::bind(socket_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
       throw environment_error(system_message("cannot bind the marker socket " + socket_path_.string()));
     }
+    // The kernel attaches each sender's pid and uid, which a sender without privileges cannot fake.
+    int pass_credentials = 1;
+    if (::setsockopt(socket_fd_, SOL_SOCKET, SO_PASSCRED, &pass_credentials, sizeof(pass_credentials)) != 0)
+      throw environment_error(system_message("cannot ask for the marker senders' credentials"));
+    // Anyone may connect; admit() refuses, with a count and a reason, whoever is neither this user nor
+    // one of this process's descendants (the job and whatever it started).
+    if (::chmod(socket_path_.c_str(), 0666) != 0)
+      throw environment_error(system_message("cannot open the marker socket " + socket_path_.string()));
     int buffer_bytes = kReceiveBufferBytes;
     // Best effort: the kernel caps it at net.core.rmem_max, which is fine.
     ::setsockopt(socket_fd_, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
@@ -111,10 +138,60 @@ void MarkerReceiver::receive_loop() {
   }
 }
 
+bool MarkerReceiver::is_descendant(pid_t pid) {
+  if (pid <= 0) return false;  // 0: the sender lives in another pid namespace
+  if (admitted_pids_.contains(pid)) return true;
+  const pid_t self = ::getpid();
+  pid_t current = pid;
+  for (int depth = 0; depth < 4096 && current > 1; ++depth) {
+    const auto parent = parent_of(current);
+    if (!parent) return false;  // gone already: cannot tell
+    if (*parent == self) {
+      admitted_pids_.insert(pid);  // checked once per sender; its later markers need no /proc walk
+      return true;
+    }
+    current = *parent;
+  }
+  return false;
+}
+
+bool MarkerReceiver::admit(const ucred* sender) {
+  if (sender != nullptr && (sender->uid == ::geteuid() || is_descendant(sender->pid))) return true;
+  std::lock_guard lock(mutex_);
+  ++refused_count_;
+  if (refusal_reason_.empty()) {
+    refusal_reason_ =
+        sender == nullptr
+            ? std::string("a datagram came without its sender's credentials")
+            : fmt::format(
+                  "sender pid {} (uid {}) is neither this user (uid {}) nor a process the job started",
+                  sender->pid, sender->uid, ::geteuid());
+  }
+  return false;
+}
+
 bool MarkerReceiver::receive_one() {
   char buffer[kMaxDatagramBytes];
-  ssize_t length = ::recv(socket_fd_, buffer, sizeof(buffer), MSG_TRUNC);
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+  iovec io{buffer, sizeof(buffer)};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  ssize_t length = ::recvmsg(socket_fd_, &message, MSG_TRUNC | MSG_CMSG_CLOEXEC);
   if (length < 0) return errno == EINTR;
+  const ucred* sender = nullptr;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(ucred)))
+      sender = reinterpret_cast<const ucred*>(CMSG_DATA(c));
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {  // descriptors nobody asked for
+      const auto* fds = reinterpret_cast<const int*>(CMSG_DATA(c));
+      for (std::size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) ::close(fds[i]);
+    }
+  }
+  if (!admit(sender)) return true;
   if (static_cast<size_t>(length) > sizeof(buffer)) {
     ++malformed_count_;
     return true;
@@ -127,6 +204,16 @@ bool MarkerReceiver::receive_one() {
   std::lock_guard lock(mutex_);
   markers_.push_back(std::move(*marker));
   return true;
+}
+
+int MarkerReceiver::refused_count() const {
+  std::lock_guard lock(mutex_);
+  return refused_count_;
+}
+
+std::string MarkerReceiver::refusal_reason() const {
+  std::lock_guard lock(mutex_);
+  return refusal_reason_;
 }
 
 }  // namespace wattwise::workload

@@ -1,8 +1,13 @@
 #pragma once
 
+#include <sys/socket.h>
+#include <sys/types.h>
+
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -10,9 +15,12 @@
 
 namespace wattwise::workload {
 
-// The wattwise end of the marker channel: a Unix datagram socket in a fresh directory that only this
-// user can enter (mode 0700), so no other user can inject markers. Receives on its own thread from
-// construction until stop(); the destructor stops and removes the directory.
+// The wattwise end of the marker channel: a Unix datagram socket in a fresh directory (mkdtemp; others may
+// pass through but not list it). Any process can reach the socket, so that a job that changed user
+// (`sudo -u`, setuid) can still mark its phases; each datagram carries its sender's pid and uid from the
+// kernel (SO_PASSCRED), and only this user's processes and this process's descendants (the job and whatever
+// it started) are heard. Others are refused: counted, with the first reason kept, never fatal.
+// Receives on its own thread from construction until stop(); the destructor stops and removes the directory.
 class MarkerReceiver {
  public:
   // The name of the environment variable that carries socket_path() to the job.
@@ -32,10 +40,16 @@ class MarkerReceiver {
   std::vector<Marker> markers() const;
   // Datagrams that were not valid markers; they are dropped, never fatal.
   int malformed_count() const { return malformed_count_.load(); }
+  // Datagrams refused for their sender (another user's process that the job did not start), and why the
+  // first one was refused (empty when none was).
+  int refused_count() const;
+  std::string refusal_reason() const;
 
  private:
   void receive_loop();
   bool receive_one();  // false when nothing was waiting
+  bool admit(const ucred* sender);
+  bool is_descendant(pid_t pid);
 
   std::filesystem::path directory_;
   std::filesystem::path socket_path_;
@@ -46,6 +60,9 @@ class MarkerReceiver {
   mutable std::mutex mutex_;
   std::vector<Marker> markers_;
   std::atomic<int> malformed_count_{0};
+  int refused_count_ = 0;          // guarded by mutex_
+  std::string refusal_reason_;     // guarded by mutex_
+  std::set<pid_t> admitted_pids_;  // receiver thread only
 };
 
 }  // namespace wattwise::workload

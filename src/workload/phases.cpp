@@ -18,6 +18,18 @@ Phase phase_from(const Marker& begin, Nanos end) {
   return Phase{begin.name, begin.t, end, begin.counters, begin.pid, begin.rank};
 }
 
+// Sets same_name_depth: how many paired phases of the same (pid, rank, name) contain each one. `phases` is
+// sorted by begin, then outer before inner, so per key a stack of the enclosing phases' ends suffices.
+void mark_same_name_nesting(std::vector<Phase>& phases) {
+  std::map<PhaseKey, std::vector<Nanos>> enclosing_ends;
+  for (Phase& phase : phases) {
+    auto& ends = enclosing_ends[PhaseKey{phase.pid, phase.rank.value_or(-1), phase.name}];
+    while (!ends.empty() && ends.back() < phase.end) ends.pop_back();
+    phase.same_name_depth = static_cast<int>(ends.size());
+    ends.push_back(phase.end);
+  }
+}
+
 }  // namespace
 
 PhaseSet build_phases(const std::vector<Marker>& markers) {
@@ -33,7 +45,9 @@ PhaseSet build_phases(const std::vector<Marker>& markers) {
         break;
       case MarkerKind::kEnd: {
         auto& stack = open_begins[key_of(marker)];
-        if (stack.empty()) {
+        // An end timestamped before the begin it would close cannot be a phase (a clock read on another
+        // machine, a bug in the job): it is counted with the unmatched ends and the begin stays open.
+        if (stack.empty() || marker.t < stack.back()->t) {
           ++result.unmatched_ends;
           break;
         }
@@ -50,7 +64,17 @@ PhaseSet build_phases(const std::vector<Marker>& markers) {
     if (a.begin != b.begin) return a.begin < b.begin;
     return a.end > b.end;
   });
+  mark_same_name_nesting(result.phases);
   return result;
+}
+
+long long dropped_by_job(const std::vector<Marker>& markers) {
+  std::map<int, long long> per_pid;
+  for (const Marker& marker : markers)
+    if (marker.dropped_before) per_pid[marker.pid] = std::max(per_pid[marker.pid], *marker.dropped_before);
+  long long sum = 0;
+  for (const auto& [pid, dropped] : per_pid) sum += dropped;
+  return sum;
 }
 
 }  // namespace wattwise::workload

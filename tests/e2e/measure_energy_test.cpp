@@ -2,8 +2,10 @@
 // Python module and the C API: per-GPU and per-phase energy against the exact integral of the profiles.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 
 #include "e2e_fixture.hpp"
 #include "fake_config.hpp"
@@ -124,15 +126,20 @@ TEST_F(MeasureEnergyTest, TraceCsvHasTheDocumentedHeaderBothGpusAndMonotoneTime)
   const auto lines = read_lines("t.csv");
   ASSERT_GT(lines.size(), 100u);  // 2 GPUs x 20 ms samples over > 1 s
   EXPECT_EQ(lines[0].rfind("# wattwise ", 0), 0u) << lines[0];
+  // The job's window, so that readers can cut the sampler's tail (docs/report.md).
+  EXPECT_EQ(lines[1], "# job_start_s=0.000000");
+  char job_end[64];
+  std::snprintf(job_end, sizeof job_end, "# job_end_s=%.6f", m_.at("wall_s").get<double>());
+  EXPECT_EQ(lines[2], job_end);
   // DESIGN.md "Results": time since the start in seconds, GPU index, then each reading with its unit.
   EXPECT_EQ(
-      lines[1],
+      lines[3],
       "time_s,gpu,energy_mj,power_inst_w,power_avg_w,power_sample_w,sm_clock_mhz,mem_clock_mhz,"
       "util_gpu_pct,util_mem_pct,temp_c,pstate,throttle_reasons,pcie_tx_mbps,pcie_rx_mbps,mem_used_mib");
   std::set<int> gpus;
   double previous_t = -1e9;
   const double wall_s = m_.at("wall_s");
-  for (std::size_t i = 2; i < lines.size(); ++i) {
+  for (std::size_t i = 4; i < lines.size(); ++i) {
     const auto comma = lines[i].find(',');
     ASSERT_NE(comma, std::string::npos) << lines[i];
     const double t = std::stod(lines[i].substr(0, comma));
@@ -149,7 +156,7 @@ TEST_F(MeasureEnergyTest, PhasesCsvBesideTheTraceListsEveryPhaseInstance) {
   const auto lines = read_lines("t.phases.csv");
   ASSERT_GE(lines.size(), 2u);
   EXPECT_EQ(lines[0].rfind("# wattwise ", 0), 0u) << lines[0];
-  EXPECT_EQ(lines[1], "name,begin_s,end_s,rank,energy_j,method,counters");
+  EXPECT_EQ(lines[1], "name,begin_s,end_s,rank,energy_j,method,counters,same_name_depth");
   EXPECT_EQ(lines.size() - 2, m_.at("phase_instances").size());
   int epochs = 0, steps = 0;
   for (std::size_t i = 2; i < lines.size(); ++i) {
@@ -164,6 +171,59 @@ TEST_F(MeasureEnergyTest, PhasesCsvBesideTheTraceListsEveryPhaseInstance) {
   }
   EXPECT_EQ(epochs, 2);
   EXPECT_EQ(steps, 4);
+}
+
+// Issue 10, item 13: `report run.csv` integrated ~0.25 s past the job's end (1016 J / 3.25 s against
+// measure's 901 J / 3.00 s). The report of the trace now agrees with the measurement.
+TEST_F(MeasureEnergyTest, ReportOfTheTraceAgreesWithTheMeasurement) {
+  const auto report =
+      wattwise({"report", path("t.csv").string(), "--format", "csv", "-o", path("r.csv").string()});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const auto lines = read_lines("r.csv");
+  ASSERT_GE(lines.size(), 2u);
+  ASSERT_EQ(lines[0].rfind("power_w,energy_j,energy_vs_ref_pct,time_s,", 0), 0u) << lines[0];
+  std::vector<std::string> cells;
+  std::stringstream row(lines[1]);
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  ASSERT_GE(cells.size(), 4u) << lines[1];
+  const double wall_s = m_.at("wall_s"), energy_j = m_.at("energy_j");
+  EXPECT_NEAR(std::stod(cells[3]), wall_s, 0.002) << lines[1];
+  EXPECT_NEAR(std::stod(cells[1]), energy_j, 0.02 * energy_j) << lines[1];
+}
+
+// Issue 10, items 10 and 11: an end before its begin aborted `measure`; invalid UTF-8 in a phase name
+// made `measure --json` an "internal error" (exit 70) and lost the job's result; escape sequences in a
+// phase name reached the terminal raw. Every hostile marker is now harmless and the result is kept.
+class HostileMarkersTest : public E2eTest {};
+
+TEST_F(HostileMarkersTest, MeasureKeepsTheResultAndPrintsNoRawEscapes) {
+  use_config(two_gpu_config());
+  const auto r = wattwise({"measure", "--json", path("m.json").string(), "--", PYTHON3,
+                           std::string(E2E_JOBS_DIR) + "/hostile_markers.py"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("\\e[2J"), std::string::npos) << r.out;
+  const auto m = read_json("m.json");  // parses: valid UTF-8 throughout
+  EXPECT_TRUE(m.at("energy_j").is_number());
+  EXPECT_GE(m.at("markers").at("unmatched").get<int>(), 1);  // the end before its begin
+  EXPECT_GE(m.at("markers").at("malformed").get<int>(), 2);  // the future timestamp, the 10 kB name
+  std::set<std::string> names;
+  for (const auto& p : m.at("phases")) {
+    names.insert(p.at("name").get<std::string>());
+    if (p.at("name") == "step") {
+      EXPECT_EQ(p.at("count"), 1);  // the inner "step" is inside the outer one's time
+      EXPECT_NEAR(p.at("time_s").get<double>(), 0.2, 0.1);
+    }
+    if (p.at("name") == "deep") {
+      EXPECT_EQ(p.at("count"), 1);
+    }
+  }
+  EXPECT_TRUE(names.contains("bad\xEF\xBF\xBDutf8\xEF\xBF\xBD"));
+  EXPECT_TRUE(names.contains("step"));
+  EXPECT_FALSE(names.contains("backwards"));
+  for (const auto& inst : m.at("phase_instances"))
+    EXPECT_LE(inst.at("begin_s").get<double>(), inst.at("end_s").get<double>()) << inst.dump();
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "measure/attribution.hpp"
 
+#include "workload/phases.hpp"
+
 #include <gtest/gtest.h>
 
 namespace wattwise::measure {
@@ -115,6 +117,30 @@ TEST(Attribution, PhaseTimeOfRanksSideBySideIsTheLongestRanksNotTheSum) {
   ASSERT_EQ(m.phase_summaries.size(), 1u);
   EXPECT_DOUBLE_EQ(m.phase_summaries[0].time_s, 4.0);
   EXPECT_DOUBLE_EQ(*m.phase_summaries[0].energy_j, 3 * 300 + 4 * 100);
+}
+
+}  // namespace
+}  // namespace wattwise::measure
+
+namespace wattwise::measure {
+namespace {
+
+// Issue 10, item 13: a "step" inside a "step" counted its time and energy twice.
+TEST(Attribution, SameNameNestedPhaseCountsOnceThroughItsOutermostOccurrence) {
+  auto m = two_gpu_measurement(false);
+  m.phases =
+      workload::build_phases({{Nanos{1s}, workload::MarkerKind::kBegin, "step", {}, 1, {}, {}},
+                              {Nanos{2s}, workload::MarkerKind::kBegin, "step", {}, 1, {}, {}},
+                              {Nanos{3s}, workload::MarkerKind::kEnd, "step", {}, 1, {}, {}},
+                              {Nanos{5s}, workload::MarkerKind::kEnd, "step", {{"samples", 8}}, 1, {}, {}}})
+          .phases;
+  attribute_energy(m, constant_power({100, 0}), constant_power({100, 0}));
+  ASSERT_EQ(m.phase_instances.size(), 2u);  // both occurrences are listed
+  ASSERT_EQ(m.phase_summaries.size(), 1u);
+  EXPECT_EQ(m.phase_summaries[0].count, 1u);
+  EXPECT_DOUBLE_EQ(m.phase_summaries[0].time_s, 4.0);
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].energy_j, 400.0);
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].samples, 8.0);
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "store/results_store.hpp"
 #include "report/html/html_report.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::report::html {
 namespace {
@@ -28,7 +28,7 @@ class StoreReport : public ::testing::Test {
         {"repeats", 2},
         {"warmup_runs", 1}};
     auto store = store::ResultsStore::create(db(), {"python train.py", "counter+samples", "node1"}, plan,
-                                                  {{0, "GPU-aaa", "H100", 200.0, 700.0, 300.0}});
+                                             {{0, "GPU-aaa", "H100", 200.0, 700.0, 300.0}});
     std::size_t index = 0;
     store.add_run(run(index++, 300, 0, true, 5, 5000));  // warm-up: never analysed
     for (double limit : {200.0, 250.0, 300.0})
@@ -45,7 +45,7 @@ class StoreReport : public ::testing::Test {
   std::filesystem::path db() const { return dir_ / "sweep.db"; }
 
   static store::RunRecord run(std::size_t index, double limit, unsigned repeat, bool warmup, double t,
-                                   double e) {
+                              double e) {
     store::RunRecord r;
     r.plan_index = index;
     r.settings = {{"power_limit_w", fmt_number(limit)}};
@@ -106,6 +106,44 @@ TEST_F(StoreReport, ANamedReferenceWins) {
   options.reference = analysis::Setting{{"power_limit_w", 250}};
   const auto model = build_report_model_from_store(db(), options);
   EXPECT_DOUBLE_EQ(model.settings.at(model.reference_index).setting.at("power_limit_w"), 250);
+}
+
+// Issue 10, item 10: one flipped byte in a database's GPU name made `report` an "internal error" (exit 70:
+// the page's JSON could not be dumped). Text read from the database is repaired where the report reads it.
+TEST(StoreReportText, FlippedBytesInNamesAreRepairedAndTheReportRenders) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ww-report-bytes-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const nlohmann::json plan = {
+      {"knobs", {{{"name", "power_limit_w"}, {"kind", "hardware"}, {"values", {"300"}}}}},
+      {"order", "ascending"},
+      {"seed", 0},
+      {"repeats", 1},
+      {"warmup_runs", 0}};
+  {
+    auto store =
+        store::ResultsStore::create(dir / "sweep.db", {"python tr\xE1in.py", "counter", "node1"}, plan,
+                                    {{0, "GPU-aaa",
+                                      "H\xC1"
+                                      "00",
+                                      200.0, 700.0, 300.0}});
+    store::RunRecord r;
+    r.plan_index = 0;
+    r.settings = {{"power_limit_w", "300"}};
+    r.started_at = r.ended_at = "2025-01-01T00:00:00Z";
+    r.time_s = 10;
+    r.energy_j = 3000;
+    r.method = "counter";
+    r.phases.push_back({std::nullopt, "ep\xFFoch", 1, 9, 2700, 100, "samples"});
+    store.add_run(r);
+  }
+  const auto model = build_report_model_from_store(dir / "sweep.db");
+  EXPECT_EQ(model.info.gpu,
+            "H\xEF\xBF\xBD"
+            "00");
+  EXPECT_EQ(model.phases.phase_names, (std::vector<std::string>{"ep\xEF\xBF\xBDoch"}));
+  EXPECT_NO_THROW((void)render_html_report(model));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(StoreReportErrors, AFileThatIsNotADatabaseIsRefused) {

@@ -3,10 +3,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -43,7 +45,7 @@ TEST(MarkerReceiver, SocketLivesInAPrivateDirectoryThatIsRemovedAfterwards) {
     directory = receiver.socket_path().parent_path();
     struct stat info {};
     ASSERT_EQ(::stat(directory.c_str(), &info), 0);
-    EXPECT_EQ(info.st_mode & 0777, 0700u);
+    EXPECT_EQ(info.st_mode & 0777, 0711u);  // others pass through to the socket; they cannot list it
     EXPECT_TRUE(std::filesystem::is_socket(receiver.socket_path()));
   }
   EXPECT_FALSE(std::filesystem::exists(directory));
@@ -135,6 +137,72 @@ TEST(MarkerReceiver, ReceivesMarkersFromThePythonClient) {
   EXPECT_EQ(markers[4].rank, 2);
   EXPECT_EQ(markers[4].pid, job.pid());
   EXPECT_EQ(build_phases(markers).phases.size(), 3u);
+}
+
+// Sends `message` from a forked process running as uid 65534 (nobody); `orphan`: from a grandchild whose
+// parent exited first, so it is no longer a descendant of this process. The sender stays alive until
+// `received()` holds (or 10 s pass): a sender's ancestry can be checked only while it exists.
+// Only raw system calls after fork.
+void send_as_other_user(const std::filesystem::path& socket_path, const std::string& message, bool orphan,
+                        const std::function<bool()>& received) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, socket_path.c_str(), sizeof(address.sun_path) - 1);
+  int sent_pipe[2], release_pipe[2];
+  ASSERT_EQ(::pipe(sent_pipe), 0);
+  ASSERT_EQ(::pipe(release_pipe), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(sent_pipe[0]);
+    ::close(release_pipe[1]);
+    const pid_t middle = ::getpid();
+    if (orphan && ::fork() != 0) ::_exit(0);  // the middle process leaves; the grandchild is reparented
+    while (orphan && ::getppid() == middle) ::usleep(1000);  // until the reparenting is visible
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+    const ssize_t sent = ::sendto(fd, message.data(), message.size(), 0,
+                                  reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    const char result = sent == static_cast<ssize_t>(message.size()) ? 'y' : 'n';
+    if (::write(sent_pipe[1], &result, 1) != 1) ::_exit(3);
+    char byte;
+    while (::read(release_pipe[0], &byte, 1) > 0) {  // EOF: the test lets it go
+    }
+    ::_exit(0);
+  }
+  ::close(sent_pipe[1]);
+  ::close(release_pipe[0]);
+  char result = 0;
+  EXPECT_EQ(::read(sent_pipe[0], &result, 1), 1);
+  EXPECT_EQ(result, 'y');
+  for (int i = 0; i < 1000 && !received(); ++i) std::this_thread::sleep_for(10ms);
+  ::close(release_pipe[1]);
+  ::close(sent_pipe[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+}
+
+// Issue 10, item 14: markers from a job that changed user were lost silently (the directory was 0700).
+TEST(MarkerReceiver, HearsAJobProcessThatChangedUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change user";
+  MarkerReceiver receiver;
+  send_as_other_user(receiver.socket_path(), "ww1 P 5 after-sudo pid=1", false,
+                     [&] { return !receiver.markers().empty() || receiver.refused_count() > 0; });
+  receiver.stop();
+  ASSERT_EQ(receiver.markers().size(), 1u);
+  EXPECT_EQ(receiver.markers()[0].name, "after-sudo");
+  EXPECT_EQ(receiver.refused_count(), 0);
+}
+
+TEST(MarkerReceiver, RefusesAnotherUsersProcessOutsideTheJobAndSaysWhy) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change user";
+  MarkerReceiver receiver;
+  send_as_other_user(receiver.socket_path(), "ww1 P 5 injected pid=1", true,
+                     [&] { return !receiver.markers().empty() || receiver.refused_count() > 0; });
+  receiver.stop();
+  EXPECT_TRUE(receiver.markers().empty());
+  EXPECT_EQ(receiver.refused_count(), 1);
+  EXPECT_NE(receiver.refusal_reason().find("uid 65534"), std::string::npos) << receiver.refusal_reason();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "core/json_text.hpp"
 #include "report/html/embedded.hpp"
 #include "report/html/report_json.hpp"
 #include "report/html/report_tables.hpp"
@@ -39,7 +40,7 @@ std::string escape_html(const std::string& text) {
 // change how HTML parses what follows): every '<' becomes \u003c, which JSON reads back the same. In JSON
 // text '<' can only occur inside strings, so this never touches the structure.
 std::string script_safe_json(const ReportModel& model) {
-  const std::string text = to_json(model).dump();
+  const std::string text = json_text(to_json(model));  // replaces, never throws on a stray byte
   std::string out;
   out.reserve(text.size());
   for (char ch : text) {

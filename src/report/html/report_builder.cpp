@@ -23,14 +23,17 @@ ReportModel build_report_model_from_trace(std::istream& trace_csv, std::istream*
                                           const ReportInfo& info, const BuildOptions& options) {
   const std::string source = info.source.empty() ? "trace" : info.source;
   RunDetail run;
-  run.power_w = read_power_trace_csv(trace_csv, source);
+  const PowerTrace trace = read_power_trace(trace_csv, source);
+  run.power_w = trace.power_w;
   if (phases_csv) run.phases = read_phases_csv(*phases_csv, source + " (phases)");
 
-  // One run, measured as a whole: its energy is the integral of its power trace (the trace CSV does not
-  // say when the job ended, so the last reading ends it).
+  // One run, measured as a whole: its energy is the integral of its power trace over the job's window when
+  // the trace names it (then cut there, as `wattwise measure` cuts its figures), else up to the last reading.
   const auto energy = analysis::cumulative_energy_j(*run.power_w);
   analysis::RunRecord record;
-  record.time_s = run.power_w->time_s.back() - std::min(0.0, run.power_w->time_s.front());
+  record.time_s = trace.job_start_s && trace.job_end_s
+                      ? *trace.job_end_s - *trace.job_start_s
+                      : run.power_w->time_s.back() - std::min(0.0, run.power_w->time_s.front());
   record.energy_j = energy.value.back();
   const auto analysis = analysis::analyze({record});
 

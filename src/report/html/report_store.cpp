@@ -11,8 +11,9 @@
 
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
-#include "store/results_store.hpp"
+#include "core/text.hpp"
 #include "report/html/trace_reader.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::report::html {
 
@@ -22,7 +23,7 @@ analysis::Setting to_setting(const std::vector<plan::KnobSetting>& knobs) {
   analysis::Setting setting;
   for (const auto& k : knobs) {
     try {
-      setting[k.knob] = std::stod(k.value);
+      setting[valid_utf8(k.knob)] = std::stod(k.value);
     } catch (const std::exception&) {
       // A text-valued job knob cannot be drawn against; the analysis CSV leaves it out as well.
     }
@@ -35,7 +36,8 @@ analysis::Setting to_setting(const std::vector<plan::KnobSetting>& knobs) {
 std::vector<PhaseTotal> run_phases(const std::vector<store::PhaseResult>& results) {
   std::vector<std::string> names;
   std::map<std::string, PhaseTotal> all_gpus, per_gpu;
-  for (const auto& p : results) {
+  for (auto p : results) {
+    make_valid_utf8(p.name);  // names read from a database are any bytes until repaired here
     if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
     if (!p.gpu_index) {
       all_gpus[p.name] = {p.name, p.time_s, p.energy_j};
@@ -70,7 +72,7 @@ std::map<std::size_t, std::string> read_traces(const std::filesystem::path& db) 
   while (sqlite3_step(stmt) == SQLITE_ROW) {
     const auto plan_index = static_cast<std::size_t>(sqlite3_column_int64(stmt, 0));
     const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1));
-    if (text) traces[plan_index] += std::string(text) + "\n";
+    if (text) traces[plan_index] += std::string(text) + "\n";  // trace_reader repairs its lines
   }
   return traces;
 }
@@ -79,11 +81,13 @@ ReportInfo store_info(const store::ResultsStore& store, const std::filesystem::p
   ReportInfo info;
   info.title = "wattwise report: " + db.filename().string();
   info.source = db.string();
-  info.command = store.meta("command");
-  info.method = store.meta("measurement_method");
-  info.tool_version = store.meta("tool_version");
+  // Everything read from the database is repaired to valid UTF-8 here, where it enters the report: one
+  // flipped byte in a GPU name must not turn the whole report into an "internal error".
+  info.command = valid_utf8(store.meta("command"));
+  info.method = valid_utf8(store.meta("measurement_method"));
+  info.tool_version = valid_utf8(store.meta("tool_version"));
   std::set<std::string> names;
-  for (const auto& gpu : store.gpus()) names.insert(gpu.name);
+  for (const auto& gpu : store.gpus()) names.insert(valid_utf8(gpu.name));
   for (const auto& name : names) info.gpu += (info.gpu.empty() ? "" : ", ") + name;
   if (store.gpus().size() > 1) info.gpu = fmt::format("{} x {}", store.gpus().size(), info.gpu);
   return info;

@@ -1,6 +1,7 @@
 #include "report/html/trace_reader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -8,6 +9,7 @@
 
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace wattwise::report::html {
 
@@ -15,6 +17,7 @@ namespace {
 
 // Lines that are neither comments nor blank, split into fields, with the header's column positions.
 struct CsvTable {
+  std::map<std::string, std::string> settings;  // from comment lines "# key=value" (job_start_s, job_end_s)
   std::map<std::string, std::size_t> columns;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::size_t> line_numbers;
@@ -27,7 +30,15 @@ CsvTable read_csv(std::istream& in, const std::string& source_name) {
   std::vector<std::string> header;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
+    make_valid_utf8(line);  // phase names may be any bytes; the report's JSON and HTML need UTF-8
+    if (!line.empty() && line[0] == '#') {
+      const auto equals = line.find('=');
+      const auto key_begin = line.find_first_not_of("# ");
+      if (equals != std::string::npos && key_begin < equals && line.find(' ', key_begin) > equals)
+        table.settings.emplace(line.substr(key_begin, equals - key_begin), line.substr(equals + 1));
+      continue;
+    }
+    if (line.empty()) continue;
     std::vector<std::string> fields;
     try {
       fields = analysis::split_csv_line(line);
@@ -61,17 +72,40 @@ std::optional<double> number_at(const CsvTable& table, std::size_t row, std::opt
   const auto& fields = table.rows[row];
   if (*column >= fields.size() || fields[*column].empty()) return std::nullopt;
   try {
-    return std::stod(fields[*column]);
+    std::size_t used = 0;
+    const double value = std::stod(fields[*column], &used);
+    if (used == fields[*column].size() && std::isfinite(value)) return value;
   } catch (const std::exception&) {
-    throw data_error(
-        fmt::format("{}:{}: '{}' is not a number", source_name, table.line_numbers[row], fields[*column]));
   }
+  // for_terminal: the message is printed, and the field is anybody's bytes.
+  throw data_error(fmt::format("{}:{}: '{}' is not a finite number", source_name, table.line_numbers[row],
+                               for_terminal(fields[*column])));
 }
 
 std::optional<std::size_t> optional_column(const CsvTable& table, const std::string& name) {
   const auto it = table.columns.find(name);
   if (it == table.columns.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<double> setting_seconds(const CsvTable& table, const std::string& key,
+                                      const std::string& source_name) {
+  const auto it = table.settings.find(key);
+  if (it == table.settings.end()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(it->second, &used);
+    if (used == it->second.size() && std::isfinite(value)) return value;
+  } catch (const std::exception&) {
+  }
+  throw data_error(
+      fmt::format("{}: '# {}={}' is not a number of seconds", source_name, key, for_terminal(it->second)));
+}
+
+double value_at(const analysis::TimeSeries& s, std::size_t i, double t) {
+  // Linear between points i-1 and i, which enclose t.
+  const double t0 = s.time_s[i - 1], t1 = s.time_s[i];
+  return s.value[i - 1] + (s.value[i] - s.value[i - 1]) * (t - t0) / (t1 - t0);
 }
 
 analysis::TimeSeries sum_on_common_grid(const std::vector<analysis::TimeSeries>& per_gpu) {
@@ -98,8 +132,30 @@ analysis::TimeSeries sum_on_common_grid(const std::vector<analysis::TimeSeries>&
 
 }  // namespace
 
-analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& source_name) {
+analysis::TimeSeries clip_to_window(const analysis::TimeSeries& s, double begin_s, double end_s) {
+  analysis::TimeSeries out;
+  if (s.time_s.empty() || !(end_s > begin_s)) return out;
+  auto add = [&](double t, double v) {
+    out.time_s.push_back(t);
+    out.value.push_back(v);
+  };
+  for (std::size_t i = 0; i < s.time_s.size(); ++i) {
+    const double t = s.time_s[i];
+    if (i > 0 && s.time_s[i - 1] < begin_s && t > begin_s) add(begin_s, value_at(s, i, begin_s));
+    if (i > 0 && s.time_s[i - 1] < end_s && t > end_s) {
+      add(end_s, value_at(s, i, end_s));
+      break;
+    }
+    if (t >= begin_s && t <= end_s) add(t, s.value[i]);
+  }
+  return out;
+}
+
+PowerTrace read_power_trace(std::istream& in, const std::string& source_name) {
   const CsvTable table = read_csv(in, source_name);
+  PowerTrace trace;
+  trace.job_start_s = setting_seconds(table, "job_start_s", source_name);
+  trace.job_end_s = setting_seconds(table, "job_end_s", source_name);
   const std::size_t time_col = require_column(table, "time_s", source_name);
   const auto gpu_col = optional_column(table, "gpu");
   const auto sample_col = optional_column(table, "power_sample_w");
@@ -109,7 +165,11 @@ analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& s
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const auto t = number_at(table, r, time_col, source_name);
     if (!t) continue;
-    const long gpu = static_cast<long>(number_at(table, r, gpu_col, source_name).value_or(0));
+    const double gpu_number = number_at(table, r, gpu_col, source_name).value_or(0);
+    if (gpu_number < 0 || gpu_number > 1e6 || gpu_number != std::floor(gpu_number))
+      throw data_error(
+          fmt::format("{}:{}: GPU '{}' is not a GPU index", source_name, table.line_numbers[r], gpu_number));
+    const long gpu = static_cast<long>(gpu_number);
     if (const auto p = number_at(table, r, sample_col, source_name)) {
       samples[gpu].time_s.push_back(*t);
       samples[gpu].value.push_back(*p);
@@ -138,8 +198,21 @@ analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& s
   if (per_gpu.empty())
     throw data_error(
         fmt::format("{}: no power readings (power_sample_w or power_inst_w); nothing to draw", source_name));
-  if (per_gpu.size() == 1) return per_gpu.front();
-  return sum_on_common_grid(per_gpu);
+  trace.power_w = per_gpu.size() == 1 ? per_gpu.front() : sum_on_common_grid(per_gpu);
+  // The sampler runs on past the job's end (the energy counter lags ~100 ms); the job's own figures stop
+  // where the job did, as `wattwise measure` cuts them.
+  if (trace.job_start_s && trace.job_end_s) {
+    if (!(*trace.job_end_s >= *trace.job_start_s))
+      throw data_error(fmt::format("{}: job_end_s {} is before job_start_s {}", source_name, *trace.job_end_s,
+                                   *trace.job_start_s));
+    auto clipped = clip_to_window(trace.power_w, *trace.job_start_s, *trace.job_end_s);
+    if (clipped.time_s.size() >= 2) trace.power_w = std::move(clipped);
+  }
+  return trace;
+}
+
+analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& source_name) {
+  return read_power_trace(in, source_name).power_w;
 }
 
 std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& source_name) {
@@ -148,8 +221,11 @@ std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& sou
   const std::size_t begin_col = require_column(table, "begin_s", source_name);
   const std::size_t end_col = require_column(table, "end_s", source_name);
   const auto energy_col = optional_column(table, "energy_j");
+  const auto depth_col = optional_column(table, "same_name_depth");
   std::vector<PhaseTotal> phases;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    // A phase inside one of the same name is inside its time already: totals count the outermost only.
+    if (number_at(table, r, depth_col, source_name).value_or(0) > 0) continue;
     const auto begin = number_at(table, r, begin_col, source_name);
     const auto end = number_at(table, r, end_col, source_name);
     if (!begin || !end || name_col >= table.rows[r].size())

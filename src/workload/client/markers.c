@@ -6,11 +6,11 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +22,8 @@ static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static int g_socket_fd = -1;
 static int g_has_rank = 0;
 static long g_rank = 0;
+/* Markers dropped because the receiver's queue was full (or the receiver had gone). */
+static atomic_ulong g_dropped = 0;
 
 static int parse_rank(const char* text, long* rank) {
   if (text == NULL || *text == '\0') return 0;
@@ -36,7 +38,8 @@ static void init_channel(void) {
   g_has_rank = parse_rank(getenv("RANK"), &g_rank) || parse_rank(getenv("LOCAL_RANK"), &g_rank);
   const char* path = getenv("WATTWISE_SOCKET");
   if (path == NULL || *path == '\0' || strlen(path) >= sizeof(((struct sockaddr_un*)0)->sun_path)) return;
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  /* Non-blocking: a stalled receiver must never stall the job; a marker that does not fit is dropped. */
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return;
   struct sockaddr_un address;
   memset(&address, 0, sizeof address);
@@ -46,9 +49,6 @@ static void init_channel(void) {
     close(fd);
     return;
   }
-  /* A stalled receiver may delay a marker by at most this much; the job's progress matters more. */
-  struct timeval send_timeout = {0, 100 * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
   g_socket_fd = fd;
 }
 
@@ -102,8 +102,12 @@ static int send_marker(char kind, const char* name, const char* const keys[], co
   int ok = append(buf, &used, "ww1 %c %lld ", kind, t_ns) && append_encoded(buf, &used, name) &&
            append(buf, &used, " pid=%ld", (long)getpid());
   if (ok && g_has_rank) ok = append(buf, &used, " rank=%ld", g_rank);
+  /* Tell wattwise what was lost, so the run's result says so (docs/markers.md). */
+  unsigned long dropped = atomic_load_explicit(&g_dropped, memory_order_relaxed);
+  if (ok && dropped > 0) ok = append(buf, &used, " ww_dropped=%lu", dropped);
   for (int i = 0; ok && i < n; ++i) {
-    if (keys[i] == NULL || *keys[i] == '\0' || strcmp(keys[i], "pid") == 0 || strcmp(keys[i], "rank") == 0) {
+    if (keys[i] == NULL || *keys[i] == '\0' || strcmp(keys[i], "pid") == 0 || strcmp(keys[i], "rank") == 0 ||
+        strcmp(keys[i], "ww_dropped") == 0) {
       return -1;
     }
     if (!isfinite(values[i])) continue;
@@ -111,11 +115,13 @@ static int send_marker(char kind, const char* name, const char* const keys[], co
          append_number(buf, &used, values[i]);
   }
   if (!ok) return -1;
-  /* Failures (wattwise gone, buffer full past the time-out) are ignored on purpose: see the header. */
+  /* Failures (wattwise gone, its queue full) drop the marker and count it: see the header. MSG_DONTWAIT
+   * as well as the non-blocking socket, in case someone cleared O_NONBLOCK on an inherited descriptor. */
   ssize_t sent;
   do {
-    sent = send(fd, buf, used, MSG_NOSIGNAL);
+    sent = send(fd, buf, used, MSG_NOSIGNAL | MSG_DONTWAIT);
   } while (sent < 0 && errno == EINTR);
+  if (sent < 0) atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
   return 0;
 }
 
@@ -137,6 +143,10 @@ int ww_end_counters(const char* name, const char* const keys[], const double val
 }
 int ww_point_counters(const char* name, const char* const keys[], const double values[], int n) {
   return send_marker('P', name, keys, values, n);
+}
+
+unsigned long ww_dropped(void) {
+  return atomic_load_explicit(&g_dropped, memory_order_relaxed);
 }
 
 int ww_enabled(void) {

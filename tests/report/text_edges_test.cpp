@@ -1,0 +1,41 @@
+// Issue 10, item 10: text from outside (labels, knob names, phase names) must neither break JSON output nor
+// drive the terminal.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "analysis/analysis.hpp"
+#include "analysis/analysis_json.hpp"
+#include "analysis/runs_csv.hpp"
+#include "core/text.hpp"
+#include "report/analysis_report.hpp"
+#include "report/table.hpp"
+
+namespace wattwise::report {
+namespace {
+
+TEST(Table, ControlSequencesInCellsAreShownNotObeyed) {
+  Table table({"phase", "time"});
+  table.add_row({"\x1b[2J\x1b]0;owned\x07step", "1.0 s"});
+  const std::string text = table.render();
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+  EXPECT_NE(text.find("\\e[2J\\e]0;owned\\x07step"), std::string::npos) << text;
+}
+
+// `analyze --json` of a CSV whose label has a flipped byte was "internal error" (exit 70).
+TEST(AnalyzeJson, InvalidUtf8InALabelIsRepairedWhereTheCsvIsRead) {
+  std::istringstream csv(
+      "power_limit_w,time_s,energy_j,label\n"
+      "300,10,3000,ref\xFF\n"
+      "250,11,2800,\x1b[31mcapped\n");
+  const auto runs = analysis::parse_runs_csv(csv, "runs.csv");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_TRUE(is_valid_utf8(runs[0].label));
+  const auto result = analysis::analyze(runs);
+  EXPECT_NO_THROW((void)analysis::to_json(result).dump());
+  EXPECT_EQ(analysis_text(result).find('\x1b'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wattwise::report
