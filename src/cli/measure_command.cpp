@@ -82,6 +82,10 @@ int run_measure(const MeasureFlags& flags) {
   std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
   human << report::measure_summary(m);
   if (trace) human << fmt::format("   trace: {} (phases: {})\n", flags.trace, phases_path(flags.trace));
+  for (const std::string& line : report::gpu_failure_warnings(m)) std::cerr << line << "\n";
+  // The job's own failure comes first; a job that succeeded while a GPU failed gets 3 (environment): its
+  // figures are incomplete (docs/measure-json.md).
+  if (m.outcome.exit_code == 0 && !m.complete()) return static_cast<int>(ErrorKind::kEnvironment);
   return m.outcome.exit_code;
 }
 

@@ -2,6 +2,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,5 +18,12 @@ nlohmann::json measure_json(const measure::Measurement& m);
 
 // Human words for a method, e.g. "energy counter" or "20 ms samples reconciled to the counter".
 std::string describe_method(sampling::EnergyMethod method);
+
+// For a GPU whose sources failed during the run, e.g. "partial: GPU lost at 12.3 s"; empty otherwise.
+std::string partial_label(const measure::GpuEnergy& g, Nanos job_start);
+
+// One line per GPU that failed during the run, for stderr: which GPU, when, the driver's error, and how
+// much of the run its energy covers.
+std::vector<std::string> gpu_failure_warnings(const measure::Measurement& m);
 
 }  // namespace wattwise::report
