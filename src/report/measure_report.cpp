@@ -98,7 +98,7 @@ std::string measure_summary(const measure::Measurement& m) {
   }
   out += gpus.render("   ");
   for (const auto& g : m.gpu_energy) {
-    if (g.failure) out += fmt::format("   GPU {}: {}\n", g.gpu.index, g.failure->error);
+    if (g.failure) out += fmt::format("   {}\n", g.failure->error);
   }
   if (failed_readings > 0)
     out += fmt::format("   {} readings were lost to driver errors (counted, each one reading)\n",
