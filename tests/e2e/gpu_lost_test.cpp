@@ -77,5 +77,17 @@ TEST_F(GpuLostTest, AFailedJobKeepsItsOwnExitCode) {
   EXPECT_FALSE(read_json("m.json").at("complete").get<bool>());
 }
 
+TEST_F(GpuLostTest, ASweepStoresTheRunAndStopsWithExit3) {
+  // The first run sees the loss and is stored as failed; the second run's read-back fails on the lost GPU,
+  // which stops the sweep (exit 3) instead of aborting it.
+  const auto r =
+      wattwise({"sweep", "--db", path("s.db").string(), "--repeat", "2", "--", "/bin/sh", "-c", "sleep 1.5"});
+  ASSERT_TRUE(r.exit_code.has_value()) << "killed by signal " << r.signal.value_or(0) << "\n" << r.err;
+  EXPECT_EQ(*r.exit_code, kEnvironment) << r.err;
+  EXPECT_FALSE(contains(r.err, "terminate called")) << r.err;
+  EXPECT_TRUE(contains(r.err, "GPU is lost")) << r.err;
+  EXPECT_TRUE(contains(r.err, "1 failed")) << r.err;
+}
+
 }  // namespace
 }  // namespace wattwise::e2e
