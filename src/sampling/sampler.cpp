@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <exception>
 #include <utility>
 
@@ -13,8 +14,13 @@ namespace {
 bool same_value(const CounterReading& a, const CounterReading& b) {
   return a.energy_mj == b.energy_mj;
 }
+// Power computed as energy differences (a simulated GPU's, some drivers') wobbles in its last bits on a
+// flat line; within this relative distance of the run's first reading a power counts as a repeat. Every
+// reading dropped lies within it of the ones kept, so no integral moves by more than this fraction.
+constexpr double kRepeatedPowerTolerance = 1e-9;
+
 bool same_value(const PowerReading& a, const PowerReading& b) {
-  return a.power_w == b.power_w;
+  return std::fabs(a.power_w - b.power_w) <= kRepeatedPowerTolerance * std::fabs(a.power_w);
 }
 bool same_value(const TelemetryReading& a, const TelemetryReading& b) {
   const hw::Telemetry& x = a.values;
@@ -32,8 +38,9 @@ template <typename Reading>
 void Sampler::record(std::vector<Reading>& readings, const Reading& reading) const {
   const std::size_t n = readings.size();
   // The last two equal to the new one: the last is an inner reading of a run; the new one takes its place.
-  if (config_.drop_repeated_readings && n >= 2 && same_value(readings[n - 1], reading) &&
-      same_value(readings[n - 2], reading)) {
+  // readings[n - 2] is the run's first, so a slow drift cannot creep through the tolerance.
+  if (config_.drop_repeated_readings && n >= 2 && same_value(readings[n - 2], reading) &&
+      same_value(readings[n - 2], readings[n - 1])) {
     readings[n - 1] = reading;
     return;
   }

@@ -45,10 +45,11 @@ struct SamplerConfig {
   Nanos drain_period = kDefaultDrainPeriod;
   Nanos telemetry_period = kDefaultTelemetryPeriod;
   bool read_telemetry = true;
-  // Keep only the first and last of a run of equal readings (counter value, power, telemetry). Nothing any
-  // figure is computed from is lost: the counter's timeline uses only the reads around a change, and a run
-  // of equal powers integrates the same with its inner readings dropped. It bounds the memory of long
-  // simulated jobs, whose power is constant between their events; the trace CSV then has fewer rows.
+  // Keep only the first and last of a run of equal readings (counter value, telemetry; powers within 1e-9
+  // of the run's first). Nothing any figure is computed from is lost: the counter's timeline uses only the
+  // reads around a change, and a run of equal powers integrates the same with its inner readings dropped
+  // (to 1e-9). It bounds the memory of long simulated jobs, whose power is constant between their events;
+  // the trace CSV then has fewer rows.
   bool drop_repeated_readings = false;
 };
 
