@@ -65,6 +65,9 @@ int run_measure(const MeasureFlags& flags) {
   } else {
     auto system = open_real_gpus();
     options.gpu_positions = select_gpus(*system, flags.gpus);
+    options.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since, const sampling::SourceFailure& f) {
+      std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
+    };
     m = measure::measure_command(*system, flags.command, options);
   }
 
@@ -82,7 +85,6 @@ int run_measure(const MeasureFlags& flags) {
   std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
   human << report::measure_summary(m);
   if (trace) human << fmt::format("   trace: {} (phases: {})\n", flags.trace, phases_path(flags.trace));
-  for (const std::string& line : report::gpu_failure_warnings(m)) std::cerr << line << "\n";
   // The job's own failure comes first; a job that succeeded while a GPU failed gets 3 (environment): its
   // figures are incomplete (docs/measure-json.md).
   if (m.outcome.exit_code == 0 && !m.complete()) return static_cast<int>(ErrorKind::kEnvironment);

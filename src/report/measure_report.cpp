@@ -57,18 +57,14 @@ std::string partial_label(const measure::GpuEnergy& g, Nanos job_start) {
                      to_seconds(g.failure->at - job_start));
 }
 
-std::vector<std::string> gpu_failure_warnings(const measure::Measurement& m) {
-  std::vector<std::string> lines;
-  for (const auto& g : m.gpu_energy) {
-    if (!g.failure) continue;
-    lines.push_back(fmt::format(
-        "wattwise: warning: GPU {} ({}) {} at {:.1f} s of the job and was not read again: {}; its energy "
-        "covers only the first {:.1f} s, the job ran on",
-        g.gpu.index, g.gpu.uuid, g.failure->gpu_lost ? "was lost" : "failed",
-        to_seconds(g.failure->at - m.job_start), g.failure->error,
-        to_seconds(g.covered_until - m.job_start)));
-  }
-  return lines;
+std::string gpu_failure_warning(const hw::GpuIdentity& gpu, Nanos since_job_start,
+                                const sampling::SourceFailure& failure) {
+  return fmt::format(
+      "wattwise: warning: GPU {} ({}) {} at {:.1f} s of the job: {}; it is not read again and its energy "
+      "will "
+      "cover only the time before (the other GPUs are still measured, the job runs on)",
+      gpu.index, gpu.uuid, failure.gpu_lost ? "was lost" : "failed", to_seconds(since_job_start),
+      failure.error);
 }
 
 std::string measure_summary(const measure::Measurement& m) {

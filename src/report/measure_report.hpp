@@ -2,7 +2,6 @@
 
 #include <iosfwd>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +21,8 @@ std::string describe_method(sampling::EnergyMethod method);
 // For a GPU whose sources failed during the run, e.g. "partial: GPU lost at 12.3 s"; empty otherwise.
 std::string partial_label(const measure::GpuEnergy& g, Nanos job_start);
 
-// One line per GPU that failed during the run, for stderr: which GPU, when, the driver's error, and how
-// much of the run its energy covers.
-std::vector<std::string> gpu_failure_warnings(const measure::Measurement& m);
+// The line for stderr when a GPU fails during a run: which GPU, when, the driver's error, what it means.
+std::string gpu_failure_warning(const hw::GpuIdentity& gpu, Nanos since_job_start,
+                                const sampling::SourceFailure& failure);
 
 }  // namespace wattwise::report

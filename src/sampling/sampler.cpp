@@ -65,11 +65,14 @@ bool Sampler::failed(std::size_t position) const {
 }
 
 void Sampler::mark_failed(std::size_t gpu, bool gpu_lost, const std::string& error) {
-  const Nanos at = clock_.now();
-  std::lock_guard lock(failures_mutex_);
-  if (failures_[gpu]) return;  // another cadence was first
-  failures_[gpu] = SourceFailure{at, gpu_lost, error};
-  failed_[gpu].store(true, std::memory_order_release);
+  const SourceFailure failure{clock_.now(), gpu_lost, error};
+  {
+    std::lock_guard lock(failures_mutex_);
+    if (failures_[gpu]) return;  // another cadence was first
+    failures_[gpu] = failure;
+    failed_[gpu].store(true, std::memory_order_release);
+  }
+  if (on_failure_) on_failure_(gpu, failure);
 }
 
 template <typename Read>

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,6 +62,11 @@ class Sampler {
   // True once the GPU at `position` (constructor order) has been marked failed; safe from any thread.
   bool failed(std::size_t position) const;
 
+  // Called once per GPU, at the moment it is marked failed, on the sampling thread that found out (so
+  // people hear of a lost GPU during a long job, not after it). Set before the cadences start.
+  using FailureListener = std::function<void(std::size_t position, const SourceFailure& failure)>;
+  void on_failure(FailureListener listener) { on_failure_ = std::move(listener); }
+
  private:
   // Each cadence's own count of failed readings per GPU, written only by that cadence's thread.
   struct Health {
@@ -113,6 +119,7 @@ class Sampler {
   std::unique_ptr<std::atomic<bool>[]> failed_;
   mutable std::mutex failures_mutex_;
   std::vector<std::optional<SourceFailure>> failures_;
+  FailureListener on_failure_;
 };
 
 }  // namespace wattwise::sampling

@@ -86,8 +86,15 @@ TEST(SamplerFailures, ALostGpuIsNotCalledAgainAndTheOtherGpuIsStillRead) {
     }
   });
   Sampler sampler({&healthy, &lost}, clock);
+  std::vector<std::pair<std::size_t, Nanos>> told;  // the listener hears of it at once, and once
+  sampler.on_failure([&](std::size_t position, const SourceFailure& failure) {
+    told.emplace_back(position, failure.at);
+    EXPECT_EQ(clock.now(), failure.at);
+  });
   VirtualDriver(sampler, clock).run_until(3s);
   const auto traces = sampler.take_traces();
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].first, 1u);
 
   ASSERT_TRUE(traces[1].failure.has_value());
   EXPECT_TRUE(traces[1].failure->gpu_lost);
