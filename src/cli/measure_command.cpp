@@ -94,6 +94,9 @@ int run_measure(const MeasureFlags& flags) {
     auto system = open_real_gpus();
     options.gpu_positions = select_gpus(*system, flags.gpus);
     check_gpu_counts(flags, options);
+    options.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since, const sampling::SourceFailure& f) {
+      std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
+    };
     m = measure::measure_command(*system, flags.command, options);
   }
 
@@ -117,6 +120,9 @@ int run_measure(const MeasureFlags& flags) {
                  ::sigabbrev_np(signal_number) ? ::sigabbrev_np(signal_number) : "?", m.outcome.exit_code);
     return workload::StopSignals::exit_code();
   }
+  // The job's own failure comes first; a job that succeeded while a GPU failed gets 3 (environment): its
+  // figures are incomplete (docs/measure-json.md).
+  if (m.outcome.exit_code == 0 && !m.complete()) return static_cast<int>(ErrorKind::kEnvironment);
   return m.outcome.exit_code;
 }
 

@@ -193,6 +193,14 @@ store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measureme
   r.time_s = m.wall_s();
   r.energy_j = m.total_energy_j();
   r.error = failure_of(m.outcome);
+  // A GPU that failed during the run makes it a failed run: its figures are partial. The next run's
+  // settings or read-back then fail on that GPU, which stops the sweep and restores the others.
+  for (const auto& e : m.gpu_energy) {
+    if (!e.failure) continue;
+    r.error += fmt::format("{}GPU {} {} at {:.1f} s: {}", r.error.empty() ? "" : "; ", e.gpu.index,
+                           e.failure->gpu_lost ? "lost" : "failed", to_seconds(e.failure->at - m.job_start),
+                           e.failure->error);
+  }
   for (const auto& e : m.gpu_energy) {
     if (e.used_by_job && r.method.empty()) r.method = sampling::to_string(e.method);
     store::GpuRunEnergy g;

@@ -6,7 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace wattwise::hw {
+
+// A GPU that fell off the bus (NVML_ERROR_GPU_IS_LOST). Every later call to that GPU fails the same way
+// until it is reset or the machine rebooted, so callers stop asking it and go on with the other GPUs
+// (sampling marks its sources failed; restore skips it and restores the rest). An environment error: exit 3.
+// Other driver failures (UNKNOWN, TIMEOUT, ...) stay plain wattwise::Error and may be momentary.
+class GpuLostError : public Error {
+ public:
+  GpuLostError(unsigned gpu_index, const std::string& message)
+      : Error(ErrorKind::kEnvironment, message), gpu_index_(gpu_index) {}
+  unsigned gpu_index() const { return gpu_index_; }
+
+ private:
+  unsigned gpu_index_;
+};
 
 struct GpuIdentity {
   unsigned index = 0;
@@ -65,8 +81,9 @@ struct Capabilities {
   std::string set_permission_note;  // why settings cannot be changed, for people
 };
 
-// One GPU. Readings return nullopt when unsupported; controls throw wattwise::Error (naming the GPU,
-// the call and the driver's message) when they fail. Implementations: NvmlGpu (real), SimGpu.
+// One GPU. Readings return nullopt when unsupported; readings and controls throw wattwise::Error (naming
+// the GPU, the call and the driver's message) when they fail, GpuLostError when the GPU is lost.
+// Implementations: NvmlGpu (real), SimGpu.
 class Gpu {
  public:
   virtual ~Gpu() = default;

@@ -40,6 +40,10 @@ std::optional<double> value_as_double(nvmlValueType_t type, const nvmlValue_t& v
   return std::nullopt;
 }
 
+constexpr const char* kLostAdvice =
+    ": the GPU fell off the bus; check `nvidia-smi` and the kernel log (Xid), a GPU reset or reboot is "
+    "needed";
+
 std::string read_string(const NvmlLibrary& nvml, unsigned index, const char* call,
                         nvmlReturn_t (*function)(nvmlDevice_t, char*, unsigned int), nvmlDevice_t device,
                         unsigned int size) {
@@ -47,6 +51,8 @@ std::string read_string(const NvmlLibrary& nvml, unsigned index, const char* cal
   std::string buffer(size, '\0');
   const nvmlReturn_t result = function(device, buffer.data(), size);
   if (result == NVML_ERROR_NOT_SUPPORTED) return "n/a";
+  if (result == NVML_ERROR_GPU_IS_LOST)
+    throw GpuLostError(index, nvml.describe_failure(index, call, result) + kLostAdvice);
   if (result != NVML_SUCCESS) {
     throw environment_error(nvml.describe_failure(index, call, result) + ": check the GPU with `nvidia-smi`");
   }
@@ -77,6 +83,22 @@ NvmlGpu::NvmlGpu(std::shared_ptr<const NvmlLibrary> nvml, unsigned index, nvmlDe
   }
 }
 
+void NvmlGpu::lost(const char* call, nvmlReturn_t result) {
+  std::string message = nvml_->describe_failure(identity_.index, call, result) + kLostAdvice;
+  {
+    std::lock_guard lock(lost_mutex_);
+    if (lost_message_.empty()) lost_message_ = message;
+  }
+  lost_.store(true, std::memory_order_release);
+  throw GpuLostError(identity_.index, message);
+}
+
+void NvmlGpu::throw_if_lost() const {
+  if (!lost_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(lost_mutex_);
+  throw GpuLostError(identity_.index, lost_message_);
+}
+
 bool NvmlGpu::known_unsupported(Reading reading) const {
   return unsupported_[static_cast<std::size_t>(reading)].load(std::memory_order_relaxed);
 }
@@ -92,6 +114,7 @@ bool NvmlGpu::read(Reading reading, const char* call, Function function, Args...
     return false;
   }
   if (known_unsupported(reading)) return false;
+  throw_if_lost();
   return accept_reading(reading, call, function(device_, args...));
 }
 
@@ -109,10 +132,7 @@ bool NvmlGpu::accept_reading(Reading reading, const char* call, nvmlReturn_t res
     case NVML_ERROR_NOT_FOUND:  // e.g. SM clocks asked for a memory clock the GPU does not have
       return false;             // nothing to report now; the call itself is supported
     case NVML_ERROR_GPU_IS_LOST:
-      throw environment_error(
-          nvml_->describe_failure(identity_.index, call, result) +
-          ": the GPU fell off the bus; check `nvidia-smi` and the kernel log (Xid), a GPU "
-          "reset or reboot is needed");
+      lost(call, result);
     default:
       throw environment_error(nvml_->describe_failure(identity_.index, call, result) +
                               ": check the GPU with `nvidia-smi`");
@@ -164,6 +184,7 @@ std::vector<PowerSample> NvmlGpu::power_samples_since(std::uint64_t since_device
       mark_unsupported(Reading::kPowerSamples);
       return false;
     }
+    throw_if_lost();
     const nvmlReturn_t result =
         get_samples(device_, NVML_TOTAL_POWER_SAMPLES, static_cast<unsigned long long>(since_device_us),
                     &value_type, &count, buffer);
@@ -289,6 +310,7 @@ std::vector<unsigned> NvmlGpu::clock_list(Reading reading, const char* call, uns
     unsigned int count = static_cast<unsigned int>(clocks.size());
     nvmlReturn_t result = NVML_ERROR_FUNCTION_NOT_FOUND;
     if (known_unsupported(reading)) return {};
+    throw_if_lost();
     if (reading == Reading::kSupportedMemClocks && nvml_->nvmlDeviceGetSupportedMemoryClocks != nullptr) {
       result = nvml_->nvmlDeviceGetSupportedMemoryClocks(device_, &count, clocks.data());
     } else if (reading == Reading::kSupportedSmClocks &&
@@ -315,6 +337,7 @@ std::vector<unsigned> NvmlGpu::supported_sm_clocks_mhz(unsigned mem_clock_mhz) {
 }
 
 void NvmlGpu::require_symbol(const void* function, const char* call) const {
+  throw_if_lost();
   if (function == nullptr) {
     throw environment_error(
         fmt::format("GPU {}: this NVIDIA driver has no {}: update the driver to change this setting",
@@ -322,7 +345,7 @@ void NvmlGpu::require_symbol(const void* function, const char* call) const {
   }
 }
 
-void NvmlGpu::check_control(const char* call, nvmlReturn_t result) const {
+void NvmlGpu::check_control(const char* call, nvmlReturn_t result) {
   switch (result) {
     case NVML_SUCCESS:
       return;
@@ -336,8 +359,7 @@ void NvmlGpu::check_control(const char* call, nvmlReturn_t result) const {
       throw usage_error(nvml_->describe_failure(identity_.index, call, result) +
                         ": the value is out of this GPU's range, see `wattwise info`");
     case NVML_ERROR_GPU_IS_LOST:
-      throw environment_error(nvml_->describe_failure(identity_.index, call, result) +
-                              ": the GPU fell off the bus; check `nvidia-smi` and the kernel log (Xid)");
+      lost(call, result);
     default:
       throw environment_error(nvml_->describe_failure(identity_.index, call, result) +
                               ": check the GPU with `nvidia-smi`");

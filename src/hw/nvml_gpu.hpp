@@ -14,7 +14,8 @@ namespace wattwise::hw {
 
 // One GPU read and controlled through NVML. A reading that the GPU or driver does not support (the call
 // returns NOT_SUPPORTED, or the driver lacks the symbol) is absent, and is remembered so that it is not
-// asked for again on every sampling tick. A lost GPU or an unexpected failure throws environment_error.
+// asked for again on every sampling tick. A lost GPU throws GpuLostError (then and on every later call);
+// any other unexpected failure an environment error.
 class NvmlGpu final : public Gpu {
  public:
   // `process_is_root` decides whether settings are reported as changeable: NVML's device commands need
@@ -75,7 +76,11 @@ class NvmlGpu final : public Gpu {
   void mark_unsupported(Reading reading);
 
   // Throws unless `result` is success; the message says what to do about a missing permission.
-  void check_control(const char* call, nvml_abi::nvmlReturn_t result) const;
+  void check_control(const char* call, nvml_abi::nvmlReturn_t result);
+  // Remembers that the GPU is lost and throws GpuLostError; every later call throws it again at once,
+  // without asking the driver (a lost GPU stays lost until a reset).
+  [[noreturn]] void lost(const char* call, nvml_abi::nvmlReturn_t result);
+  void throw_if_lost() const;
   void require_symbol(const void* function, const char* call) const;
   std::vector<unsigned> clock_list(Reading reading, const char* call, unsigned mem_clock_mhz);
   std::optional<unsigned> read_pcie_kbps(Reading reading, nvml_abi::nvmlPcieUtilCounter_t counter);
@@ -94,6 +99,9 @@ class NvmlGpu final : public Gpu {
   std::optional<double> pcie_tx_mbps_;
   std::optional<double> pcie_rx_mbps_;
   std::optional<Capabilities> capabilities_;
+  std::atomic<bool> lost_{false};
+  mutable std::mutex lost_mutex_;
+  std::string lost_message_;  // the first GPU_IS_LOST failure, repeated by every later call
 };
 
 }  // namespace wattwise::hw

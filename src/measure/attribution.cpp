@@ -22,6 +22,15 @@ std::vector<std::size_t> gpus_of_phase(const workload::Phase& phase,
   return job_gpus;
 }
 
+// How far a failed GPU's trace reaches: its last counter read, else its finest power reading.
+Nanos covered_until(const sampling::GpuTrace& trace) {
+  if (!trace.energy.empty()) return trace.energy.back().t;
+  Nanos last{0};
+  for (const auto* readings : {&trace.power_samples, &trace.power_instant, &trace.power_average})
+    if (!readings->empty()) last = std::max(last, readings->back().t);
+  return last;
+}
+
 std::optional<double> counter_sum(const std::map<std::string, double>& counters, const std::string& key) {
   auto it = counters.find(key);
   if (it == counters.end()) return std::nullopt;
@@ -55,6 +64,10 @@ std::optional<double> Measurement::total_energy_j() const {
   return sum;
 }
 
+bool Measurement::complete() const {
+  return std::all_of(gpu_energy.begin(), gpu_energy.end(), [](const GpuEnergy& g) { return g.complete(); });
+}
+
 std::optional<double> peak_power_w(const sampling::GpuTrace& trace, Nanos t0, Nanos t1) {
   const auto& finest = !trace.power_samples.empty() ? trace.power_samples : trace.power_instant;
   std::optional<double> peak;
@@ -68,14 +81,23 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
     m.gpu_energy.resize(m.gpus.size());
     for (std::size_t i = 0; i < m.gpus.size(); ++i) m.gpu_energy[i].gpu = m.gpus[i];
   }
-  const double wall_s = m.wall_s();
   for (std::size_t i = 0; i < m.gpus.size(); ++i) {
     auto& g = m.gpu_energy[i];
-    const auto e = total(i, m.job_start, m.job_end);
+    g.covered_until = m.job_end;
+    if (i < m.traces.size()) {
+      const sampling::GpuTrace& trace = m.traces[i];
+      g.failure = trace.failure;
+      g.failed_readings = trace.failed_readings;
+      if (g.failure) g.covered_until = std::clamp(covered_until(trace), m.job_start, m.job_end);
+    }
+    const bool nothing_covered = g.failure && g.covered_until <= m.job_start;
+    const auto e = nothing_covered ? sampling::WindowEnergy{} : total(i, m.job_start, g.covered_until);
     g.energy_j = e.joules;
     g.method = e.method;
-    g.avg_power_w = (e.joules && wall_s > 0) ? std::optional<double>(*e.joules / wall_s) : std::nullopt;
-    g.peak_power_w = i < m.traces.size() ? peak_power_w(m.traces[i], m.job_start, m.job_end) : std::nullopt;
+    const double covered_s = to_seconds(g.covered_until - m.job_start);
+    g.avg_power_w = (e.joules && covered_s > 0) ? std::optional<double>(*e.joules / covered_s) : std::nullopt;
+    g.peak_power_w =
+        i < m.traces.size() ? peak_power_w(m.traces[i], m.job_start, g.covered_until) : std::nullopt;
   }
 
   const auto job_gpus = job_gpu_positions(m);
@@ -89,7 +111,9 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
     inst.energy_per_gpu_j.assign(m.gpus.size(), std::nullopt);
     bool complete = true;
     for (std::size_t pos : gpus_of_phase(phase, job_gpus)) {
-      const auto e = window(pos, phase.begin, phase.end);
+      // A phase that ran on past a GPU's failure has no figure there: part of it was never measured.
+      const bool covered = m.gpu_energy[pos].complete() || phase.end <= m.gpu_energy[pos].covered_until;
+      const auto e = covered ? window(pos, phase.begin, phase.end) : sampling::WindowEnergy{};
       inst.energy_per_gpu_j[pos] = e.joules;
       if (!e.joules) complete = false;
       add_optional(inst.energy_j, e.joules);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,8 +26,14 @@ struct GpuEnergy {
   bool used_by_job = true;  // false: present and sampled, but no rank of the job ran on it (idle energy)
   std::optional<double> energy_j;
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
-  std::optional<double> avg_power_w;
+  std::optional<double> avg_power_w;  // over the span energy_j covers
   std::optional<double> peak_power_w;
+  // Set when the GPU was lost (or its readings kept failing) during the run: it was not read again, and
+  // energy_j, avg_power_w and peak_power_w cover only [job_start, covered_until].
+  std::optional<sampling::SourceFailure> failure;
+  Nanos covered_until{0};
+  std::uint64_t failed_readings = 0;  // single readings lost to momentary driver errors (counted, not fatal)
+  bool complete() const { return !failure; }
 };
 
 // One occurrence of a phase, with its energy summed over the GPUs it ran on.
@@ -76,6 +83,8 @@ struct Measurement {
   std::vector<PhaseInstance> phase_instances;
   std::vector<PhaseSummary> phase_summaries;
   std::optional<double> total_energy_j() const;  // over the GPUs the job used
+  // False when some GPU failed during the run: its figures (and so the total) cover only part of it.
+  bool complete() const;
   double wall_s() const { return to_seconds(job_end - job_start); }
 };
 

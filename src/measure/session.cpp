@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <iostream>
@@ -91,9 +93,19 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   spec.extra_environment = options.extra_environment;
   spec.extra_environment[workload::MarkerReceiver::kEnvironmentVariable] = receiver.socket_path().string();
 
+  // job_start is set just after the cadences start; a failure before it reads as 0 s.
+  std::atomic<std::int64_t> job_start_ns{0};
+  if (options.on_gpu_failed) {
+    sampler.on_failure([&](std::size_t position, const sampling::SourceFailure& failure) {
+      const std::int64_t start_ns = job_start_ns.load();
+      const Nanos since = start_ns == 0 ? Nanos{0} : failure.at - Nanos{start_ns};
+      options.on_gpu_failed(m.gpus.at(position), std::max(since, Nanos{0}), failure);
+    });
+  }
   sampling::ThreadedDriver driver(sampler, clock);
   driver.start();
   m.job_start = clock.now();
+  job_start_ns = m.job_start.count();
   {
     // `measure` (the CLI) and run_sweep install the stop signals first, so a signal is recorded (never
     // fatal) from then to the end, tail and accounting included. A library caller that did not gets them

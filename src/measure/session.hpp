@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +19,10 @@ struct MeasureOptions {
   sampling::SamplerConfig sampler;
   std::optional<Nanos> timeout;
   std::map<std::string, std::string> extra_environment;
+  // Told at once when a sampled GPU is lost or its readings keep failing (from a sampling thread); the
+  // measurement goes on without it and says so in the result.
+  std::function<void(const hw::GpuIdentity& gpu, Nanos since_job_start, const sampling::SourceFailure&)>
+      on_gpu_failed;
 };
 
 // Runs `argv` as a job on the real time line: starts the sampler and the marker channel, starts the job in

@@ -19,7 +19,11 @@ Measurement measure_simulated(sim::Simulation& simulation, const MeasureOptions&
   m.command = {"simulated", simulation.profile.gpu.key + ":" + simulation.profile.workload.model};
 
   VirtualClock& clock = *simulation.clock;
-  sampling::Sampler sampler(gpus, clock, options.sampler);
+  // A simulated GPU's power is constant between the job's events: hours of it would otherwise keep every
+  // 10-20 ms reading of a flat line in memory (3.5 GB for 90 ImageNet epochs); the figures do not change.
+  sampling::SamplerConfig sampler_config = options.sampler;
+  sampler_config.drop_repeated_readings = true;
+  sampling::Sampler sampler(gpus, clock, sampler_config);
   sampling::VirtualDriver driver(sampler, clock);
   auto& job = *simulation.job;
 

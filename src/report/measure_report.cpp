@@ -52,13 +52,30 @@ std::string describe_method(sampling::EnergyMethod method) {
   return "n/a";
 }
 
+std::string partial_label(const measure::GpuEnergy& g, Nanos job_start) {
+  if (!g.failure) return "";
+  return fmt::format("partial: {} at {:.1f} s", g.failure->gpu_lost ? "GPU lost" : "readings failed",
+                     to_seconds(g.failure->at - job_start));
+}
+
+std::string gpu_failure_warning(const hw::GpuIdentity& gpu, Nanos since_job_start,
+                                const sampling::SourceFailure& failure) {
+  return fmt::format(
+      "wattwise: warning: GPU {} ({}) {} at {:.1f} s of the job: {}; it is not read again and its energy "
+      "will "
+      "cover only the time before (the other GPUs are still measured, the job runs on)",
+      gpu.index, gpu.uuid, failure.gpu_lost ? "was lost" : "failed", to_seconds(since_job_start),
+      failure.error);
+}
+
 std::string measure_summary(const measure::Measurement& m) {
   std::string out = fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n",
                                 for_terminal(quoted_command(m.command)), m.tool_version, m.backend,
                                 m.driver_version.empty() ? "" : ", driver " + m.driver_version);
   out += fmt::format("   {:<14}{}\n", "wall time", format_seconds(m.wall_s()));
   out += fmt::format("   {:<14}{}\n", "exit status", outcome_text(m.outcome));
-  out += fmt::format("   {:<14}{}\n", "energy", format_energy_j(m.total_energy_j()));
+  out += fmt::format("   {:<14}{}{}\n", "energy", format_energy_j(m.total_energy_j()),
+                     m.complete() ? "" : "  (PARTIAL: a GPU failed during the run, see below)");
   if (m.wattwise_cpu_s > 0)
     out += fmt::format("   {:<14}{} CPU ({:.2f}% of one core)\n", "wattwise used",
                        format_seconds(m.wattwise_cpu_s),
@@ -68,11 +85,21 @@ std::string measure_summary(const measure::Measurement& m) {
   Table gpus({"GPU", "name", "energy", "avg power", "peak power", "method"});
   gpus.set_align(1, Table::Align::kLeft);
   gpus.set_align(5, Table::Align::kLeft);
-  for (const auto& g : m.gpu_energy)
+  std::uint64_t failed_readings = 0;
+  for (const auto& g : m.gpu_energy) {
+    const std::string partial = partial_label(g, m.job_start);
     gpus.add_row({std::to_string(g.gpu.index) + (g.used_by_job ? "" : " (idle)"), g.gpu.name,
                   format_energy_j(g.energy_j), format_power_w(g.avg_power_w), format_power_w(g.peak_power_w),
-                  describe_method(g.method)});
+                  describe_method(g.method) + (partial.empty() ? "" : "; " + partial)});
+    failed_readings += g.failed_readings;
+  }
   out += gpus.render("   ");
+  for (const auto& g : m.gpu_energy) {
+    if (g.failure) out += fmt::format("   {}\n", g.failure->error);
+  }
+  if (failed_readings > 0)
+    out += fmt::format("   {} readings were lost to driver errors (counted, each one reading)\n",
+                       failed_readings);
 
   if (!m.phase_summaries.empty()) {
     out += "\n";
@@ -111,6 +138,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
   j["timed_out"] = m.outcome.timed_out;
   j["wattwise_cpu_s"] = m.wattwise_cpu_s;
   j["energy_j"] = optional_json(m.total_energy_j());
+  j["complete"] = m.complete();
 
   j["gpus"] = json::array();
   for (const auto& g : m.gpu_energy) {
@@ -123,6 +151,17 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                          {"method", sampling::to_string(g.method)},
                          {"avg_power_w", optional_json(g.avg_power_w)},
                          {"peak_power_w", optional_json(g.peak_power_w)}});
+    json& gpu = j["gpus"].back();
+    gpu["complete"] = g.complete();
+    gpu["failed_readings"] = g.failed_readings;
+    gpu["failure"] = nullptr;
+    if (g.failure) {
+      gpu["failure"] = {{"at_s", to_seconds(g.failure->at - m.job_start)},
+                        {"gpu_lost", g.failure->gpu_lost},
+                        {"error", g.failure->error},
+                        {"covered_s", to_seconds(g.covered_until - m.job_start)},
+                        {"label", partial_label(g, m.job_start)}};
+    }
   }
   j["phases"] = json::array();
   for (const auto& p : m.phase_summaries) {

@@ -18,4 +18,11 @@ nlohmann::json measure_json(const measure::Measurement& m);
 // Human words for a method, e.g. "energy counter" or "20 ms samples reconciled to the counter".
 std::string describe_method(sampling::EnergyMethod method);
 
+// For a GPU whose sources failed during the run, e.g. "partial: GPU lost at 12.3 s"; empty otherwise.
+std::string partial_label(const measure::GpuEnergy& g, Nanos job_start);
+
+// The line for stderr when a GPU fails during a run: which GPU, when, the driver's error, what it means.
+std::string gpu_failure_warning(const hw::GpuIdentity& gpu, Nanos since_job_start,
+                                const sampling::SourceFailure& failure);
+
 }  // namespace wattwise::report

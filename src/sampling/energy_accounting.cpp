@@ -36,6 +36,8 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace)
   }
   if (fine_ != nullptr) alignment_ = estimate_alignment(counter_, *fine_);
   build_pieces();
+  // Only the span and whether there was a break are needed from here on; the pieces live on in pieces_.
+  counter_.pieces = {};
 }
 
 double EnergyAccounting::unknown_piece_energy(std::size_t index, double fine_j) const {
@@ -56,6 +58,9 @@ void EnergyAccounting::build_pieces() {
   const Nanos offset = alignment_.offset;
   double cumulative_j = 0;
   std::size_t cursor = 0;
+  // One piece per counter update: millions on a long (simulated) job, so no doubling slack.
+  pieces_.reserve(counter_.pieces.size());
+  piece_begins_.reserve(counter_.pieces.size());
   for (std::size_t i = 0; i < counter_.pieces.size(); ++i) {
     const CounterPiece& source = counter_.pieces[i];
     Piece piece{source.begin, source.end, cumulative_j, 0, std::nullopt, 0, 0};

@@ -1,10 +1,51 @@
 #include "sampling/sampler.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <exception>
 #include <utility>
 
 #include "core/error.hpp"
 
 namespace wattwise::sampling {
+namespace {
+
+bool same_value(const CounterReading& a, const CounterReading& b) {
+  return a.energy_mj == b.energy_mj;
+}
+// Power computed as energy differences (a simulated GPU's, some drivers') wobbles in its last bits on a
+// flat line; within this relative distance of the run's first reading a power counts as a repeat. Every
+// reading dropped lies within it of the ones kept, so no integral moves by more than this fraction.
+constexpr double kRepeatedPowerTolerance = 1e-9;
+
+bool same_value(const PowerReading& a, const PowerReading& b) {
+  return std::fabs(a.power_w - b.power_w) <= kRepeatedPowerTolerance * std::fabs(a.power_w);
+}
+bool same_value(const TelemetryReading& a, const TelemetryReading& b) {
+  const hw::Telemetry& x = a.values;
+  const hw::Telemetry& y = b.values;
+  return x.sm_clock_mhz == y.sm_clock_mhz && x.mem_clock_mhz == y.mem_clock_mhz &&
+         x.util_gpu_pct == y.util_gpu_pct && x.util_mem_pct == y.util_mem_pct && x.temp_c == y.temp_c &&
+         x.pstate == y.pstate && x.throttle_reasons == y.throttle_reasons &&
+         x.pcie_tx_mbps == y.pcie_tx_mbps && x.pcie_rx_mbps == y.pcie_rx_mbps &&
+         x.mem_used_mib == y.mem_used_mib;
+}
+
+}  // namespace
+
+template <typename Reading>
+void Sampler::record(std::vector<Reading>& readings, const Reading& reading) const {
+  const std::size_t n = readings.size();
+  // The last two equal to the new one: the last is an inner reading of a run; the new one takes its place.
+  // readings[n - 2] is the run's first, so a slow drift cannot creep through the tolerance.
+  if (config_.drop_repeated_readings && n >= 2 && same_value(readings[n - 2], reading) &&
+      same_value(readings[n - 2], readings[n - 1])) {
+    readings[n - 1] = reading;
+    return;
+  }
+  readings.push_back(reading);
+}
 
 Sampler::Sampler(std::vector<hw::Gpu*> gpus, Clock& clock, SamplerConfig config)
     : gpus_(std::move(gpus)),
@@ -14,7 +55,45 @@ Sampler::Sampler(std::vector<hw::Gpu*> gpus, Clock& clock, SamplerConfig config)
   for (const hw::Gpu* gpu : gpus_) {
     if (gpu == nullptr) throw Error(ErrorKind::kInternal, "sampler was given a null GPU");
   }
+  failed_ = std::make_unique<std::atomic<bool>[]>(gpus_.size());
+  failures_.resize(gpus_.size());
   reset_stores();
+}
+
+bool Sampler::failed(std::size_t position) const {
+  return failed_[position].load(std::memory_order_acquire);
+}
+
+void Sampler::mark_failed(std::size_t gpu, bool gpu_lost, const std::string& error) {
+  const SourceFailure failure{clock_.now(), gpu_lost, error};
+  {
+    std::lock_guard lock(failures_mutex_);
+    if (failures_[gpu]) return;  // another cadence was first
+    failures_[gpu] = failure;
+    failed_[gpu].store(true, std::memory_order_release);
+  }
+  if (on_failure_) on_failure_(gpu, failure);
+}
+
+template <typename Read>
+bool Sampler::guarded(std::size_t gpu, Health& health, Read&& read) {
+  if (failed(gpu)) return false;
+  try {
+    read();
+    health.consecutive[gpu] = 0;
+    return true;
+  } catch (const hw::GpuLostError& e) {
+    mark_failed(gpu, true, e.what());
+  } catch (const std::exception& e) {
+    // Any other failure of a reading (the driver's UNKNOWN or TIMEOUT, or worse): this reading is lost.
+    ++health.failed_readings[gpu];
+    if (++health.consecutive[gpu] >= kMaxConsecutiveFailures) {
+      mark_failed(
+          gpu, false,
+          fmt::format("{} readings in a row failed, the last: {}", kMaxConsecutiveFailures, e.what()));
+    }
+  }
+  return false;
 }
 
 void Sampler::reset_stores() {
@@ -31,6 +110,10 @@ void Sampler::reset_stores() {
   drain_.last_device_us = seen;
   drain_.last_device_us.resize(n, 0);
   drain_.samples.resize(n);
+  for (Health* health : {&counters_.health, &fast_.health, &telemetry_.health, &drain_.health}) {
+    health->consecutive.assign(n, 0);
+    health->failed_readings.assign(n, 0);
+  }
 }
 
 void Sampler::begin(Nanos now) {
@@ -44,9 +127,11 @@ void Sampler::begin(Nanos now) {
 }
 
 void Sampler::read_counter(std::size_t gpu, Nanos before) {
-  const std::optional<std::uint64_t> energy_mj = gpus_[gpu]->energy_mj();
-  const Nanos after = clock_.now();
-  if (energy_mj) counters_.readings[gpu].push_back(CounterReading{after, after - before, *energy_mj});
+  guarded(gpu, counters_.health, [&] {
+    const std::optional<std::uint64_t> energy_mj = gpus_[gpu]->energy_mj();
+    const Nanos after = clock_.now();
+    if (energy_mj) record(counters_.readings[gpu], CounterReading{after, after - before, *energy_mj});
+  });
 }
 
 void Sampler::sample_counters(Nanos now) {
@@ -59,15 +144,20 @@ void Sampler::sample_counters(Nanos now) {
 void Sampler::sample_fast(Nanos now) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     hw::Gpu& gpu = *gpus_[i];
-    if (auto w = gpu.power_instant_w()) fast_.instant[i].push_back(PowerReading{now, *w});
-    if (auto w = gpu.power_average_w()) fast_.average[i].push_back(PowerReading{now, *w});
+    guarded(i, fast_.health, [&] {
+      if (auto w = gpu.power_instant_w()) record(fast_.instant[i], PowerReading{now, *w});
+      if (auto w = gpu.power_average_w()) record(fast_.average[i], PowerReading{now, *w});
+    });
   }
 }
 
 void Sampler::sample_telemetry(Nanos now) {
   if (!config_.read_telemetry) return;
-  for (std::size_t i = 0; i < gpus_.size(); ++i)
-    telemetry_.readings[i].push_back(TelemetryReading{now, gpus_[i]->telemetry()});
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    guarded(i, telemetry_.health, [&] {
+      record(telemetry_.readings[i], TelemetryReading{now, gpus_[i]->telemetry()});
+    });
+  }
 }
 
 void Sampler::drain_samples(Nanos now) {
@@ -77,12 +167,15 @@ void Sampler::drain_samples(Nanos now) {
   // One offset per drain: CLOCK_REALTIME may be stepped (NTP) during a long run.
   const Nanos realtime_offset = clock_.realtime_offset();
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
-    for (const hw::PowerSample& sample : gpus_[i]->power_samples_since(drain_.last_device_us[i])) {
-      if (sample.device_time_us <= drain_.last_device_us[i]) continue;  // the driver may repeat the last one
-      drain_.last_device_us[i] = sample.device_time_us;
-      const Nanos realtime{static_cast<std::int64_t>(sample.device_time_us) * 1000};
-      drain_.samples[i].push_back(PowerReading{realtime - realtime_offset, sample.power_w});
-    }
+    // A failed drain loses nothing while the next one comes within the buffer's span.
+    guarded(i, drain_.health, [&] {
+      for (const hw::PowerSample& sample : gpus_[i]->power_samples_since(drain_.last_device_us[i])) {
+        if (sample.device_time_us <= drain_.last_device_us[i]) continue;  // the driver may repeat the last
+        drain_.last_device_us[i] = sample.device_time_us;
+        const Nanos realtime{static_cast<std::int64_t>(sample.device_time_us) * 1000};
+        record(drain_.samples[i], PowerReading{realtime - realtime_offset, sample.power_w});
+      }
+    });
   }
 }
 
@@ -101,6 +194,10 @@ std::vector<GpuTrace> Sampler::take_traces() {
     trace.power_average = std::move(fast_.average[i]);
     trace.telemetry = std::move(telemetry_.readings[i]);
     trace.power_samples = std::move(drain_.samples[i]);
+    for (const Health* health : {&counters_.health, &fast_.health, &telemetry_.health, &drain_.health})
+      trace.failed_readings += health->failed_readings[i];
+    std::lock_guard lock(failures_mutex_);
+    trace.failure = failures_[i];
   }
   reset_stores();
   return traces;

@@ -1,7 +1,12 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/clock.hpp"
@@ -20,6 +25,11 @@ namespace wattwise::sampling {
 // time, one thread per cadence) or VirtualDriver (simulated time, one thread). Each cadence writes only
 // its own store, so the three may run on three threads without a lock; the stores are merged in
 // take_traces(), after the drivers have stopped. Gpu implementations must allow concurrent reads.
+//
+// A failing GPU never stops the sampler: a driver error (UNKNOWN, TIMEOUT, ...) costs that one reading and
+// is counted; a lost GPU (hw::GpuLostError), or kMaxConsecutiveFailures failures in a row on one cadence,
+// marks that GPU failed from that instant: it is not called again, the other GPUs go on being read, and
+// its trace says when and why (GpuTrace::failure).
 class Sampler {
  public:
   // `gpus` are not owned and must outlive the sampler. Throws a usage error for periods below the floors.
@@ -46,19 +56,36 @@ class Sampler {
   std::uint64_t late_drains() const { return drain_.late_drains; }
 
   // Hands over everything sampled so far, one trace per GPU in constructor order; the stores are emptied.
+  // A GPU that failed stays failed (a lost GPU does not come back): later traces report it again.
   std::vector<GpuTrace> take_traces();
 
+  // True once the GPU at `position` (constructor order) has been marked failed; safe from any thread.
+  bool failed(std::size_t position) const;
+
+  // Called once per GPU, at the moment it is marked failed, on the sampling thread that found out (so
+  // people hear of a lost GPU during a long job, not after it). Set before the cadences start.
+  using FailureListener = std::function<void(std::size_t position, const SourceFailure& failure)>;
+  void on_failure(FailureListener listener) { on_failure_ = std::move(listener); }
+
  private:
+  // Each cadence's own count of failed readings per GPU, written only by that cadence's thread.
+  struct Health {
+    std::vector<unsigned> consecutive;
+    std::vector<std::uint64_t> failed_readings;
+  };
   struct CounterStore {
     std::size_t next_gpu = 0;
     std::vector<std::vector<CounterReading>> readings;
+    Health health;
   };
   struct FastStore {
     std::vector<std::vector<PowerReading>> instant;
     std::vector<std::vector<PowerReading>> average;
+    Health health;
   };
   struct TelemetryStore {
     std::vector<std::vector<TelemetryReading>> readings;
+    Health health;
   };
   struct DrainStore {
     std::vector<std::uint64_t> last_device_us;
@@ -66,10 +93,19 @@ class Sampler {
     Nanos last_drain{0};
     bool drained_before = false;
     std::uint64_t late_drains = 0;
+    Health health;
   };
 
   void read_counter(std::size_t gpu, Nanos before);
   void reset_stores();
+  // Runs `read` (the calls to GPU `gpu`) unless that GPU has failed; a failure is counted in `health`
+  // and may mark the GPU failed. True when `read` completed.
+  template <typename Read>
+  bool guarded(std::size_t gpu, Health& health, Read&& read);
+  void mark_failed(std::size_t gpu, bool gpu_lost, const std::string& error);
+  // Appends `reading`, or with drop_repeated_readings replaces the inner reading of a run of equal values.
+  template <typename Reading>
+  void record(std::vector<Reading>& readings, const Reading& reading) const;
 
   std::vector<hw::Gpu*> gpus_;
   Clock& clock_;
@@ -79,6 +115,11 @@ class Sampler {
   FastStore fast_;            // written only by the fast cadence
   TelemetryStore telemetry_;  // written only by the telemetry cadence
   DrainStore drain_;          // written only by the drain cadence
+  // Failed GPUs: the flags are read by every cadence before each call; the reasons are written once.
+  std::unique_ptr<std::atomic<bool>[]> failed_;
+  mutable std::mutex failures_mutex_;
+  std::vector<std::optional<SourceFailure>> failures_;
+  FailureListener on_failure_;
 };
 
 }  // namespace wattwise::sampling

@@ -33,6 +33,11 @@ inline constexpr Nanos kSampleBufferSpan = 2400ms;
 inline constexpr Nanos kDefaultTelemetryPeriod = 100ms;
 inline constexpr Nanos kMinTelemetryPeriod = 10ms;
 
+// A driver error while reading (UNKNOWN, TIMEOUT, ...) costs that one reading; this many failures in a row
+// on one GPU's cadence mean the GPU is not coming back, and its sources are marked failed like a lost GPU
+// (50 ms of counter reads, 0.5 s of telemetry at the default periods).
+inline constexpr unsigned kMaxConsecutiveFailures = 5;
+
 struct SamplerConfig {
   // Period between two counter reads of the same GPU. Unset: max(10 ms, n * 3 ms).
   std::optional<Nanos> counter_period;
@@ -40,6 +45,12 @@ struct SamplerConfig {
   Nanos drain_period = kDefaultDrainPeriod;
   Nanos telemetry_period = kDefaultTelemetryPeriod;
   bool read_telemetry = true;
+  // Keep only the first and last of a run of equal readings (counter value, telemetry; powers within 1e-9
+  // of the run's first). Nothing any figure is computed from is lost: the counter's timeline uses only the
+  // reads around a change, and a run of equal powers integrates the same with its inner readings dropped
+  // (to 1e-9). It bounds the memory of long simulated jobs, whose power is constant between their events;
+  // the trace CSV then has fewer rows.
+  bool drop_repeated_readings = false;
 };
 
 // The periods the sampler really runs with.

@@ -1,6 +1,8 @@
 #include "sampling/threaded_driver.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <utility>
 
 #include "sampling/periodic_schedule.hpp"
 
@@ -51,6 +53,7 @@ void ThreadedDriver::stop() {
   threads_.clear();
   running_ = false;
   sampler_.finish(clock_.now());
+  if (cadence_error_) std::rethrow_exception(std::exchange(cadence_error_, nullptr));
 }
 
 void ThreadedDriver::sleep_until_or_stopped(Nanos deadline) {
@@ -66,7 +69,15 @@ void ThreadedDriver::run_cadence(Nanos start, Nanos period, const std::function<
   while (true) {
     sleep_until_or_stopped(schedule.next_due());
     if (stop_requested_) return;
-    tick(clock_.now());
+    try {
+      tick(clock_.now());
+    } catch (...) {
+      // The sampler handles the GPUs' errors itself; anything else (out of memory, a bug) stops this
+      // cadence and is raised by stop() on the measuring thread, instead of terminating the process.
+      std::lock_guard lock(error_mutex_);
+      if (!cadence_error_) cadence_error_ = std::current_exception();
+      return;
+    }
     skipped_ += schedule.advance(clock_.now());
   }
 }

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -21,7 +23,9 @@ class ThreadedDriver {
   ThreadedDriver& operator=(const ThreadedDriver&) = delete;
 
   void start();  // Sampler::begin, then the three threads
-  void stop();   // joins the threads, then Sampler::finish; idempotent
+  // Joins the threads, then Sampler::finish; idempotent. Rethrows what escaped a cadence (not a GPU's
+  // error: the sampler keeps those), after finishing.
+  void stop();
 
   // Ticks that were skipped because the previous one overran (summed over cadences, valid after stop).
   std::uint64_t skipped_ticks() const { return skipped_.load(); }
@@ -35,6 +39,8 @@ class ThreadedDriver {
   std::atomic<bool> stop_requested_{false};
   std::atomic<std::uint64_t> skipped_{0};
   std::vector<std::thread> threads_;
+  std::mutex error_mutex_;
+  std::exception_ptr cadence_error_;
   bool running_ = false;
 };
 

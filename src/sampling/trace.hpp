@@ -28,6 +28,14 @@ struct TelemetryReading {
   hw::Telemetry values;
 };
 
+// Why the sampler stopped reading a GPU during a measurement. From `at` on, that GPU was not called again;
+// its trace ends there and so do the figures computed from it.
+struct SourceFailure {
+  Nanos at{0};            // when the call that decided it returned
+  bool gpu_lost = false;  // NVML said GPU_IS_LOST; else kMaxConsecutiveFailures readings failed in a row
+  std::string error;      // the driver's one-line message (the call and its error)
+};
+
 // Everything sampled from one GPU during one measurement.
 struct GpuTrace {
   unsigned gpu_index = 0;
@@ -36,6 +44,8 @@ struct GpuTrace {
   std::vector<PowerReading> power_average;  // ~1 s averaged power
   std::vector<PowerReading> power_samples;  // buffered 20 ms samples, device time mapped to monotonic
   std::vector<TelemetryReading> telemetry;  // clocks, utilisation, temperature, ...
+  std::optional<SourceFailure> failure;     // set when the GPU's sources failed during the measurement
+  std::uint64_t failed_readings = 0;  // readings lost to a momentary driver error (UNKNOWN, TIMEOUT, ...)
 };
 
 // How a figure of energy was obtained; printed next to every number.

@@ -104,6 +104,41 @@ TEST(Attribution, AbsentEnergyStaysAbsent) {
   EXPECT_FALSE(m.total_energy_j().has_value());
 }
 
+TEST(Attribution, AGpuLostDuringTheRunCoversOnlyUpToItsLastReadAndSaysSo) {
+  auto m = two_gpu_measurement(true);
+  // GPU 1 was lost at 4 s; its last counter read was at 3.99 s.
+  m.traces[1].energy = {{0s, 0s, 1000}, {3990ms, 0s, 2000}};
+  m.traces[1].failure = sampling::SourceFailure{4s, true, "GPU 1: nvmlDeviceGetSamples failed: GPU is lost"};
+  m.traces[1].failed_readings = 2;
+  m.phases = {phase("epoch", 1s, 3s), phase("epoch", 5s, 7s), phase("all", 0s, 10s)};
+  attribute_energy(m, constant_power({300, 100}), constant_power({300, 100}));
+
+  EXPECT_TRUE(m.gpu_energy[0].complete());
+  EXPECT_DOUBLE_EQ(*m.gpu_energy[0].energy_j, 3000);
+  const GpuEnergy& lost = m.gpu_energy[1];
+  EXPECT_FALSE(lost.complete());
+  EXPECT_FALSE(m.complete());
+  EXPECT_EQ(lost.covered_until, 3990ms);
+  EXPECT_EQ(lost.failed_readings, 2u);
+  EXPECT_DOUBLE_EQ(*lost.energy_j, 399);
+  EXPECT_DOUBLE_EQ(*lost.avg_power_w, 100) << "average power over the covered span, not the whole run";
+  // A phase before the loss has both GPUs; one after it, or across it, has no figure for the lost GPU.
+  EXPECT_DOUBLE_EQ(*m.phase_instances[0].energy_per_gpu_j[1], 200);
+  EXPECT_FALSE(m.phase_instances[1].energy_per_gpu_j[1].has_value());
+  EXPECT_FALSE(m.phase_instances[1].energy_j.has_value());
+  EXPECT_FALSE(m.phase_instances[2].energy_per_gpu_j[1].has_value());
+  EXPECT_DOUBLE_EQ(*m.phase_instances[2].energy_per_gpu_j[0], 3000);
+}
+
+TEST(Attribution, AGpuLostBeforeTheJobStartedHasNoFigure) {
+  auto m = two_gpu_measurement(true);
+  m.job_start = 1s;
+  m.traces[1].failure = sampling::SourceFailure{500ms, true, "GPU 1: lost"};
+  attribute_energy(m, constant_power({300, 100}), constant_power({300, 100}));
+  EXPECT_FALSE(m.gpu_energy[1].energy_j.has_value());
+  EXPECT_FALSE(m.total_energy_j().has_value());
+}
+
 }  // namespace
 }  // namespace wattwise::measure
 

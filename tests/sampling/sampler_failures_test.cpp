@@ -1,0 +1,196 @@
+// A GPU whose driver calls fail while it is sampled: a lost GPU is marked failed and never called again, a
+// momentary error costs one reading, and the other GPUs go on being read. Before the fix any of these
+// exceptions escaped a sampling thread and terminated the process (exit 134).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+
+#include "core/error.hpp"
+#include "fake_gpu.hpp"
+#include "sampling/energy_accounting.hpp"
+#include "sampling/sampler.hpp"
+#include "sampling/threaded_driver.hpp"
+#include "sampling/virtual_driver.hpp"
+#include "simulate.hpp"
+
+namespace wattwise::sampling {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeGpu;
+
+// Forwards to a FakeGpu; before each reading asks `fault` (given the call's name), which may throw.
+class FaultyGpu final : public hw::Gpu {
+  template <typename F>
+  auto call(const char* name, F&& f) -> decltype(f()) {
+    ++calls_;
+    fault_(name);
+    return f();
+  }
+
+ public:
+  using Fault = std::function<void(const char* call)>;
+  FaultyGpu(hw::Gpu& inner, Fault fault) : inner_(inner), fault_(std::move(fault)) {
+    identity_ = inner.identity();
+    identity_.index = 1;
+  }
+  int calls() const { return calls_; }
+
+  const hw::GpuIdentity& identity() const override { return identity_; }
+  hw::Capabilities capabilities() override { return inner_.capabilities(); }
+  std::optional<std::uint64_t> energy_mj() override {
+    return call("energy", [&] { return inner_.energy_mj(); });
+  }
+  std::optional<double> power_instant_w() override {
+    return call("instant", [&] { return inner_.power_instant_w(); });
+  }
+  std::optional<double> power_average_w() override {
+    return call("average", [&] { return inner_.power_average_w(); });
+  }
+  std::vector<hw::PowerSample> power_samples_since(std::uint64_t since) override {
+    return call("samples", [&] { return inner_.power_samples_since(since); });
+  }
+  hw::Telemetry telemetry() override {
+    return call("telemetry", [&] { return inner_.telemetry(); });
+  }
+  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
+  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
+  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
+  void set_power_limit_w(double) override {}
+  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
+  void reset_sm_clocks() override {}
+  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
+  void reset_mem_clocks() override {}
+
+ private:
+  hw::Gpu& inner_;
+  Fault fault_;
+  hw::GpuIdentity identity_;
+  std::atomic<int> calls_{0};
+};
+
+testing::PowerFunction constant_w(double watts) {
+  return [watts](Nanos) { return watts; };
+}
+
+TEST(SamplerFailures, ALostGpuIsNotCalledAgainAndTheOtherGpuIsStillRead) {
+  VirtualClock clock(0s);
+  FakeGpu healthy(clock, constant_w(300), {}, nullptr, -5s);
+  FakeGpu inner(clock, constant_w(200), {}, nullptr, -5s);
+  int calls_after_loss = 0;
+  FaultyGpu lost(inner, [&](const char*) {
+    if (clock.now() >= 1s) {
+      ++calls_after_loss;
+      throw hw::GpuLostError(1, "GPU 1: nvmlDeviceGetTotalEnergyConsumption failed: GPU is lost");
+    }
+  });
+  Sampler sampler({&healthy, &lost}, clock);
+  std::vector<std::pair<std::size_t, Nanos>> told;  // the listener hears of it at once, and once
+  sampler.on_failure([&](std::size_t position, const SourceFailure& failure) {
+    told.emplace_back(position, failure.at);
+    EXPECT_EQ(clock.now(), failure.at);
+  });
+  VirtualDriver(sampler, clock).run_until(3s);
+  const auto traces = sampler.take_traces();
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].first, 1u);
+
+  ASSERT_TRUE(traces[1].failure.has_value());
+  EXPECT_TRUE(traces[1].failure->gpu_lost);
+  EXPECT_GE(traces[1].failure->at, 1s);
+  EXPECT_LT(traces[1].failure->at, 1s + 20ms);
+  EXPECT_NE(traces[1].failure->error.find("GPU is lost"), std::string::npos);
+  EXPECT_EQ(calls_after_loss, 1) << "the lost GPU was called again";
+  EXPECT_EQ(traces[1].failed_readings, 0u);
+  ASSERT_FALSE(traces[1].energy.empty());
+  EXPECT_LT(traces[1].energy.back().t, 1s);
+  EXPECT_LT(traces[1].power_instant.back().t, 1s);
+
+  EXPECT_FALSE(traces[0].failure.has_value());
+  EXPECT_EQ(traces[0].energy.back().t, 3s) << "the healthy GPU was read to the end";
+  EXPECT_NEAR(*EnergyAccounting(traces[0]).energy(0s, 3s).joules, 900, 9);
+  // The lost GPU's trace still accounts for the time before the loss.
+  EXPECT_NEAR(*EnergyAccounting(traces[1]).energy(0s, traces[1].energy.back().t).joules, 200, 20);
+}
+
+TEST(SamplerFailures, AMomentaryErrorCostsOneReadingAndIsCounted) {
+  VirtualClock clock(0s);
+  FakeGpu inner(clock, constant_w(200), {}, nullptr, -5s);
+  int energy_calls = 0;
+  FaultyGpu gpu(inner, [&](const char* call) {
+    if (std::string(call) == "energy" && ++energy_calls % 4 == 0)
+      throw environment_error("GPU 1: nvmlDeviceGetTotalEnergyConsumption failed: Unknown Error");
+  });
+  Sampler sampler({&gpu}, clock);
+  VirtualDriver(sampler, clock).run_until(2s);
+  const GpuTrace trace = sampler.take_traces().front();
+  EXPECT_FALSE(trace.failure.has_value());
+  EXPECT_EQ(trace.failed_readings, static_cast<std::uint64_t>(energy_calls / 4));
+  EXPECT_GT(trace.failed_readings, 40u);
+  EXPECT_EQ(trace.energy.back().t, 2s);
+  EXPECT_NEAR(*EnergyAccounting(trace).energy(0s, 2s).joules, 400, 4);
+}
+
+TEST(SamplerFailures, ErrorsInARowMarkTheGpuFailed) {
+  VirtualClock clock(0s);
+  FakeGpu inner(clock, constant_w(200), {}, nullptr, -5s);
+  FaultyGpu gpu(inner, [&](const char*) {
+    if (clock.now() >= 1s) throw environment_error("GPU 1: nvmlDeviceGetTemperature failed: Timeout");
+  });
+  Sampler sampler({&gpu}, clock);
+  VirtualDriver(sampler, clock).run_until(3s);
+  const int calls = gpu.calls();
+  const GpuTrace trace = sampler.take_traces().front();
+  ASSERT_TRUE(trace.failure.has_value());
+  EXPECT_FALSE(trace.failure->gpu_lost);
+  EXPECT_NE(trace.failure->error.find("readings in a row failed"), std::string::npos) << trace.failure->error;
+  EXPECT_NE(trace.failure->error.find("Timeout"), std::string::npos) << trace.failure->error;
+  // The counter cadence (every 10 ms) sees kMaxConsecutiveFailures failures first.
+  EXPECT_LE(trace.failure->at, 1s + 10ms * kMaxConsecutiveFailures);
+  EXPECT_LT(calls, 400) << "a failed GPU was still being called";
+}
+
+TEST(SamplerFailures, ALostGpuUnderTheThreadedDriverDoesNotTerminateTheProcess) {
+  MonotonicClock clock;
+  FakeGpu healthy(clock, constant_w(300));
+  FakeGpu inner(clock, constant_w(200));
+  const Nanos lost_at = clock.now() + 100ms;
+  FaultyGpu lost(inner, [&](const char*) {
+    if (clock.now() >= lost_at) throw hw::GpuLostError(1, "GPU 1: nvmlDeviceGetSamples failed: GPU is lost");
+  });
+  Sampler sampler({&healthy, &lost}, clock);
+  ThreadedDriver driver(sampler, clock);
+  driver.start();
+  clock.sleep_until(lost_at + 300ms);
+  driver.stop();
+  const auto traces = sampler.take_traces();
+  ASSERT_TRUE(traces[1].failure.has_value());
+  EXPECT_TRUE(traces[1].failure->gpu_lost);
+  EXPECT_FALSE(traces[0].failure.has_value());
+  EXPECT_GT(traces[0].energy.back().t, lost_at + 200ms);
+}
+
+TEST(SamplerFailures, DroppingRepeatedReadingsKeepsEveryFigure) {
+  // Constant stretches (like a simulated job's) with steps: the figures must not move, the trace shrinks.
+  const auto power = testing::square_wave(400, 2s, 100, 3s);
+  SamplerConfig compact;
+  compact.drop_repeated_readings = true;
+  const auto full = testing::simulate(power, {}, 20s);
+  const auto small = testing::simulate(power, {}, 20s, compact);
+  EXPECT_LT(small.trace.energy.size() * 2, full.trace.energy.size());
+  EXPECT_LT(small.trace.power_instant.size() * 2, full.trace.power_instant.size());
+  EXPECT_LT(small.trace.power_samples.size() * 4, full.trace.power_samples.size());
+  EXPECT_LT(small.trace.telemetry.size(), full.trace.telemetry.size());
+  const EnergyAccounting a(full.trace), b(small.trace);
+  EXPECT_NEAR(*a.total().joules, *b.total().joules, 1e-9 * *a.total().joules);
+  for (Nanos t0 = 0s; t0 < 19s; t0 += 730ms) {
+    const auto x = a.energy(t0, t0 + 1100ms), y = b.energy(t0, t0 + 1100ms);
+    ASSERT_TRUE(x.joules && y.joules);
+    EXPECT_NEAR(*x.joules, *y.joules, 1e-6 * *x.joules + 1e-9) << to_seconds(t0);
+    EXPECT_EQ(x.method, y.method);
+  }
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
