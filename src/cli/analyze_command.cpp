@@ -13,6 +13,7 @@
 #include "cli/analysis_flags.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "report/analysis_report.hpp"
 #include "store/results_store.hpp"
 
@@ -107,7 +108,7 @@ int run_analyze(const AnalyzeFlags& flags) {
   apply_analysis_flags(flags.analysis, options);
   const auto result = analysis::analyze(runs, options);
   if (flags.json) {
-    std::cout << analysis::to_json(result).dump(1) << "\n";
+    std::cout << json_text(analysis::to_json(result), 1) << "\n";
   } else {
     std::cout << report::analysis_text(result);
   }

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_system.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "report/info_report.hpp"
 #include "safety/gpu_lock.hpp"
 #include "safety/state_dir.hpp"
@@ -76,7 +77,7 @@ CommandRun add_info_command(CLI::App& app) {
     const auto probes =
         flags->probe ? probe_set_permission(gpus) : std::vector<std::optional<report::SetProbe>>{};
     if (flags->json) {
-      std::cout << report::info_json(gpus, probes).dump(2) << "\n";
+      std::cout << json_text(report::info_json(gpus, probes), 2) << "\n";
     } else {
       std::cout << report::info_text(gpus, probes);
     }

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/version.hpp"
 #include "safety/restore.hpp"
 #include "safety/state_dir.hpp"
@@ -59,10 +60,11 @@ int main(int argc, char** argv) {
   try {
     for (auto* sub : app.get_subcommands()) return commands.at(sub)();
   } catch (const wattwise::Error& e) {
-    std::fprintf(stderr, "wattwise: %s\n", e.what());
+    std::fprintf(stderr, "wattwise: %s\n", wattwise::for_terminal(e.what()).c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "wattwise: internal error: %s (please report it)\n", e.what());
+    std::fprintf(stderr, "wattwise: internal error: %s (please report it)\n",
+                 wattwise::for_terminal(e.what()).c_str());
     return static_cast<int>(wattwise::ErrorKind::kInternal);
   }
   return 0;

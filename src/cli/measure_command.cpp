@@ -11,6 +11,7 @@
 #include "cli/gpu_system.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "measure/session.hpp"
 #include "measure/simulated_session.hpp"
 #include "report/measure_report.hpp"
@@ -108,7 +109,7 @@ int run_measure(const MeasureFlags& flags) {
     phases->commit();
   }
   if (json) {
-    json->stream() << report::measure_json(m).dump(1) << "\n";
+    json->stream() << json_text(report::measure_json(m), 1) << "\n";
     json->commit();
   }
   std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;

@@ -14,6 +14,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/version.hpp"
 #include "store/sqlite_statement.hpp"
 
@@ -236,8 +237,8 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
       {"created_at", utc_now_iso8601()},
       {"host", meta.host.empty() ? host_name() : meta.host},
       {"command", meta.command},
-      {"command_json", argv.dump()},
-      {"sweep_json", meta.sweep_options.is_null() ? std::string("{}") : meta.sweep_options.dump()},
+      {"command_json", json_text(argv)},
+      {"sweep_json", meta.sweep_options.is_null() ? std::string("{}") : json_text(meta.sweep_options)},
       {"measurement_method", meta.measurement_method},
   };
   for (const auto& [key, value] : entries) {
@@ -245,7 +246,7 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
     insert.bind(1, std::string(key)).bind(2, value).run();
   }
   Statement insert_plan(db, p, "INSERT INTO plan (id, spec_json) VALUES (1, ?)");
-  insert_plan.bind(1, plan.dump()).run();
+  insert_plan.bind(1, json_text(plan)).run();
   for (const auto& gpu : gpus) {
     Statement insert(db, p,
                      "INSERT INTO gpus (gpu_index, uuid, name, min_limit_w, max_limit_w, default_limit_w) "
@@ -410,7 +411,7 @@ void ResultsStore::check_same_job(const StoreMeta& meta, const std::vector<Store
                    {"command_json", meta.command_argv},
                    {"gpus", uuids}});
   Statement s(db_, p, "INSERT OR REPLACE INTO meta (key, value) VALUES ('mixed_results', ?)");
-  s.bind(1, mixed.dump()).run();
+  s.bind(1, json_text(mixed)).run();
 }
 
 void ResultsStore::add_run(const RunRecord& run) {
@@ -465,7 +466,7 @@ void ResultsStore::add_run_once(const RunRecord& run) {
         "INSERT INTO runs (plan_index, settings_json, repeat, warmup, started_at, ended_at, exit_status, "
         "time_s, energy_j, method, error, work, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     insert.bind(1, static_cast<std::int64_t>(run.plan_index))
-        .bind(2, settings.dump())
+        .bind(2, json_text(settings))
         .bind(3, static_cast<std::int64_t>(run.repeat))
         .bind(4, static_cast<std::int64_t>(run.warmup))
         .bind(5, run.started_at)
