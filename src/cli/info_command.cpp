@@ -81,7 +81,15 @@ CommandRun add_info_command(CLI::App& app) {
     } else {
       std::cout << report::info_text(gpus, probes);
     }
-    return 0;
+    // Every other GPU was listed; the unreadable ones make the exit code say the machine needs looking at.
+    int exit_code = 0;
+    for (std::size_t i = 0; i < gpus.count(); ++i) {
+      if (const auto failure = report::unreadable(gpus.gpu(i))) {
+        std::fprintf(stderr, "wattwise: %s\n", failure->c_str());
+        exit_code = static_cast<int>(ErrorKind::kEnvironment);
+      }
+    }
+    return exit_code;
   };
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/version.hpp"  // generated
 #include "report/table.hpp"
 #include "report/units.hpp"
@@ -76,6 +77,17 @@ std::optional<SetProbe> probe_of(const std::vector<std::optional<SetProbe>>& pro
 
 }  // namespace
 
+std::optional<std::string> unreadable(hw::Gpu& gpu) {
+  try {
+    (void)gpu.capabilities();
+    (void)gpu.power_limits();
+    (void)gpu.supported_mem_clocks_mhz();
+    return std::nullopt;
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+}
+
 std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes) {
   std::string out = fmt::format("wattwise {}  backend {}  driver {}  GPUs {}\n\n", kVersion, system.backend(),
                                 system.driver_version(), system.count());
@@ -83,6 +95,11 @@ std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<Set
   table.set_align(1, Table::Align::kLeft);
   for (std::size_t i = 0; i < system.count(); ++i) {
     auto& gpu = system.gpu(i);
+    if (const auto failure = unreadable(gpu)) {
+      table.add_row({std::to_string(gpu.identity().index), "unreadable (the reason is on stderr)", "n/a",
+                     "n/a", "n/a"});
+      continue;
+    }
     const auto limits = gpu.power_limits();
     const auto mem = gpu.supported_mem_clocks_mhz();
     std::string mem_text = mem.empty() ? "n/a" : "";
@@ -97,6 +114,7 @@ std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<Set
   out += table.render();
   for (std::size_t i = 0; i < system.count(); ++i) {
     auto& gpu = system.gpu(i);
+    if (unreadable(gpu)) continue;  // said in the table above
     const auto& id = gpu.identity();
     const auto caps = gpu.capabilities();
     const auto mem = gpu.supported_mem_clocks_mhz();
@@ -122,6 +140,10 @@ nlohmann::json info_json(hw::GpuSystem& system, const std::vector<std::optional<
          {"gpus", json::array()}};
   for (std::size_t i = 0; i < system.count(); ++i) {
     auto& gpu = system.gpu(i);
+    if (const auto failure = unreadable(gpu)) {
+      j["gpus"].push_back(json{{"index", gpu.identity().index}, {"error", *failure}});
+      continue;
+    }
     const auto& id = gpu.identity();
     const auto caps = gpu.capabilities();
     json g{{"index", id.index}, {"uuid", id.uuid}, {"name", id.name}, {"pci_bus_id", id.pci_bus_id}};

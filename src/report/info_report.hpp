@@ -21,6 +21,10 @@ struct SetProbe {
 // Reads only: nothing is changed on any GPU. Whether settings may change is "no" when the calls are missing
 // or the user is not root, and otherwise "unknown until tried" (a container or an admin setting can refuse
 // root), unless `probes` (one per GPU, by position) holds the driver's answer.
+// Why a GPU cannot be shown (lost, or its driver calls fail), or nullopt when it can: `info` lists the
+// others and says so, rather than failing on the first bad GPU.
+std::optional<std::string> unreadable(hw::Gpu& gpu);
+
 std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes = {});
 nlohmann::json info_json(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes = {});
 

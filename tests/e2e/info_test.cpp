@@ -37,6 +37,24 @@ TEST_F(InfoTest, TableListsBothGpusWithNamesUuidsAndLimits) {
   EXPECT_NE(line_with(r.out, {"driver 580.159.04"}), "") << r.out;
 }
 
+// Before: exit 3 on the lost GPU's first call and nothing listed, the healthy GPU included.
+TEST_F(InfoTest, ALostGpuIsNamedOnStderrAndTheHealthyOneIsStillListed) {
+  auto config = two_gpu_config();
+  config["gpus"][1]["lost_after_s"] = 0.0;
+  use_config(config);
+  const auto r = wattwise({"info"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(line_with(r.out, {"NVIDIA H100 80GB HBM3", "200 / 700 / 600 / 700 W"}), "") << r.out;
+  EXPECT_NE(line_with(r.out, {"unreadable"}), "") << r.out;
+  EXPECT_NE(r.err.find("GPU is lost"), std::string::npos) << r.err;
+  const auto j = wattwise({"info", "--json"});
+  EXPECT_EQ(j.exit_code, 3) << j.err;
+  const auto parsed = nlohmann::json::parse(j.out);
+  ASSERT_EQ(parsed.at("gpus").size(), 2u);
+  EXPECT_EQ(parsed.at("gpus")[0].at("name"), "NVIDIA H100 80GB HBM3");
+  EXPECT_NE(parsed.at("gpus")[1].at("error").get<std::string>().find("lost"), std::string::npos);
+}
+
 TEST_F(InfoTest, JsonParsesAndCarriesIdentityAndLimits) {
   use_config(two_gpu_config());
   const auto r = wattwise({"info", "--json"});
