@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "hw/permission.hpp"
 
 namespace wattwise::hw {
 
@@ -59,10 +60,6 @@ std::string read_string(const NvmlLibrary& nvml, unsigned index, const char* cal
   buffer.resize(buffer.find('\0') == std::string::npos ? size : buffer.find('\0'));
   return valid_utf8(buffer);  // a driver's bytes are not promised to be UTF-8; JSON and reports need it
 }
-
-constexpr const char* kPermissionAdvice =
-    "changing power limits and locked clocks needs root (NVML device commands): run wattwise as root, "
-    "e.g. with sudo (`nvidia-smi -acp UNRESTRICTED` opens only application clocks to other users, not these)";
 
 }  // namespace
 
@@ -351,7 +348,7 @@ void NvmlGpu::check_control(const char* call, nvmlReturn_t result) {
       return;
     case NVML_ERROR_NO_PERMISSION:
       throw environment_error(nvml_->describe_failure(identity_.index, call, result) + ": " +
-                              kPermissionAdvice);
+                              permission_advice(process_is_root_));
     case NVML_ERROR_NOT_SUPPORTED:
       throw environment_error(nvml_->describe_failure(identity_.index, call, result) +
                               ": this GPU does not allow this setting; leave it out of the sweep");
@@ -442,7 +439,7 @@ Capabilities NvmlGpu::probe_capabilities() {
   caps.sm_clock_lock = has_sm_lock && process_is_root_;
   caps.mem_clock_lock = has_mem_lock && process_is_root_;
   if (!process_is_root_) {
-    caps.set_permission_note = std::string("not root: ") + kPermissionAdvice;
+    caps.set_permission_note = std::string("not root: ") + permission_advice(false);
   } else if (!has_set_limit || !has_sm_lock || !has_mem_lock) {
     caps.set_permission_note =
         "this NVIDIA driver lacks some setting calls (power limit or locked clocks): update it";

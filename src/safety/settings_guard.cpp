@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "hw/permission.hpp"
 
 namespace wattwise::safety {
 namespace {
@@ -37,11 +38,7 @@ std::string driver_reason(const std::string& failure) {
 }  // namespace
 
 std::string permission_advice(bool process_is_root) {
-  if (!process_is_root) return "run wattwise as root (e.g. with sudo)";
-  return "wattwise runs as root, so the driver itself refused: in a container, give it the capability "
-         "(e.g. `docker run --cap-add SYS_ADMIN`, or --privileged); otherwise an administrator's setting or "
-         "the "
-         "GPU's mode (a VM guest, MIG) forbids the change: ask the administrator";
+  return hw::permission_advice(process_is_root);
 }
 
 Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::string& failure,
