@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -129,12 +130,28 @@ Violations runs_stored_once(const FaultWorld& world, const std::filesystem::path
   std::multiset<std::string> stored_limits, succeeded_limits;
   if (std::filesystem::exists(db)) {
     sqlite3* handle = nullptr;
-    if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    // Read-write: after a SIGKILL the database may have a hot rollback journal, which only a writer can
+    // roll back (as the next `--resume` would).
+    if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
       v.push_back("database: cannot open " + db.string());
       sqlite3_close(handle);
       return v;
     }
     sqlite3_busy_timeout(handle, 5000);
+    int tables = 0;
+    sqlite3_exec(
+        handle, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+        [](void* out, int, char** values, char**) {
+          *static_cast<int*>(out) = std::atoi(values[0]);
+          return 0;
+        },
+        &tables, nullptr);
+    if (tables == 0) {
+      // The file exists but its tables were never made: a creation cut half-way (a full disk).
+      v.push_back("database: " + db.filename().string() + " left without its tables");
+      sqlite3_close(handle);
+      handle = nullptr;
+    }
     const auto each_row = [&](const char* sql, const std::function<void(sqlite3_stmt*)>& row) {
       sqlite3_stmt* statement = nullptr;
       if (sqlite3_prepare_v2(handle, sql, -1, &statement, nullptr) != SQLITE_OK) {
@@ -149,7 +166,7 @@ Violations runs_stored_once(const FaultWorld& world, const std::filesystem::path
       return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
     };
     std::map<long long, int> per_plan_index;
-    each_row(
+    if (handle) each_row(
         "SELECT r.id, r.plan_index, r.exit_status, r.error, s.value FROM runs r LEFT JOIN run_settings s "
         "ON s.run_id = r.id AND s.knob = 'power_limit_w'",
         [&](sqlite3_stmt* s) {
@@ -162,7 +179,7 @@ Violations runs_stored_once(const FaultWorld& world, const std::filesystem::path
         });
     for (const auto& [index, count] : per_plan_index)
       if (count != 1) v.push_back(fmt::format("database: plan index {} stored {} times", index, count));
-    if (expect.traces) {
+    if (handle && expect.traces) {
       std::map<long long, int> traces_per_run;
       each_row(
           "SELECT r.id, t.gpu_index, t.csv, r.plan_index FROM runs r LEFT JOIN traces t ON t.run_id = r.id "
@@ -216,7 +233,7 @@ Violations runs_stored_once(const FaultWorld& world, const std::filesystem::path
 Violations plan_complete(const std::filesystem::path& db, std::size_t count) {
   Violations v;
   sqlite3* handle = nullptr;
-  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
     sqlite3_close(handle);
     return {"database: cannot open " + db.string()};
   }
@@ -241,7 +258,7 @@ Violations plan_complete(const std::filesystem::path& db, std::size_t count) {
   return v;
 }
 
-Violations clear_outcome(const Finished& f, const std::set<int>& documented) {
+Violations clear_outcome(const Finished& f, const std::set<int>& documented, const std::set<int>& job_codes) {
   Violations v;
   if (f.hung) v.push_back("hung: wattwise still ran at the guard time-out");
   if (!documented.count(f.exit_code))
@@ -249,18 +266,19 @@ Violations clear_outcome(const Finished& f, const std::set<int>& documented) {
   if (f.err.find("terminate called") != std::string::npos)
     v.push_back("crash: \"terminate called\" on stderr");
   if (f.err.find("internal error") != std::string::npos) v.push_back("\"internal error\" on stderr");
-  if (f.exit_code != 0 && f.err.find("wattwise: ") == std::string::npos)
+  if (f.exit_code != 0 && !job_codes.count(f.exit_code) && f.err.find("wattwise: ") == std::string::npos)
     v.push_back("no \"wattwise: \" line on stderr saying why it stopped");
   return v;
 }
 
-Violations no_journal_left(const FaultWorld& world) {
+Violations no_journal_left(const FaultWorld& world, const Finished& f) {
   Violations v;
+  if (f.exit_code != 0 && f.err.find("wattwise restore") != std::string::npos) return v;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(world.state_dir(), ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("settings-journal-", 0) == 0 && name.find(".tmp") == std::string::npos)
-      v.push_back("journal left behind: " + name);
+      v.push_back("journal left behind without a word: " + name);
   }
   return v;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "fault_world.hpp"
 
 // The invariants every fault-injection trial checks afterwards, as reusable checks. Each returns the
@@ -41,11 +43,13 @@ Violations plan_complete(const std::filesystem::path& db, std::size_t count);
 
 // The exit code is one of `documented` (docs/sweep.md, docs/measure.md: 0, 1, 2, 3, 4, 128+N; never 70 or a
 // crash), and stderr says what happened in one clear line: no "terminate called", no "internal error",
-// and for a non-zero exit at least one line starting "wattwise: ".
-Violations clear_outcome(const Finished& f, const std::set<int>& documented);
+// and for a non-zero exit at least one line starting "wattwise: ", unless the code is in `job_codes`
+// (measure passes the job's own exit code on; its summary says how the job ended).
+Violations clear_outcome(const Finished& f, const std::set<int>& documented, const std::set<int>& job_codes = {});
 
-// No settings journal left in the state directory (a complete restore removes it).
-Violations no_journal_left(const FaultWorld& world);
+// No settings journal left in the state directory (a complete restore removes it), unless wattwise said so:
+// a non-zero exit and stderr naming `wattwise restore` (a GPU that could not be restored keeps it).
+Violations no_journal_left(const FaultWorld& world, const Finished& f);
 
 // Joins violations into one message for a test failure, with the seed to replay.
 std::string describe(const std::string& trial, std::uint64_t seed, const Violations& violations,

@@ -36,7 +36,7 @@ void check(const std::string& name, const Finished& f, Violations v) {
 TEST(BadJobs, CrashingJobIsReportedWithItsSignal) {
   FaultWorld world;
   const Finished f = measure(world, "crash", 300);
-  Violations v = clear_outcome(f, {128 + SIGSEGV});
+  Violations v = clear_outcome(f, {128 + SIGSEGV}, {128 + SIGSEGV});
   for (auto&& x : no_orphans(world)) v.push_back(x);
   check("measure, job crashes with SIGSEGV", f, v);
 }
@@ -44,7 +44,7 @@ TEST(BadJobs, CrashingJobIsReportedWithItsSignal) {
 TEST(BadJobs, JobIgnoringSigtermIsStoppedByTheTimeout) {
   FaultWorld world;
   const Finished f = measure(world, "ignore_term", 15000, {"--timeout", "0.5"});
-  Violations v = clear_outcome(f, {124, 128 + SIGTERM, 128 + SIGKILL});
+  Violations v = clear_outcome(f, {124, 128 + SIGTERM, 128 + SIGKILL}, {124, 128 + SIGTERM, 128 + SIGKILL});
   for (auto&& x : no_orphans(world)) v.push_back(x);
   check("measure --timeout 0.5, job ignores SIGTERM", f, v);
 }

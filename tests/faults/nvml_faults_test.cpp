@@ -78,7 +78,7 @@ TEST(NvmlErrorsAtRandomMoments, SweepRestoresEveryGpuAndKeepsFinishedRuns) {
     for (auto&& x : gpus_at_captured(world, captured)) v.push_back(x);
     for (auto&& x : no_orphans(world)) v.push_back(x);
     for (auto&& x : runs_stored_once(world, world.dir() / "sweep.db", {true, 2, 0})) v.push_back(x);
-    for (auto&& x : no_journal_left(world)) v.push_back(x);
+    for (auto&& x : no_journal_left(world, f)) v.push_back(x);
     report(name, seed, v, f);
   }
 }
@@ -112,7 +112,7 @@ TEST(GpuLostAtRandomMoments, HealthyGpuRestoredAndRestoreFinishesTheLostOne) {
     const Finished restored = run_wattwise(world, {"restore"});
     for (auto&& x : clear_outcome(restored, {0})) v.push_back("restore after the GPU came back: " + x);
     for (auto&& x : gpus_at_captured(world, captured)) v.push_back("after `wattwise restore`: " + x);
-    for (auto&& x : no_journal_left(world)) v.push_back(x);
+    for (auto&& x : no_journal_left(world, restored)) v.push_back("after `wattwise restore`: " + x);
     report(name, seed, v, f);
   }
 }
@@ -152,7 +152,7 @@ TEST(SetLimitFailsOnOneGpu, NoGpuLeftChanged) {
     for (auto&& x : gpus_at_captured(world, captured)) v.push_back(x);
     for (auto&& x : no_orphans(world)) v.push_back(x);
     for (auto&& x : runs_stored_once(world, world.dir() / "sweep.db", {true, 3, 0})) v.push_back(x);
-    for (auto&& x : no_journal_left(world)) v.push_back(x);
+    for (auto&& x : no_journal_left(world, f)) v.push_back(x);
     report(name, failing, v, f);
   }
 }

@@ -62,7 +62,7 @@ TEST_P(StopSignalTrials, EveryInvariantHoldsAfterEachTrial) {
     for (auto&& x : no_orphans(world)) v.push_back(x);
     for (auto&& x : runs_stored_once(world, db, {true, 2, signal_number == SIGKILL ? 1 : 0})) v.push_back(x);
     if (signal_number != SIGKILL)
-      for (auto&& x : no_journal_left(world)) v.push_back(x);
+      for (auto&& x : no_journal_left(world, f)) v.push_back(x);
 
     // Whatever the signal cut, --resume completes the plan: each planned run exactly once, all with traces.
     if (v.empty() && f.exit_code != 0 && f.exit_code != 1 && signal_number != SIGKILL) {

@@ -83,7 +83,7 @@ TEST(FullDisk, SweepStopsClearlyAndKeepsEveryStoredRunWhole) {
     for (auto&& x : no_orphans(world)) v.push_back(x);
     // A run whose job finished may be lost only to the disk itself: wattwise must then say so (exit 3).
     for (auto&& x : runs_stored_once(world, db, {true, 2, f.exit_code == 3 ? 1 : 0})) v.push_back(x);
-    for (auto&& x : no_journal_left(world)) v.push_back(x);
+    for (auto&& x : no_journal_left(world, f)) v.push_back(x);
     report(name, seed, v, f);
   }
 }
