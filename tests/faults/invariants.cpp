@@ -166,17 +166,18 @@ Violations runs_stored_once(const FaultWorld& world, const std::filesystem::path
       return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
     };
     std::map<long long, int> per_plan_index;
-    if (handle) each_row(
-        "SELECT r.id, r.plan_index, r.exit_status, r.error, s.value FROM runs r LEFT JOIN run_settings s "
-        "ON s.run_id = r.id AND s.knob = 'power_limit_w'",
-        [&](sqlite3_stmt* s) {
-          ++per_plan_index[sqlite3_column_int64(s, 1)];
-          const std::string limit = text(s, 4);
-          stored_limits.insert(limit);
-          const bool success =
-              sqlite3_column_type(s, 2) != SQLITE_NULL && sqlite3_column_int(s, 2) == 0 && text(s, 3).empty();
-          if (success) succeeded_limits.insert(limit);
-        });
+    if (handle)
+      each_row(
+          "SELECT r.id, r.plan_index, r.exit_status, r.error, s.value FROM runs r LEFT JOIN run_settings s "
+          "ON s.run_id = r.id AND s.knob = 'power_limit_w'",
+          [&](sqlite3_stmt* s) {
+            ++per_plan_index[sqlite3_column_int64(s, 1)];
+            const std::string limit = text(s, 4);
+            stored_limits.insert(limit);
+            const bool success = sqlite3_column_type(s, 2) != SQLITE_NULL && sqlite3_column_int(s, 2) == 0 &&
+                                 text(s, 3).empty();
+            if (success) succeeded_limits.insert(limit);
+          });
     for (const auto& [index, count] : per_plan_index)
       if (count != 1) v.push_back(fmt::format("database: plan index {} stored {} times", index, count));
     if (handle && expect.traces) {

@@ -45,7 +45,8 @@ Violations plan_complete(const std::filesystem::path& db, std::size_t count);
 // crash), and stderr says what happened in one clear line: no "terminate called", no "internal error",
 // and for a non-zero exit at least one line starting "wattwise: ", unless the code is in `job_codes`
 // (measure passes the job's own exit code on; its summary says how the job ended).
-Violations clear_outcome(const Finished& f, const std::set<int>& documented, const std::set<int>& job_codes = {});
+Violations clear_outcome(const Finished& f, const std::set<int>& documented,
+                         const std::set<int>& job_codes = {});
 
 // No settings journal left in the state directory (a complete restore removes it), unless wattwise said so:
 // a non-zero exit and stderr naming `wattwise restore` (a GPU that could not be restored keeps it).

@@ -98,8 +98,9 @@ TEST_P(LockedDatabase, SweepWaitsAndLosesNoRun) {
   const auto captured = world.gpu_settings();
   const auto db = world.dir() / "sweep.db";
   Wattwise wattwise(world.dir(), sweep_args(world, db, world.dir() / "traces", "300,400,500,600", 300));
-  // Once the database exists (the first run is being measured), hold it for 2 s.
-  for (int i = 0; i < 2000 && !std::filesystem::exists(db); ++i)
+  // Once the first job runs (the database is made before it), hold the database for 2 s: the first run
+  // ends while it is held.
+  for (int i = 0; i < 2000 && !std::filesystem::exists(world.job_dir() / "pids"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
