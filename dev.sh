@@ -77,10 +77,8 @@ case "${1:-}" in
     ;;
   test)
     build
-    cd "$BUILD_DIR"
-    ctest --output-on-failure -j"$(nproc)" --timeout 600
-    cd ..
-    fuzz 3
+    (cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" --timeout 600)
+    fuzz 3  # the short corpus run of every fuzz target
     ;;
   sanitize)
     sanitize "${2:-address}"
