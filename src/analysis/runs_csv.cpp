@@ -123,6 +123,10 @@ RunRecord read_row(const std::vector<std::string>& fields, const Columns& column
     throw data_error(fmt::format("{}: energy must not be negative; fix or remove the row", where));
   if (columns.repeat) {
     const auto repeat = number_cell(fields, *columns.repeat, "repeat", false, where);
+    // A repeat is a small whole number; a cast of 1e40 to int is undefined behaviour (found by
+    // fuzz_runs_csv).
+    if (repeat && !(*repeat >= 0 && *repeat <= 1e9 && *repeat == std::floor(*repeat)))
+      throw data_error(fmt::format("{}: repeat must be a whole number >= 0; fix or remove the row", where));
     if (repeat) run.repeat = static_cast<int>(*repeat);
   }
   if (columns.work) run.work = number_cell(fields, *columns.work, "work", false, where);

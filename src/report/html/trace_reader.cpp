@@ -1,6 +1,7 @@
 #include "report/html/trace_reader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -109,7 +110,13 @@ analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& s
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const auto t = number_at(table, r, time_col, source_name);
     if (!t) continue;
-    const long gpu = static_cast<long>(number_at(table, r, gpu_col, source_name).value_or(0));
+    const double gpu_number = number_at(table, r, gpu_col, source_name).value_or(0);
+    // A GPU index is a small whole number; a cast of 3e19 to long is undefined behaviour (found by
+    // fuzz_trace_csv).
+    if (!(gpu_number >= 0 && gpu_number <= 1e6 && gpu_number == std::floor(gpu_number)))
+      throw data_error(
+          fmt::format("{}: row {}: gpu must be a GPU index (a whole number >= 0)", source_name, r + 1));
+    const long gpu = static_cast<long>(gpu_number);
     if (const auto p = number_at(table, r, sample_col, source_name)) {
       samples[gpu].time_s.push_back(*t);
       samples[gpu].value.push_back(*p);
