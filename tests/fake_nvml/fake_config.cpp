@@ -51,7 +51,29 @@ bool FakeGpuConfig::is_unsupported(const std::string& call) const {
   return std::find(unsupported.begin(), unsupported.end(), call) != unsupported.end();
 }
 
+bool ErrorInjection::applies_to(const std::string& call, double since_init_s) const {
+  if (rate <= 0 || since_init_s < after_s) return false;
+  if (until_s && since_init_s >= *until_s) return false;
+  const bool control = call.find("Set") != std::string::npos || call.find("Reset") != std::string::npos;
+  if (control && !controls) return false;
+  return calls.empty() || std::find(calls.begin(), calls.end(), call) != calls.end();
+}
+
 namespace {
+
+ErrorInjection parse_error_injection(const nlohmann::json& j) {
+  ErrorInjection e;
+  e.rate = j.value("rate", e.rate);
+  e.codes = j.value("codes", e.codes);
+  e.seed = j.value("seed", e.seed);
+  e.after_s = j.value("after_s", e.after_s);
+  if (j.contains("until_s")) e.until_s = j.at("until_s").get<double>();
+  e.calls = j.value("calls", e.calls);
+  e.controls = j.value("controls", e.controls);
+  if (!(e.rate >= 0 && e.rate <= 1)) throw std::runtime_error("fake NVML: errors.rate must be in [0, 1]");
+  if (e.codes.empty()) throw std::runtime_error("fake NVML: errors.codes must name at least one code");
+  return e;
+}
 
 FakeGpuConfig parse_gpu(const nlohmann::json& j, std::size_t index) {
   FakeGpuConfig gpu;
@@ -79,6 +101,9 @@ FakeGpuConfig parse_gpu(const nlohmann::json& j, std::size_t index) {
   if (j.contains("lost_after_s")) gpu.lost_after_s = j.at("lost_after_s").get<double>();
   if (j.contains("set_power_limit_error"))
     gpu.set_power_limit_error = j.at("set_power_limit_error").get<std::string>();
+  if (j.contains("lost_while_file_exists"))
+    gpu.lost_while_file_exists = j.at("lost_while_file_exists").get<std::string>();
+  if (j.contains("errors")) gpu.errors = parse_error_injection(j.at("errors"));
   gpu.memory_used_mib = j.value("memory_used_mib", gpu.memory_used_mib);
   gpu.memory_total_mib = j.value("memory_total_mib", gpu.memory_total_mib);
   gpu.pcie_tx_kbps = j.value("pcie_tx_kbps", gpu.pcie_tx_kbps);

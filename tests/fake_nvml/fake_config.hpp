@@ -30,6 +30,26 @@ class PowerProfile {
   double period_s_ = 0;
 };
 
+// Random NVML errors on one GPU (fault injection): from `after_s` (after nvmlInit) until `until_s`, each
+// matching device call fails with probability `rate`, with a code drawn from `codes`. Seeded, so a failing
+// trial can be replayed; each process draws its own sequence from the same seed. Config:
+//   "errors": {"rate": 0.05, "codes": ["UNKNOWN", "TIMEOUT"], "seed": 7, "after_s": 0.3,
+//              "until_s": 2.0, "calls": ["nvmlDeviceGetPowerUsage"], "controls": false}
+// `calls` absent: every device call; `controls` false (the default): set/reset calls are spared, so a
+// restore is not made to fail by the same fault (set_power_limit_error covers failing controls).
+struct ErrorInjection {
+  double rate = 0;
+  std::vector<std::string> codes = {"UNKNOWN"};
+  unsigned seed = 1;
+  double after_s = 0;
+  std::optional<double> until_s;
+  std::vector<std::string> calls;
+  bool controls = false;
+
+  // Whether this injection may hit `call` at `since_init_s` seconds after nvmlInit (the draw is separate).
+  bool applies_to(const std::string& call, double since_init_s) const;
+};
+
 struct FakeGpuConfig {
   std::string name = "NVIDIA H100 80GB HBM3";
   std::string uuid;
@@ -45,6 +65,10 @@ struct FakeGpuConfig {
       unsupported;  // NVML function names (or "NVML_FI_DEV_POWER_INSTANT") that say NOT_SUPPORTED
   std::optional<double> lost_after_s;  // every call fails with GPU_IS_LOST this long after nvmlInit
   std::optional<std::string> set_power_limit_error;  // e.g. "UNKNOWN": this GPU's set-limit call fails
+  std::optional<ErrorInjection> errors;              // random errors at random moments
+  // Every call fails with GPU_IS_LOST while this file exists: a test loses the GPU at a moment it picks,
+  // for every process at once (wattwise, its watchdog, a later `wattwise restore`), unlike lost_after_s.
+  std::optional<std::string> lost_while_file_exists;
   double memory_used_mib = 1024;
   double memory_total_mib = 81559;
   unsigned pcie_tx_kbps = 1000;

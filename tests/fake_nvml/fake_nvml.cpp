@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "fake_config.hpp"
@@ -56,6 +57,7 @@ nvmlReturn_t parse_error(const std::string& name) {
       {"GPU_IS_LOST", NVML_ERROR_GPU_IS_LOST},
       {"INVALID_ARGUMENT", NVML_ERROR_INVALID_ARGUMENT},
       {"UNKNOWN", NVML_ERROR_UNKNOWN},
+      {"TIMEOUT", NVML_ERROR_TIMEOUT},
   };
   const auto found = codes.find(name);
   return found == codes.end() ? NVML_ERROR_UNKNOWN : found->second;
@@ -69,6 +71,22 @@ std::int64_t realtime_minus_monotonic_us() {
          (real.tv_nsec - mono.tv_nsec) / 1000;
 }
 
+// Fault injection ("errors" in a GPU's config): a seeded draw per matching call. One generator per GPU,
+// behind its own lock, because wattwise's sampling threads call in concurrently.
+nvmlReturn_t injected_error(unsigned index, const FakeGpuConfig& gpu, const char* call, double since_init_s) {
+  if (!gpu.errors || !gpu.errors->applies_to(call, since_init_s)) return NVML_SUCCESS;
+  static std::mutex mutex;
+  static std::map<unsigned, std::mt19937> generators;
+  std::lock_guard lock(mutex);
+  auto found = generators.find(index);
+  if (found == generators.end())
+    found = generators.emplace(index, std::mt19937(gpu.errors->seed + index)).first;
+  std::uniform_real_distribution<double> draw(0, 1);
+  if (draw(found->second) >= gpu.errors->rate) return NVML_SUCCESS;
+  std::uniform_int_distribution<std::size_t> pick(0, gpu.errors->codes.size() - 1);
+  return parse_error(gpu.errors->codes[pick(found->second)]);
+}
+
 // Common checks of every device call: initialised, valid handle, GPU not lost, call supported.
 nvmlReturn_t enter(nvmlDevice_t device, const char* call, const FakeGpuConfig** gpu) {
   Driver& d = driver();
@@ -78,8 +96,10 @@ nvmlReturn_t enter(nvmlDevice_t device, const char* call, const FakeGpuConfig** 
   if ((*gpu)->lost_after_s && monotonic_now_s() - d.init_time_s >= *(*gpu)->lost_after_s) {
     return NVML_ERROR_GPU_IS_LOST;
   }
+  if ((*gpu)->lost_while_file_exists && ::access((*gpu)->lost_while_file_exists->c_str(), F_OK) == 0)
+    return NVML_ERROR_GPU_IS_LOST;
   if ((*gpu)->is_unsupported(call)) return NVML_ERROR_NOT_SUPPORTED;
-  return NVML_SUCCESS;
+  return injected_error(device->index, **gpu, call, monotonic_now_s() - d.init_time_s);
 }
 
 nvmlReturn_t enter_control(nvmlDevice_t device, const char* call, const FakeGpuConfig** gpu) {
@@ -144,6 +164,8 @@ __attribute__((visibility("default"))) const char* nvmlErrorString(nvmlReturn_t 
       return "GPU is lost";
     case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
       return "Driver/library version mismatch";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
     default:
       return "Unknown Error";
   }
