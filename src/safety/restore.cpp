@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -16,6 +18,10 @@ namespace {
 
 // NVML speaks milliwatts and some GPUs round to whole watts; a smaller difference is the same limit.
 constexpr double kLimitToleranceW = 0.5;
+// A control that failed for a reason other than a lost GPU or a refused value is tried this many times in
+// all, this far apart (a driver TIMEOUT under load passes; 1 s in all is short beside a sweep's runs).
+constexpr int kRestoreAttempts = 5;
+constexpr std::chrono::milliseconds kRestoreRetryPause{250};
 
 // A GPU whose identity could not be read (lost, or failing) has no UUID and is never taken for another.
 hw::Gpu* find_by_uuid(hw::GpuSystem& system, const std::string& uuid) {
@@ -65,13 +71,26 @@ GpuRestoreOutcome restore_one(hw::GpuSystem& system, const JournalEntry& entry) 
   outcome.index = gpu->identity().index;
   std::vector<std::string> done;
   std::vector<std::string> failed;
-  // Each control on its own: a failed power limit must not keep the clocks locked.
+  // Each control on its own: a failed power limit must not keep the clocks locked. A driver's momentary
+  // error (TIMEOUT, UNKNOWN) is tried again: a GPU must not stay capped for one slow call; a lost GPU or a
+  // refused value will not change by waiting.
   const auto attempt = [&](const std::string& what, auto&& action) {
-    try {
-      action();
-      done.push_back(what);
-    } catch (const std::exception& e) {
-      failed.push_back(fmt::format("{}: {}", what, e.what()));
+    for (int tries = 1;; ++tries) {
+      try {
+        action();
+        done.push_back(what);
+        return;
+      } catch (const hw::GpuLostError& e) {
+        failed.push_back(fmt::format("{}: {}", what, e.what()));
+        return;
+      } catch (const std::exception& e) {
+        const auto* error = dynamic_cast<const Error*>(&e);
+        if (tries >= kRestoreAttempts || (error != nullptr && error->kind() == ErrorKind::kUsage)) {
+          failed.push_back(fmt::format("{}: {}", what, e.what()));
+          return;
+        }
+        std::this_thread::sleep_for(kRestoreRetryPause);
+      }
     }
   };
   if (entry.power_limit_w) {

@@ -23,10 +23,11 @@ constexpr char kDismiss = 'D';
 
 // In the child between fork and exec (or before the in-process watchdog runs): only async-signal-safe calls.
 void detach_from_wattwise() {
-  ::setsid();
+  // Ignore first, then leave the session: whoever sees the new session may already send a Ctrl-C to it.
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   ::signal(SIGPIPE, SIG_IGN);
+  ::setsid();
   // wattwise may block signals (its signal thread); the watchdog must not inherit that mask across exec.
   sigset_t none;
   ::sigemptyset(&none);

@@ -224,42 +224,51 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
   ResultsStore store(db, path);
   store.writer_lock_fd_ = lock_fd;
   const std::string p = path.string();
-  make_writer(db, p);
-  exec_sql(db, p, "BEGIN");
-  exec_sql(db, p, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str());
-  exec_sql(db, p, kSchema);
-  exec_sql(db, p, kEarlierAttemptsTable);
-  const nlohmann::json argv = meta.command_argv;
-  const std::pair<const char*, std::string> entries[] = {
-      {"application", "wattwise"},
-      {"tool_version", kVersion},
-      {"schema_version", std::to_string(kResultsSchemaVersion)},
-      {"created_at", utc_now_iso8601()},
-      {"host", meta.host.empty() ? host_name() : meta.host},
-      {"command", meta.command},
-      {"command_json", json_text(argv)},
-      {"sweep_json", meta.sweep_options.is_null() ? std::string("{}") : json_text(meta.sweep_options)},
-      {"measurement_method", meta.measurement_method},
-  };
-  for (const auto& [key, value] : entries) {
-    Statement insert(db, p, "INSERT INTO meta (key, value) VALUES (?, ?)");
-    insert.bind(1, std::string(key)).bind(2, value).run();
+  // A database whose creation failed half-way (a full disk) would be neither new nor resumable: it is
+  // removed, so the next try starts clean.
+  try {
+    make_writer(db, p);
+    exec_sql(db, p, "BEGIN");
+    exec_sql(db, p, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str());
+    exec_sql(db, p, kSchema);
+    exec_sql(db, p, kEarlierAttemptsTable);
+    const nlohmann::json argv = meta.command_argv;
+    const std::pair<const char*, std::string> entries[] = {
+        {"application", "wattwise"},
+        {"tool_version", kVersion},
+        {"schema_version", std::to_string(kResultsSchemaVersion)},
+        {"created_at", utc_now_iso8601()},
+        {"host", meta.host.empty() ? host_name() : meta.host},
+        {"command", meta.command},
+        {"command_json", json_text(argv)},
+        {"sweep_json", meta.sweep_options.is_null() ? std::string("{}") : json_text(meta.sweep_options)},
+        {"measurement_method", meta.measurement_method},
+    };
+    for (const auto& [key, value] : entries) {
+      Statement insert(db, p, "INSERT INTO meta (key, value) VALUES (?, ?)");
+      insert.bind(1, std::string(key)).bind(2, value).run();
+    }
+    Statement insert_plan(db, p, "INSERT INTO plan (id, spec_json) VALUES (1, ?)");
+    insert_plan.bind(1, json_text(plan)).run();
+    for (const auto& gpu : gpus) {
+      Statement insert(db, p,
+                       "INSERT INTO gpus (gpu_index, uuid, name, min_limit_w, max_limit_w, default_limit_w) "
+                       "VALUES (?, ?, ?, ?, ?, ?)");
+      insert.bind(1, static_cast<std::int64_t>(gpu.index))
+          .bind(2, gpu.uuid)
+          .bind(3, gpu.name)
+          .bind(4, gpu.min_limit_w)
+          .bind(5, gpu.max_limit_w)
+          .bind(6, gpu.default_limit_w)
+          .run();
+    }
+    exec_sql(db, p, "COMMIT");
+  } catch (...) {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      std::filesystem::remove(std::filesystem::path(p + suffix), ignored);
+    throw;
   }
-  Statement insert_plan(db, p, "INSERT INTO plan (id, spec_json) VALUES (1, ?)");
-  insert_plan.bind(1, json_text(plan)).run();
-  for (const auto& gpu : gpus) {
-    Statement insert(db, p,
-                     "INSERT INTO gpus (gpu_index, uuid, name, min_limit_w, max_limit_w, default_limit_w) "
-                     "VALUES (?, ?, ?, ?, ?, ?)");
-    insert.bind(1, static_cast<std::int64_t>(gpu.index))
-        .bind(2, gpu.uuid)
-        .bind(3, gpu.name)
-        .bind(4, gpu.min_limit_w)
-        .bind(5, gpu.max_limit_w)
-        .bind(6, gpu.default_limit_w)
-        .run();
-  }
-  exec_sql(db, p, "COMMIT");
   return store;
 }
 
