@@ -63,7 +63,10 @@ void check_numeric_job_knobs(const PlanSpec& spec) {
 }
 
 void check_reference(const std::map<std::string, double>& reference, const PlanSpec& spec) {
-  for (const auto& [name, value] : reference) {
+  for (const auto& entry : reference) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in the lambda below.
+    const std::string& name = entry.first;
+    const double value = entry.second;
     const Knob* knob = find_knob(spec, name);
     if (knob == nullptr) {
       const auto names = knob_names(spec);
