@@ -7,8 +7,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <thread>
 #include <cmath>
+#include <thread>
 
 #include "core/error.hpp"
 #include "safety/gpu_lock.hpp"
