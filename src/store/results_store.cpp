@@ -198,6 +198,20 @@ std::string optional_number(const std::optional<double>& value) {
 
 }  // namespace
 
+ResultsStore ResultsStore::writer(const std::filesystem::path& path, int lock_fd,
+                                  sqlite3* (*open)(const std::filesystem::path&, int), int flags) {
+  sqlite3* db = nullptr;
+  try {
+    db = open(path, flags);
+  } catch (...) {
+    ::close(lock_fd);
+    throw;
+  }
+  ResultsStore store(db, path);
+  store.writer_lock_fd_ = lock_fd;
+  return store;
+}
+
 ResultsStore ResultsStore::create(const std::filesystem::path& path, const StoreMeta& meta,
                                   const nlohmann::json& plan, const std::vector<StoredGpu>& gpus) {
   if (std::filesystem::exists(path)) {
@@ -214,15 +228,8 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
                     "another --db",
                     path.string()));
   }
-  sqlite3* db = nullptr;
-  try {
-    db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  } catch (...) {
-    ::close(lock_fd);
-    throw;
-  }
-  ResultsStore store(db, path);
-  store.writer_lock_fd_ = lock_fd;
+  ResultsStore store = writer(path, lock_fd, open_database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  sqlite3* db = store.db_;
   const std::string p = path.string();
   // A database whose creation failed half-way (a full disk) would be neither new nor resumable: it is
   // removed, so the next try starts clean.
@@ -278,15 +285,7 @@ ResultsStore ResultsStore::open_for_resume(const std::filesystem::path& path, co
   }
   // The lock first: a database being created by another writer may not even have its header yet.
   const int lock_fd = take_writer_lock(path);
-  sqlite3* db = nullptr;
-  try {
-    db = open_existing(path, SQLITE_OPEN_READWRITE);
-  } catch (...) {
-    ::close(lock_fd);
-    throw;
-  }
-  ResultsStore store(db, path);
-  store.writer_lock_fd_ = lock_fd;
+  ResultsStore store = writer(path, lock_fd, open_existing, SQLITE_OPEN_READWRITE);
   const std::string p = path.string();
   make_writer(store.db_, p);
   if (store.schema_version() < kResultsSchemaVersion) {

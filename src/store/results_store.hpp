@@ -151,6 +151,9 @@ class ResultsStore {
 
  private:
   ResultsStore(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+  // The writer's store: `open` opens the database; `lock_fd`, the writer lock, is closed if that fails.
+  static ResultsStore writer(const std::filesystem::path& path, int lock_fd,
+                             sqlite3* (*open)(const std::filesystem::path&, int), int flags);
   void add_run_once(const RunRecord& run);
   void close();
   sqlite3* db_ = nullptr;
