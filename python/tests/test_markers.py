@@ -15,6 +15,10 @@ sys.path.insert(0, os.path.dirname(HERE))
 import wattwise  # noqa: E402
 
 
+RANK_VARIABLES = ("RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_LOCALID",
+                  "SLURM_PROCID", "MPI_LOCALRANKID", "PMI_RANK")
+
+
 class ReceiverSocket:
     """A datagram socket standing in for wattwise's MarkerReceiver."""
 
@@ -36,7 +40,7 @@ class ReceiverSocket:
 class WithReceiver(unittest.TestCase):
     def setUp(self):
         self.receiver = ReceiverSocket()
-        self.saved = {k: os.environ.get(k) for k in ("WATTWISE_SOCKET", "RANK", "LOCAL_RANK")}
+        self.saved = {k: os.environ.get(k) for k in ("WATTWISE_SOCKET",) + RANK_VARIABLES}
         for key in ("RANK", "LOCAL_RANK"):
             os.environ.pop(key, None)
         os.environ["WATTWISE_SOCKET"] = self.receiver.path
@@ -101,6 +105,27 @@ class WithReceiver(unittest.TestCase):
         wattwise._channel.reset()
         wattwise.point("x")
         self.assertIn("rank=3", self.fields())
+
+    def rank_fields(self, **variables):
+        for key, value in variables.items():
+            os.environ[key] = value
+        wattwise._channel.reset()
+        wattwise.point("x")
+        return [f for f in self.fields() if f.startswith(("rank=", "global_rank="))]
+
+    def test_the_local_rank_picks_the_gpu_and_the_global_rank_is_a_label(self):
+        # torchrun on the second of two 4-GPU nodes: global rank 5 drives local GPU 1. Before: rank=5.
+        self.assertEqual(self.rank_fields(RANK="5", LOCAL_RANK="1"), ["rank=1", "global_rank=5"])
+
+    def test_mpirun_and_srun_local_ranks(self):
+        self.assertEqual(self.rank_fields(OMPI_COMM_WORLD_RANK="6", OMPI_COMM_WORLD_LOCAL_RANK="2"),
+                         ["rank=2", "global_rank=6"])
+
+    def test_srun_local_id(self):
+        self.assertEqual(self.rank_fields(SLURM_PROCID="7", SLURM_LOCALID="3"), ["rank=3", "global_rank=7"])
+
+    def test_a_global_rank_alone_stands_in_for_the_local_one(self):
+        self.assertEqual(self.rank_fields(RANK="2"), ["rank=2", "global_rank=2"])
 
     def test_non_number_counter_is_rejected(self):
         with self.assertRaises(TypeError):

@@ -33,7 +33,7 @@ __all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode", "
 VERSION_TAG = "ww1"
 ENVIRONMENT_VARIABLE = "WATTWISE_SOCKET"
 MAX_MESSAGE_BYTES = 8192
-_RESERVED_KEYS = ("pid", "rank", "ww_dropped")
+_RESERVED_KEYS = ("pid", "rank", "global_rank", "ww_dropped")
 
 
 class _Channel:
@@ -44,13 +44,14 @@ class _Channel:
         self._opened = False
         self._socket = None
         self.rank = None
+        self.global_rank = None
         self.dropped = 0
 
     def get(self):
         if not self._opened:
             with self._lock:
                 if not self._opened:
-                    self.rank = _rank_from_environment()
+                    self.rank, self.global_rank = _rank_from_environment()
                     self._socket = _connect(os.environ.get(ENVIRONMENT_VARIABLE))
                     self._opened = True
         return self._socket
@@ -65,12 +66,26 @@ class _Channel:
             self.dropped = 0
 
 
-def _rank_from_environment():
-    for name in ("RANK", "LOCAL_RANK"):
+# A marker's rank picks the GPU on this node, so it is the *local* rank: torchrun's LOCAL_RANK, Open MPI's
+# OMPI_COMM_WORLD_LOCAL_RANK, SLURM's SLURM_LOCALID (srun), MPICH's MPI_LOCALRANKID. The global rank is not
+# a GPU beyond one node; it travels as the label global_rank, and stands in for the local rank only when no
+# launcher set one (one node: the same number).
+_LOCAL_RANK_VARIABLES = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID")
+_GLOBAL_RANK_VARIABLES = ("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK")
+
+
+def _first_number(names):
+    for name in names:
         text = os.environ.get(name, "")
         if text.isdigit():
             return int(text)
     return None
+
+
+def _rank_from_environment():
+    """(local rank, global rank) from the launcher's variables; either may be None."""
+    local, global_rank = _first_number(_LOCAL_RANK_VARIABLES), _first_number(_GLOBAL_RANK_VARIABLES)
+    return (local if local is not None else global_rank), global_rank
 
 
 def _connect(path):
@@ -111,8 +126,8 @@ def _format_number(value):
     return repr(value)
 
 
-def encode(kind, name, t_ns, pid, rank=None, counters=None, dropped=0):
-    """The datagram text for one marker: ``ww1 KIND NS NAME pid=N [rank=N] [key=number ...]``."""
+def encode(kind, name, t_ns, pid, rank=None, counters=None, dropped=0, global_rank=None):
+    """The datagram text for one marker: ``ww1 KIND NS NAME pid=N [rank=N] [global_rank=N] [key=number ...]``."""
     if kind not in ("B", "E", "P"):
         raise ValueError("marker kind must be B, E or P, got %r" % (kind,))
     if not name:
@@ -120,6 +135,8 @@ def encode(kind, name, t_ns, pid, rank=None, counters=None, dropped=0):
     fields = [VERSION_TAG, kind, str(int(t_ns)), _percent_encode(str(name)), "pid=%d" % pid]
     if rank is not None:
         fields.append("rank=%d" % rank)
+    if global_rank is not None:
+        fields.append("global_rank=%d" % global_rank)
     if dropped:
         fields.append("ww_dropped=%d" % dropped)  # what this process lost before: the run reports it
     for key, value in (counters or {}).items():
@@ -136,7 +153,7 @@ def _send(kind, name, counters):
     if sock is None:
         return
     message = encode(kind, name, time.monotonic_ns(), os.getpid(), _channel.rank, counters,
-                     _channel.dropped).encode("utf-8")
+                     _channel.dropped, _channel.global_rank).encode("utf-8")
     if len(message) > MAX_MESSAGE_BYTES:
         raise ValueError("wattwise marker %r is longer than %d bytes" % (name, MAX_MESSAGE_BYTES))
     try:

@@ -101,6 +101,25 @@ TEST(MarkerReceiver, ReceivesMarkersFromTheCClient) {
   EXPECT_EQ(receiver.malformed_count(), 0);
 }
 
+// torchrun on the second of two 4-GPU nodes: global rank 5 drives this node's GPU 1. The rank that picks
+// the GPU must be the local one (before: RANK was preferred, so rank=5, a GPU this node does not have).
+TEST(MarkerReceiver, CClientSendsTheLocalRankAndTheGlobalRankAsALabel) {
+  MarkerReceiver receiver;
+  auto environment = job_environment(receiver);
+  environment["RANK"] = "5";
+  environment["LOCAL_RANK"] = "1";
+  auto job = Process::start({{WW_MARKER_SENDER, "enabled"}, environment, std::nullopt});
+  ASSERT_EQ(job.wait({.timeout = 30s}), 0);
+  receiver.stop();
+  const auto markers = receiver.markers();
+  ASSERT_FALSE(markers.empty());
+  for (const auto& m : markers) {
+    EXPECT_EQ(m.rank, 1) << m.name;
+    ASSERT_TRUE(m.counters.contains("global_rank")) << m.name;
+    EXPECT_EQ(m.counters.at("global_rank"), 5) << m.name;
+  }
+}
+
 TEST(MarkerReceiver, CClientIsASilentNoOpWithoutTheSocket) {
   ::unsetenv(MarkerReceiver::kEnvironmentVariable);
   auto job = Process::start({{WW_MARKER_SENDER, "disabled"}, {}, std::nullopt});

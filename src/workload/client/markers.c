@@ -22,6 +22,8 @@ static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static int g_socket_fd = -1;
 static int g_has_rank = 0;
 static long g_rank = 0;
+static int g_has_global_rank = 0;
+static long g_global_rank = 0;
 /* Markers dropped because the receiver's queue was full (or the receiver had gone). */
 static atomic_ulong g_dropped = 0;
 
@@ -35,7 +37,19 @@ static int parse_rank(const char* text, long* rank) {
 }
 
 static void init_channel(void) {
-  g_has_rank = parse_rank(getenv("RANK"), &g_rank) || parse_rank(getenv("LOCAL_RANK"), &g_rank);
+  /* The rank picks the GPU on this node, so it is the local rank (torchrun, Open MPI, srun, MPICH); the
+     global rank travels as the label global_rank and stands in only when no launcher set a local one. */
+  static const char* const kLocal[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+                                       "MPI_LOCALRANKID"};
+  static const char* const kGlobal[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
+  for (size_t i = 0; !g_has_rank && i < sizeof kLocal / sizeof kLocal[0]; ++i)
+    g_has_rank = parse_rank(getenv(kLocal[i]), &g_rank);
+  for (size_t i = 0; !g_has_global_rank && i < sizeof kGlobal / sizeof kGlobal[0]; ++i)
+    g_has_global_rank = parse_rank(getenv(kGlobal[i]), &g_global_rank);
+  if (!g_has_rank && g_has_global_rank) {
+    g_has_rank = 1;
+    g_rank = g_global_rank;
+  }
   const char* path = getenv("WATTWISE_SOCKET");
   if (path == NULL || *path == '\0' || strlen(path) >= sizeof(((struct sockaddr_un*)0)->sun_path)) return;
   /* Non-blocking: a stalled receiver must never stall the job; a marker that does not fit is dropped. */
@@ -102,12 +116,13 @@ static int send_marker(char kind, const char* name, const char* const keys[], co
   int ok = append(buf, &used, "ww1 %c %lld ", kind, t_ns) && append_encoded(buf, &used, name) &&
            append(buf, &used, " pid=%ld", (long)getpid());
   if (ok && g_has_rank) ok = append(buf, &used, " rank=%ld", g_rank);
+  if (ok && g_has_global_rank) ok = append(buf, &used, " global_rank=%ld", g_global_rank);
   /* Tell wattwise what was lost, so the run's result says so (docs/markers.md). */
   unsigned long dropped = atomic_load_explicit(&g_dropped, memory_order_relaxed);
   if (ok && dropped > 0) ok = append(buf, &used, " ww_dropped=%lu", dropped);
   for (int i = 0; ok && i < n; ++i) {
     if (keys[i] == NULL || *keys[i] == '\0' || strcmp(keys[i], "pid") == 0 || strcmp(keys[i], "rank") == 0 ||
-        strcmp(keys[i], "ww_dropped") == 0) {
+        strcmp(keys[i], "global_rank") == 0 || strcmp(keys[i], "ww_dropped") == 0) {
       return -1;
     }
     if (!isfinite(values[i])) continue;
