@@ -17,7 +17,7 @@ Without WATTWISE_SOCKET (the job runs on its own), or when the socket has gone a
 silent no-op: a job never fails because it is not being measured. Sending never blocks: when wattwise's
 queue is full the marker is dropped and counted (``dropped()``). The variable is read once, on the first
 call. Thread-safe. Timestamps come from time.monotonic_ns(), which is CLOCK_MONOTONIC on Linux,
-the clock wattwise measures with. The rank is read from RANK (else LOCAL_RANK) when set.
+the clock wattwise measures with. The rank is the local rank of the launcher (LOCAL_RANK, ...; docs/markers.md).
 Wire format: docs/markers.md.
 """
 
