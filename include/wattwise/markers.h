@@ -14,8 +14,8 @@
  * silent no-op that returns 0: a job never fails because it is not being measured. The variable is read
  * once, on the first call. All functions are thread-safe. Timestamps come from CLOCK_MONOTONIC, the
  * clock wattwise measures with. Phases of the same name may nest; an end closes the innermost begin of
- * that name in the same process (and rank: the local rank of the launcher, LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID or
- * MPI_LOCALRANKID, else the global rank; docs/markers.md).
+ * that name in the same process (and rank: the local rank of the launcher, LOCAL_RANK,
+ * OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID or MPI_LOCALRANKID, else the global rank; docs/markers.md).
  *
  * Sending never blocks: when wattwise's queue is full (it stalled) or wattwise has gone, the marker is
  * dropped and counted (ww_dropped()); the job's progress matters more than one marker. The count travels
