@@ -95,6 +95,22 @@ int take_writer_lock(const std::filesystem::path& db_path) {
 
 // A writer's connection: WAL, so that readers (report, analyze, a sqlite3 shell) never block the commit of
 // a run and the commit never blocks them; FULL sync, so that a committed run survives a power loss.
+// A database file and SQLite's files beside it.
+void remove_database_files(const std::filesystem::path& path) {
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(std::filesystem::path(path.string() + suffix), ignored);
+}
+
+// The rename of a new database into place survives a power loss only once its directory is on disk.
+void sync_directory(const std::filesystem::path& path) {
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 void make_writer(sqlite3* db, const std::string& path) {
   exec_sql(db, path, "PRAGMA journal_mode = WAL");
   exec_sql(db, path, "PRAGMA synchronous = FULL");
@@ -228,13 +244,16 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
                     "another --db",
                     path.string()));
   }
-  ResultsStore store = writer(path, lock_fd, open_database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  sqlite3* db = store.db_;
+  // Built under a temporary name and renamed into place once complete: a crash (SIGKILL included) or a full
+  // disk during creation leaves no database, never one without its tables. The writer lock makes the name
+  // ours; a leftover is a creation that was killed.
   const std::string p = path.string();
-  // A database whose creation failed half-way (a full disk) would be neither new nor resumable: it is
-  // removed, so the next try starts clean.
+  const std::filesystem::path building = p + ".new";
+  remove_database_files(building);
+  sqlite3* db = nullptr;
   try {
-    make_writer(db, p);
+    db = open_database(building, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    exec_sql(db, p, "PRAGMA synchronous = FULL");
     exec_sql(db, p, "BEGIN");
     exec_sql(db, p, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str());
     exec_sql(db, p, kSchema);
@@ -270,10 +289,25 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
           .run();
     }
     exec_sql(db, p, "COMMIT");
+    sqlite3_close(db);
+    db = nullptr;
+    std::error_code error;
+    std::filesystem::rename(building, path, error);
+    if (error)
+      throw environment_error(
+          fmt::format("cannot create results database {}: {}: check the directory", p, error.message()));
+    sync_directory(path);
   } catch (...) {
-    std::error_code ignored;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-      std::filesystem::remove(std::filesystem::path(p + suffix), ignored);
+    if (db != nullptr) sqlite3_close(db);
+    remove_database_files(building);
+    ::close(lock_fd);
+    throw;
+  }
+  ResultsStore store = writer(path, lock_fd, open_existing, SQLITE_OPEN_READWRITE);
+  try {
+    make_writer(store.db_, p);  // WAL needs room for its own files: a full disk can still fail here
+  } catch (...) {
+    remove_database_files(path);  // it holds no run yet; the store closes as the error leaves
     throw;
   }
   return store;
