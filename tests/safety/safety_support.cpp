@@ -14,6 +14,7 @@
 #include "fake_state.hpp"
 #include "safety/gpu_lock.hpp"
 #include "safety/journal.hpp"
+#include "start_in_own_group.hpp"
 
 namespace wattwise::safety {
 namespace {
@@ -128,21 +129,9 @@ WattwiseProcess::WattwiseProcess(const std::filesystem::path& dir, const std::ve
   const std::string stem = "wattwise-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
   out_ = dir / (stem + ".out");
   err_ = dir / (stem + ".err");
-  std::vector<std::string> argv_strings{WATTWISE_BIN};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    ::setpgid(0, 0);  // like a shell's job: the test's own group never gets our signals
-    const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    std::vector<char*> argv;
-    for (auto& a : argv_strings) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  std::vector<std::string> argv{WATTWISE_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_ = start_in_own_group(argv, out_, err_);
 }
 
 WattwiseProcess::~WattwiseProcess() {
