@@ -18,10 +18,11 @@ std::string describe(const hw::Gpu& gpu) {
 }
 
 Error no_permission(hw::Gpu& gpu, const hw::Capabilities& caps, const char* what) {
-  return environment_error(fmt::format(
-      "cannot change the {} of {}: {}", what, describe(gpu),
-      caps.set_permission_note.empty() ? "the driver does not allow it; " + permission_advice(geteuid() == 0)
-                                       : caps.set_permission_note));
+  return environment_error(
+      fmt::format("cannot change the {} of {}: {}", what, describe(gpu),
+                  caps.set_permission_note.empty()
+                      ? "the driver does not allow it; " + hw::permission_advice(geteuid() == 0)
+                      : caps.set_permission_note));
 }
 
 // The driver's reason inside a control's message "GPU 1: nvmlDeviceSetPowerManagementLimit failed:
@@ -37,10 +38,6 @@ std::string driver_reason(const std::string& failure) {
 
 }  // namespace
 
-std::string permission_advice(bool process_is_root) {
-  return hw::permission_advice(process_is_root);
-}
-
 Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::string& failure,
                      bool process_is_root) {
   // Only a refusal is answered with permission advice; another failure (a lost GPU) keeps its own advice.
@@ -49,7 +46,7 @@ Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::str
   if (!refused)
     return environment_error(fmt::format("cannot change the {} of {}: {}", what, describe(gpu), failure));
   return environment_error(fmt::format("cannot change the {} of {}: {}; {}", what, describe(gpu),
-                                       driver_reason(failure), permission_advice(process_is_root)));
+                                       driver_reason(failure), hw::permission_advice(process_is_root)));
 }
 
 void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,

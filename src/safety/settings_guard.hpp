@@ -18,12 +18,8 @@ namespace wattwise::safety {
 void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                                 const std::vector<plan::HardwareSettings>& settings);
 
-// What is missing when the driver refuses a setting. Not root: run as root. Root: root is not what is
-// missing (telling root to use sudo helps nobody): the driver refused anyway, so it is a container without
-// the capability, or an administrator's setting.
-std::string permission_advice(bool process_is_root);
 // The environment_error for a refused change of `what` ("power limit") on `gpu`: the driver's own reason
-// from `failure` (the control's error text, without advice meant for another user) and permission_advice.
+// from `failure` (the control's error text, without advice meant for another user) and hw::permission_advice.
 Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::string& failure,
                      bool process_is_root);
 
