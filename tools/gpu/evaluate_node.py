@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Reads the folders of tools/gpu/node_evidence.sh (one per build, e.g. before/ and after/) and prints the
+figures issue 11 asks for, side by side, as Markdown rows:
+
+    python3 tools/gpu/evaluate_node.py docs/evidence/node/before docs/evidence/node/after
+
+- wattwise's CPU, % of one core per GPU (idle and under training; one GPU on this machine);
+- per-iteration energy of resnet50 at batch 128: CV over the iterations (goal <= 5%);
+- on/off loads: mean power of the `on` phases of 0.5 s and 0.2 s (goal: within 3% of each other), and each
+  `on` phase of k products against k x the per-product energy of the steady phase;
+- sum of the phases of the alternation against wattwise's own whole-run counter figure is not a check here
+  (the run has start-up outside the phases); chunks tile the steady phase instead.
+Every figure is computed from the raw JSON files committed beside the page.
+"""
+import json
+import os
+import statistics
+import sys
+
+
+def load(folder, name):
+    with open(os.path.join(folder, name)) as f:
+        return json.load(f)
+
+
+def info_line(folder, name):
+    with open(os.path.join(folder, name)) as f:
+        return json.loads([l for l in f if l.startswith("{")][0])
+
+
+def cpu_pct_per_gpu(m):
+    return 100.0 * m["wattwise_cpu_s"] / m["wall_s"] / max(1, len(m["gpus"]))
+
+
+def iteration_cv(m):
+    e = [i["energy_j"] for i in m["phase_instances"] if i["name"] == "iteration" and i["energy_j"] is not None]
+    return 100.0 * statistics.stdev(e) / statistics.mean(e), len(e), statistics.mean(e)
+
+
+def onoff(folder, tag):
+    m = load(folder, f"onoff_{tag}.json")
+    info = info_line(folder, f"onoff_{tag}.txt")
+    inst = m["phase_instances"]
+    ons = [i for i in inst if i["name"] == "on"]
+    steady = [i for i in inst if i["name"] == "steady"][0]
+    chunks = [i for i in inst if i["name"] == "chunk"]
+    on_w = statistics.mean(i["energy_j"] / (i["end_s"] - i["begin_s"]) for i in ons)
+    per_product = steady["energy_j"] / info["steady_n"]
+    on_vs_k = statistics.mean(100 * (i["energy_j"] / (per_product * info["k"]) - 1) for i in ons)
+    chunk_expected = steady["energy_j"] / len(chunks)
+    chunk_cv = 100 * statistics.stdev(c["energy_j"] for c in chunks) / chunk_expected
+    return {"on_w": on_w, "on_vs_k_pct": on_vs_k, "chunk_cv_pct": chunk_cv, "k": info["k"],
+            "cpu_pct": cpu_pct_per_gpu(m)}
+
+
+def column(folder):
+    idle = load(folder, "idle.json")
+    train = load(folder, "train.json")
+    cv, n, mean_j = iteration_cv(train)
+    half, fifth = onoff(folder, "0.5"), onoff(folder, "0.2")
+    cvd = load(folder, "cvd0.json")
+    return {
+        "CPU per GPU, idle (% of a core)": f"{cpu_pct_per_gpu(idle):.2f}",
+        "CPU per GPU, resnet50 training (% of a core)": f"{cpu_pct_per_gpu(train):.2f}",
+        "CPU per GPU, 0.2 s on/off (% of a core)": f"{fifth['cpu_pct']:.2f}",
+        "per-iteration energy CV, resnet50 b128 (%)": f"{cv:.2f} ({n} iterations, mean {mean_j:.2f} J)",
+        "on-phase power, 0.5 s phases (W)": f"{half['on_w']:.1f}",
+        "on-phase power, 0.2 s phases (W)": f"{fifth['on_w']:.1f}",
+        "0.2 s vs 0.5 s on-phase power (%)": f"{100 * (fifth['on_w'] / half['on_w'] - 1):+.2f}",
+        "0.5 s on phase vs k x steady per-product (%)": f"{half['on_vs_k_pct']:+.2f} (k={half['k']})",
+        "0.2 s on phase vs k x steady per-product (%)": f"{fifth['on_vs_k_pct']:+.2f} (k={fifth['k']})",
+        "0.5 s chunks of the steady phase, CV (%)": f"{half['chunk_cv_pct']:.2f}",
+        "0.2 s chunks of the steady phase, CV (%)": f"{fifth['chunk_cv_pct']:.2f}",
+        "CUDA_VISIBLE_DEVICES=0: GPUs charged": ", ".join(
+            str(g.get("index")) for g in cvd["gpus"] if g.get("used_by_job", True)),
+    }
+
+
+folders = sys.argv[1:]
+cols = [column(f) for f in folders]
+print("| figure | " + " | ".join(os.path.basename(os.path.normpath(f)) for f in folders) + " |")
+print("| --- |" + " ---: |" * len(folders))
+for key in cols[0]:
+    print(f"| {key} | " + " | ".join(c.get(key, "n/a") for c in cols) + " |")
