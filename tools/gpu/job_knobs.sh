@@ -5,6 +5,8 @@
 #   (batch-rv: resnet50 and vgg19 sweeps and the fb runs; batch-a: alexnet alone: the same, in two calls)
 #   bash tools/gpu/job_knobs.sh fb          the forward/backward split of resnet50 (markers off/on/synchronised)
 #   bash tools/gpu/job_knobs.sh gpus        1 and 2 GPUs x batch 128/256, resnet50 (a two-GPU machine)
+#   bash tools/gpu/job_knobs.sh default     resnet50 x batch 64/128/256, 2 repeats, analysed with analyze's
+#                                           defaults (no --phase: issue 12 judges on the marked phases)
 # Results: one archive under $OUT; tools/gpu/evaluate_job_knobs.py makes docs/evidence/job-knobs.md of it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -54,6 +56,20 @@ if [ "$PART" = fb ] || [ "$PART" = batch-rv ]; then
         "${TRAIN[@]}" --model resnet50 --batch 128 --samples-per-epoch 25600 "${flags[@]}" > "$W/fb_$mode.txt" 2>&1
     tail -14 "$W/fb_$mode.txt"
   done
+fi
+if [ "$PART" = default ]; then
+  nvidia-smi -L > "$W/environment.txt"; "$WW" --version >> "$W/environment.txt"
+  step "sweep: resnet50, batch 64/128/256, 2 repeats, random order; analysed with the defaults"
+  "$WW" sweep --read-only --param batch=64,128,256 --repeat 2 --order random --seed 7 \
+      --db "$W/resnet50.db" --trace-dir "$W/traces-resnet50" -- "${TRAIN[@]}" --model resnet50 --batch '{batch}' \
+      --samples-per-epoch 12800 > "$W/resnet50.sweep.txt" 2>&1
+  echo "rc=$?" >> "$W/resnet50.sweep.txt"
+  tail -30 "$W/resnet50.sweep.txt"
+  "$WW" analyze "$W/resnet50.db" > "$W/resnet50.default.txt" 2>&1
+  "$WW" analyze "$W/resnet50.db" --json > "$W/resnet50.default.json" 2>>"$W/resnet50.default.txt"
+  "$WW" analyze "$W/resnet50.db" --phase run > "$W/resnet50.run.txt" 2>&1
+  "$WW" report "$W/resnet50.db" -o "$W/resnet50.html" >> "$W/resnet50.default.txt" 2>&1
+  cat "$W/resnet50.default.txt"; echo "-- --phase run:"; cat "$W/resnet50.run.txt"
 fi
 if [ "$PART" = gpus ]; then
   nvidia-smi -L > "$W/environment-gpus.txt"
