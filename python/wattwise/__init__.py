@@ -28,7 +28,11 @@ import socket
 import threading
 import time
 
-__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode", "dropped"]
+__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode", "dropped", "window_energy"]
+
+# The C++ project's version (CMakeLists.txt, project VERSION); pyproject.toml reads it from here and a test
+# checks that the two agree.
+__version__ = "0.1.0"
 
 VERSION_TAG = "ww1"
 ENVIRONMENT_VARIABLE = "WATTWISE_SOCKET"
@@ -148,11 +152,15 @@ def encode(kind, name, t_ns, pid, rank=None, counters=None, dropped=0, global_ra
     return " ".join(fields)
 
 
-def _send(kind, name, counters):
+def _send(kind, name, counters, t_ns=None):
+    """Sends one marker stamped ``t_ns`` (now when None). A marker may be stamped in the past when the
+    framework tells us about a phase only after it began (transformers' evaluation, wattwise.callbacks)."""
     sock = _channel.get()
     if sock is None:
         return
-    message = encode(kind, name, time.monotonic_ns(), os.getpid(), _channel.rank, counters,
+    if t_ns is None:
+        t_ns = time.monotonic_ns()
+    message = encode(kind, name, t_ns, os.getpid(), _channel.rank, counters,
                      _channel.dropped, _channel.global_rank).encode("utf-8")
     if len(message) > MAX_MESSAGE_BYTES:
         raise ValueError("wattwise marker %r is longer than %d bytes" % (name, MAX_MESSAGE_BYTES))
@@ -202,3 +210,16 @@ def iteration(samples=None, **counters):
     if samples is not None:
         counters["samples"] = samples
     return phase("iteration", **counters)
+
+
+def window_energy(name):
+    """The energy in joules, over this process's GPU, of the phase ``name`` this process ended last, as the
+    wattwise that runs the job measured it; None when no wattwise answers.
+
+    Today this is always None: answering needs the running wattwise to reply over a private channel
+    (issue 15, item 6), which is not there yet. The framework callbacks (wattwise.callbacks) log an epoch's
+    energy through this one function, and log nothing while it returns None; so callers must treat None as
+    "not known", never as zero.
+    """
+    del name  # the query goes to wattwise once it can answer (issue 15, item 6)
+    return None
