@@ -227,6 +227,11 @@ class KerasCallback(ReceiverTestCase):
         drive_keras_fit(callbacks.KerasHooks(), logs)
         self.assertEqual(logs, [{"loss": 1.0}])
 
+    def test_a_batch_size_that_is_not_a_positive_whole_number_is_refused_at_once(self):
+        for bad in (0, -8, 2.5, "64", True):
+            with self.assertRaisesRegex(ValueError, "whole number above 0"):
+                callbacks.KerasHooks(batch_size=bad)
+
     def test_an_end_hook_without_its_begin_sends_nothing(self):
         # A callback added mid-run sees an end first; an unmatched end would be reported by wattwise.
         callback = callbacks.KerasHooks()

@@ -220,6 +220,11 @@ class KerasHooks:
 
     def __init__(self, batch_size=None):
         super().__init__()
+        # Checked here, when the script starts, rather than at the first batch's end, in the middle of fit().
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                       or batch_size <= 0):
+            raise ValueError("WattwiseCallback(batch_size=%r): give the number of samples per batch, a whole "
+                             "number above 0, or leave it out" % (batch_size,))
         self.batch_size = batch_size
         self._marks = TrainingMarks()
 
