@@ -19,6 +19,11 @@ queue is full the marker is dropped and counted (``dropped()``). The variable is
 call. Thread-safe. Timestamps come from time.monotonic_ns(), which is CLOCK_MONOTONIC on Linux,
 the clock wattwise measures with. The rank is the local rank of the launcher (LOCAL_RANK, ...; docs/markers.md).
 Wire format: docs/markers.md.
+
+Callbacks that mark a framework's training (PyTorch Lightning, transformers' Trainer, Keras 3) are in
+wattwise.lightning, wattwise.huggingface and wattwise.keras (docs/frameworks.md); importing wattwise imports
+no framework. ``window_energy()`` is where a job will read a phase's energy from the running wattwise; it
+returns None until wattwise can answer.
 """
 
 import contextlib
