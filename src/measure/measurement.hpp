@@ -24,6 +24,7 @@ struct JobOutcome {
 struct GpuEnergy {
   hw::GpuIdentity gpu;
   bool used_by_job = true;  // false: present and sampled, but no rank of the job ran on it (idle energy)
+  bool via_mig = false;     // the job saw it through a MIG device: energy_j is the whole GPU's
   std::optional<double> energy_j;
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::optional<double> avg_power_w;  // over the span energy_j covers
@@ -69,6 +70,8 @@ struct Measurement {
   JobOutcome outcome;
   double wattwise_cpu_s = 0;  // CPU time wattwise itself used (all its threads)
 
+  // How the job's GPUs were chosen: "all", "--gpus", "CUDA_VISIBLE_DEVICES" or "--job-gpus".
+  std::string job_gpu_source = "all";
   std::vector<hw::GpuIdentity> gpus;
   std::vector<sampling::GpuTrace> traces;  // same order as gpus
   std::vector<workload::Marker> markers;

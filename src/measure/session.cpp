@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -43,6 +43,7 @@ Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::v
   m.tool_version = kVersion;
   m.backend = system.backend();
   m.driver_version = system.driver_version();
+  m.job_gpu_source = options.job_gpu_count ? "--job-gpus" : options.job_gpu_source;
   std::vector<std::size_t> positions = options.gpu_positions;
   if (positions.empty())
     for (std::size_t i = 0; i < system.count(); ++i) positions.push_back(i);
@@ -54,6 +55,7 @@ Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::v
     GpuEnergy e;
     e.gpu = gpu.identity();
     e.used_by_job = k < job_gpus;
+    e.via_mig = k < options.via_mig.size() && options.via_mig[k];
     m.gpu_energy.push_back(e);
   }
   return m;

@@ -139,6 +139,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
   j["wattwise_cpu_s"] = m.wattwise_cpu_s;
   j["energy_j"] = optional_json(m.total_energy_j());
   j["complete"] = m.complete();
+  j["job_gpus_from"] = m.job_gpu_source;
 
   j["gpus"] = json::array();
   for (const auto& g : m.gpu_energy) {
@@ -147,6 +148,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                          {"name", g.gpu.name},
                          {"pci_bus_id", g.gpu.pci_bus_id},
                          {"used_by_job", g.used_by_job},
+                         {"via_mig", g.via_mig},
                          {"energy_j", optional_json(g.energy_j)},
                          {"method", sampling::to_string(g.method)},
                          {"avg_power_w", optional_json(g.avg_power_w)},

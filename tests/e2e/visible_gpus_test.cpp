@@ -1,0 +1,105 @@
+// `wattwise measure` with CUDA_VISIBLE_DEVICES and no --gpus, on the two fake GPUs of two_gpu_config(): the
+// job's GPUs are those the variable names; the others are left out or reported apart, never summed.
+#include <gtest/gtest.h>
+
+#include "e2e_fixture.hpp"
+
+namespace wattwise::e2e {
+namespace {
+
+class VisibleGpusTest : public E2eTest {
+ protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    use_config(two_gpu_config());
+  }
+
+  ProcessResult measure(const std::string& visible, std::vector<std::string> extra = {}) {
+    env_["CUDA_VISIBLE_DEVICES"] = visible;
+    std::vector<std::string> args = {"measure", "--json", path("m.json").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    for (const std::string a : {"--", E2E_JOB, "sleep", "1200"}) args.push_back(a);
+    return wattwise(args);
+  }
+};
+
+TEST_F(VisibleGpusTest, AJobThatSeesOneOfTwoGpusGetsOnlyThatGpusEnergy) {
+  const auto r = measure("1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_EQ(m.at("gpus").size(), 1u) << m.dump();
+  EXPECT_EQ(m["gpus"][0].at("uuid"), "GPU-e2e-constant");
+  EXPECT_TRUE(m["gpus"][0].at("used_by_job").get<bool>());
+  const double expected_j = kConstantPowerW * m.at("wall_s").get<double>();  // the fake's exact integral
+  EXPECT_NEAR(m.at("energy_j").get<double>(), expected_j, 0.01 * expected_j) << m.dump();
+  EXPECT_EQ(m.at("job_gpus_from"), "CUDA_VISIBLE_DEVICES");
+}
+
+TEST_F(VisibleGpusTest, AUuidPrefixNamesTheGpuAsCudaReadsIt) {
+  const auto r = measure("GPU-e2e-c");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_EQ(m.at("gpus").size(), 1u);
+  EXPECT_EQ(m["gpus"][0].at("uuid"), "GPU-e2e-constant");
+}
+
+TEST_F(VisibleGpusTest, OtherGpusReportedAreShownApartAndNotSummed) {
+  const auto r = measure("1", {"--other-gpus", "report"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_EQ(m.at("gpus").size(), 2u) << m.dump();
+  EXPECT_EQ(m["gpus"][0].at("uuid"), "GPU-e2e-constant");  // the job's first
+  EXPECT_TRUE(m["gpus"][0].at("used_by_job").get<bool>());
+  EXPECT_EQ(m["gpus"][1].at("uuid"), "GPU-e2e-square");
+  EXPECT_FALSE(m["gpus"][1].at("used_by_job").get<bool>());
+  ASSERT_GT(m["gpus"][1].at("energy_j").get<double>(), 100.0);  // sampled: 100-500 W for > 1 s
+  EXPECT_DOUBLE_EQ(m.at("energy_j").get<double>(), m["gpus"][0].at("energy_j").get<double>());
+  EXPECT_NE(r.out.find("(idle)"), std::string::npos) << r.out;
+}
+
+TEST_F(VisibleGpusTest, AnExplicitGpusFlagWinsOverTheVariable) {
+  const auto r = measure("1", {"--gpus", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_EQ(m.at("gpus").size(), 1u);
+  EXPECT_EQ(m["gpus"][0].at("uuid"), "GPU-e2e-square");
+  EXPECT_EQ(m.at("job_gpus_from"), "--gpus");
+}
+
+TEST_F(VisibleGpusTest, AVariableNamingNoGpuHereIsAUsageErrorBeforeTheJobRuns) {
+  env_["CUDA_VISIBLE_DEVICES"] = "7";
+  const auto r = wattwise({"measure", "--", E2E_JOB, "touch", path("ran").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  const std::string line = single_error_line(r);
+  EXPECT_NE(line.find("CUDA_VISIBLE_DEVICES='7'"), std::string::npos) << line;
+  EXPECT_NE(line.find("GPU-e2e-square"), std::string::npos) << line;  // lists what is present
+  EXPECT_FALSE(std::filesystem::exists(path("ran")));
+}
+
+TEST_F(VisibleGpusTest, AnEmptyVariableMeansNoGpuAndSaysSo) {
+  env_["CUDA_VISIBLE_DEVICES"] = "";
+  const auto r = wattwise({"measure", "--", E2E_JOB, "touch", path("ran").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(single_error_line(r).find("set but empty"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("ran")));
+}
+
+TEST_F(VisibleGpusTest, ABadLaterEntryIsAWarningAndTheEntriesBeforeItAreTheJobs) {
+  const auto r = measure("1,9,0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("'9' names no GPU"), std::string::npos) << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_EQ(m.at("gpus").size(), 1u);
+  EXPECT_EQ(m["gpus"][0].at("uuid"), "GPU-e2e-constant");
+}
+
+TEST_F(VisibleGpusTest, AWrongOtherGpusValueIsAUsageError) {
+  env_["CUDA_VISIBLE_DEVICES"] = "1";
+  const auto r = wattwise({"measure", "--other-gpus", "some", "--", E2E_JOB, "touch", path("ran").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(single_error_line(r).find("--other-gpus"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("ran")));
+}
+
+}  // namespace
+}  // namespace wattwise::e2e
