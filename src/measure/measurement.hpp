@@ -37,6 +37,18 @@ struct GpuEnergy {
   bool complete() const { return !failure; }
 };
 
+// Whether the job's processes were seen on one GPU of the node (driver's compute-process list matched
+// against the job's process tree, polled about every second and at the end).
+struct GpuUsage {
+  hw::GpuIdentity gpu;
+  bool expected = false;  // one of the job's GPUs (--gpus, CUDA_VISIBLE_DEVICES or --job-gpus)
+  bool measured = false;  // sampled: its energy is in Measurement::gpu_energy
+  // nullopt: cannot tell (the driver cannot list this GPU's processes, or listed only pids of another pid
+  // namespace, as a container may see); true: a process of the job held a compute context on it.
+  std::optional<bool> job_seen;
+  std::vector<int> pids;  // the job's pids seen on it, as the driver reported them
+};
+
 // One occurrence of a phase, with its energy summed over the GPUs it ran on.
 struct PhaseInstance {
   workload::Phase phase;
@@ -83,6 +95,7 @@ struct Measurement {
   std::vector<workload::Phase> phases;
 
   std::vector<GpuEnergy> gpu_energy;
+  std::vector<GpuUsage> gpu_usage;  // every GPU of the node; empty when not detected (a simulated job)
   std::vector<PhaseInstance> phase_instances;
   std::vector<PhaseSummary> phase_summaries;
   std::optional<double> total_energy_j() const;  // over the GPUs the job used

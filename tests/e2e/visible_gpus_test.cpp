@@ -103,3 +103,91 @@ TEST_F(VisibleGpusTest, AWrongOtherGpusValueIsAUsageError) {
 
 }  // namespace
 }  // namespace wattwise::e2e
+
+namespace wattwise::e2e {
+namespace {
+
+// The fake lists, as GPU N's compute processes, the pids in gpuN.pids; the job writes its own pid into one.
+class JobSeenOnGpusTest : public E2eTest {
+ protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    config_ = two_gpu_config();
+    for (int i = 0; i < 2; ++i) config_["gpus"][i]["compute_pids_file"] = path(fmt("gpu{}.pids", i)).string();
+    use_config(config_);
+  }
+  static std::string fmt(const char* pattern, int i) {
+    std::string s = pattern;
+    return s.replace(s.find("{}"), 2, std::to_string(i));
+  }
+  ProcessResult measure_job_on(int gpu) {
+    return wattwise({"measure", "--json", path("m.json").string(), "--", E2E_JOB, "pidfile",
+                     path(fmt("gpu{}.pids", gpu)).string(), "1200"});
+  }
+  nlohmann::json config_;
+};
+
+TEST_F(JobSeenOnGpusTest, AJobOnTheGpuItWasGivenIsSeenThereWithoutWarnings) {
+  env_["CUDA_VISIBLE_DEVICES"] = "1";
+  const auto r = measure_job_on(1);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_EQ(m.at("gpu_usage").size(), 2u) << m.dump();  // every GPU of the node is asked
+  const auto& gpu1 = m["gpu_usage"][1];
+  EXPECT_TRUE(gpu1.at("expected").get<bool>());
+  EXPECT_TRUE(gpu1.at("job_seen").get<bool>());
+  ASSERT_EQ(gpu1.at("pids").size(), 1u);
+  EXPECT_EQ(m["gpu_usage"][0].at("job_seen"), false);
+  EXPECT_NE(r.out.find("job seen on   GPU 1\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+}
+
+TEST_F(JobSeenOnGpusTest, AJobOnAGpuItWasNotGivenIsReportedAndNotSummed) {
+  env_["CUDA_VISIBLE_DEVICES"] = "1";
+  const auto r = measure_job_on(0);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  const auto& gpu0 = m["gpu_usage"][0];
+  EXPECT_FALSE(gpu0.at("expected").get<bool>());
+  EXPECT_FALSE(gpu0.at("measured").get<bool>());
+  EXPECT_TRUE(gpu0.at("job_seen").get<bool>());
+  EXPECT_EQ(m["gpu_usage"][1].at("job_seen"), false);
+  EXPECT_NE(r.out.find("warning: the job ran on GPU 0 (GPU-e2e-square), not one of its GPUs "
+                       "(CUDA_VISIBLE_DEVICES)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning: no process of the job was seen on GPU 1"), std::string::npos) << r.out;
+  // Only the job's GPU is in its energy.
+  ASSERT_EQ(m.at("gpus").size(), 1u);
+  const double expected_j = kConstantPowerW * m.at("wall_s").get<double>();
+  EXPECT_NEAR(m.at("energy_j").get<double>(), expected_j, 0.01 * expected_j);
+}
+
+TEST_F(JobSeenOnGpusTest, AStrayGpuReportedApartShowsItsEnergyOutsideTheTotal) {
+  env_["CUDA_VISIBLE_DEVICES"] = "1";
+  const auto r = wattwise({"measure", "--other-gpus", "report", "--json", path("m.json").string(), "--",
+                           E2E_JOB, "pidfile", path("gpu0.pids").string(), "1200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_EQ(m.at("gpus").size(), 2u);
+  EXPECT_FALSE(m["gpus"][1].at("used_by_job").get<bool>());
+  EXPECT_GT(m["gpus"][1].at("energy_j").get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(m.at("energy_j").get<double>(), m["gpus"][0].at("energy_j").get<double>());
+  EXPECT_NE(r.out.find("0 (not given; job seen)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("its energy is shown apart and is not in the total"), std::string::npos) << r.out;
+}
+
+TEST_F(JobSeenOnGpusTest, AGpuWhoseProcessesCannotBeListedIsUnknownNotWrong) {
+  config_["gpus"][1]["unsupported"] = {"nvmlDeviceGetComputeRunningProcesses_v3"};
+  use_config(config_);
+  env_["CUDA_VISIBLE_DEVICES"] = "1";
+  const auto r = measure_job_on(1);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  EXPECT_TRUE(m["gpu_usage"][1].at("job_seen").is_null()) << m.dump();
+  EXPECT_EQ(r.out.find("no process of the job was seen"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cannot tell for GPU 1"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace wattwise::e2e
