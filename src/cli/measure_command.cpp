@@ -62,7 +62,10 @@ measure::MeasureOptions measure_options(const MeasureFlags& flags) {
 // Once the GPUs are known: --job-gpus within them, and the sampling periods the sampler would refuse later.
 void check_gpu_counts(const MeasureFlags& flags, measure::MeasureOptions& options) {
   const std::size_t measured = options.gpu_positions.size();
-  if (flags.job_gpus) options.job_gpu_count = parse_count("--job-gpus", *flags.job_gpus, 1, measured);
+  if (flags.job_gpus) {
+    options.job_gpu_count = parse_count("--job-gpus", *flags.job_gpus, 1, measured);
+    options.job_gpu_source = "--job-gpus";
+  }
   sampling::resolve_periods(options.sampler, measured);
 }
 

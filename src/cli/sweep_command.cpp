@@ -490,8 +490,10 @@ int run_sweep_command(SweepFlags flags) {
       measure::MeasureOptions per_run = measure_options;
       for (const auto& [name, value] : plan::param_environment(run.params))
         per_run.extra_environment[name] = value;
-      if (flags.job_gpus)
+      if (flags.job_gpus) {
         per_run.job_gpu_count = job_gpu_count(*flags.job_gpus, run.params, options.gpu_indices.size());
+        per_run.job_gpu_source = "--job-gpus";
+      }
       return measure::measure_command(system, plan::substitute_params(flags.command, run.params), per_run);
     };
   }

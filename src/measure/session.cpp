@@ -58,7 +58,7 @@ Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::v
   m.tool_version = kVersion;
   m.backend = system.backend();
   m.driver_version = system.driver_version();
-  m.job_gpu_source = options.job_gpu_count ? "--job-gpus" : options.job_gpu_source;
+  m.job_gpu_source = options.job_gpu_source;
   std::vector<std::size_t> positions = options.gpu_positions;
   if (positions.empty())
     for (std::size_t i = 0; i < system.count(); ++i) positions.push_back(i);

@@ -55,6 +55,7 @@ TEST_F(VisibleGpusTest, OtherGpusReportedAreShownApartAndNotSummed) {
   ASSERT_GT(m["gpus"][1].at("energy_j").get<double>(), 100.0);  // sampled: 100-500 W for > 1 s
   EXPECT_DOUBLE_EQ(m.at("energy_j").get<double>(), m["gpus"][0].at("energy_j").get<double>());
   EXPECT_NE(r.out.find("(idle)"), std::string::npos) << r.out;
+  EXPECT_EQ(m.at("job_gpus_from"), "CUDA_VISIBLE_DEVICES");
 }
 
 TEST_F(VisibleGpusTest, AnExplicitGpusFlagWinsOverTheVariable) {
