@@ -2,6 +2,8 @@
 // job's GPUs are those the variable names; the others are left out or reported apart, never summed.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
 #include "e2e_fixture.hpp"
 
 namespace wattwise::e2e {
@@ -114,16 +116,13 @@ class JobSeenOnGpusTest : public E2eTest {
   void SetUp() override {
     E2eTest::SetUp();
     config_ = two_gpu_config();
-    for (int i = 0; i < 2; ++i) config_["gpus"][i]["compute_pids_file"] = path(fmt("gpu{}.pids", i)).string();
+    for (int i = 0; i < 2; ++i) config_["gpus"][i]["compute_pids_file"] = path(pids_file(i)).string();
     use_config(config_);
   }
-  static std::string fmt(const char* pattern, int i) {
-    std::string s = pattern;
-    return s.replace(s.find("{}"), 2, std::to_string(i));
-  }
+  static std::string pids_file(int gpu) { return "gpu" + std::to_string(gpu) + ".pids"; }
   ProcessResult measure_job_on(int gpu) {
     return wattwise({"measure", "--json", path("m.json").string(), "--", E2E_JOB, "pidfile",
-                     path(fmt("gpu{}.pids", gpu)).string(), "1200"});
+                     path(pids_file(gpu)).string(), "1200"});
   }
   nlohmann::json config_;
 };
@@ -188,6 +187,52 @@ TEST_F(JobSeenOnGpusTest, AGpuWhoseProcessesCannotBeListedIsUnknownNotWrong) {
   EXPECT_TRUE(m["gpu_usage"][1].at("job_seen").is_null()) << m.dump();
   EXPECT_EQ(r.out.find("no process of the job was seen"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cannot tell for GPU 1"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace wattwise::e2e
+
+namespace wattwise::e2e {
+namespace {
+
+std::vector<std::vector<std::string>> query(const std::filesystem::path& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  std::vector<std::vector<std::string>> rows;
+  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return rows;
+  sqlite3_exec(
+      handle, sql.c_str(),
+      [](void* out, int n, char** values, char**) {
+        std::vector<std::string> row;
+        for (int i = 0; i < n; ++i) row.push_back(values[i] ? values[i] : "NULL");
+        static_cast<std::vector<std::vector<std::string>>*>(out)->push_back(row);
+        return 0;
+      },
+      &rows, nullptr);
+  sqlite3_close(handle);
+  return rows;
+}
+
+class VisibleGpusSweepTest : public VisibleGpusTest {};
+
+TEST_F(VisibleGpusSweepTest, ASweepMeasuresTheJobsGpuAndStoresWhereTheJobWasSeen) {
+  auto config = two_gpu_config();
+  config["gpus"][1]["compute_pids_file"] = path("gpu1.pids").string();
+  config["gpus"][0]["compute_pids_file"] = path("gpu0.pids").string();
+  use_config(config);
+  env_["CUDA_VISIBLE_DEVICES"] = "GPU-e2e-constant";
+  env_["WATTWISE_STATE_DIR"] = path("state").string();
+  const auto db = path("s.db");
+  const auto r = wattwise({"sweep", "--param", "x=1", "--db", db.string(), "--", E2E_JOB, "pidfile",
+                           path("gpu1.pids").string(), "600"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(query(db, "SELECT gpu_index FROM gpus"), (std::vector<std::vector<std::string>>{{"1"}}));
+  EXPECT_EQ(query(db, "SELECT gpu_index FROM run_gpu_energy"),
+            (std::vector<std::vector<std::string>>{{"1"}}));
+  const auto usage =
+      query(db, "SELECT gpu_index, expected, measured, job_seen FROM run_gpu_usage ORDER BY 1");
+  EXPECT_EQ(usage, (std::vector<std::vector<std::string>>{{"0", "0", "0", "0"}, {"1", "1", "1", "1"}}));
+  EXPECT_EQ(query(db, "SELECT value FROM meta WHERE key = 'schema_version'"),
+            (std::vector<std::vector<std::string>>{{"3"}}));
 }
 
 }  // namespace
