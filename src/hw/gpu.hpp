@@ -105,8 +105,8 @@ class Gpu {
   virtual std::vector<PowerSample> power_samples_since(std::uint64_t since_device_us) = 0;
   virtual Telemetry telemetry() = 0;
   // The processes running compute work on this GPU now; nullopt when this GPU or driver cannot tell (older
-  // driver, no permission, simulated). Costs microseconds (no driver spin), so it may be polled beside the
-  // sampler; implementations must allow that call from another thread.
+  // driver, no permission, simulated). Polled about once a second beside the sampler (its driver cost is
+  // not yet measured: docs/evidence/gpu-usage-poll.md); implementations must allow that from another thread.
   virtual std::optional<std::vector<GpuProcess>> compute_processes() { return std::nullopt; }
 
   // Settings.

@@ -13,9 +13,9 @@
 #include "workload/process_tree.hpp"
 
 // Which GPUs the job's processes actually run on, from the driver's list of compute processes per GPU
-// matched against the job's process tree. The list costs microseconds (no driver spin, unlike the energy
-// counter), so every GPU of the node is asked, measured or not: a job that strays onto a GPU it was not
-// given is found even when that GPU is left out of the measurement.
+// matched against the job's process tree. Asked about once a second, of every GPU of the node, measured or
+// not: a job that strays onto a GPU it was not given is found even when that GPU is left out of the
+// measurement. wattwise's own share of a poll is bench/bench_gpu_usage.cpp (docs/evidence/gpu-usage-poll.md).
 namespace wattwise::measure {
 
 // The matching, one round at a time (no thread): testable with fake GPUs and a fake /proc.
