@@ -1,6 +1,7 @@
 #include "cli/gpu_selection.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -46,6 +47,17 @@ std::vector<std::size_t> select_gpus(hw::GpuSystem& system, const std::string& l
     if (std::find(positions.begin(), positions.end(), *found) == positions.end()) positions.push_back(*found);
   }
   return positions;
+}
+
+measure::JobGpuRequest job_gpu_request(hw::GpuSystem& system, const std::optional<std::string>& gpus_flag,
+                                       const std::string& other_gpus, bool simulated) {
+  measure::JobGpuRequest request;
+  request.other_gpus = measure::parse_other_gpus(other_gpus);
+  if (gpus_flag) request.gpus_flag = select_gpus(system, *gpus_flag);
+  if (simulated) return request;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) request.cuda_visible_devices = visible;
+  if (const char* order = std::getenv("CUDA_DEVICE_ORDER")) request.cuda_device_order = order;
+  return request;
 }
 
 }  // namespace wattwise::cli

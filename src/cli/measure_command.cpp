@@ -25,7 +25,8 @@ namespace wattwise::cli {
 namespace {
 
 struct MeasureFlags {
-  std::string gpus = "all";
+  std::optional<std::string> gpus;  // absent: CUDA_VISIBLE_DEVICES if set, else all
+  std::string other_gpus = "omit";
   // Durations are text, read by parse_duration (one parser for every duration flag).
   std::string interval_ms = "20";
   std::optional<std::string> counter_interval_ms;  // absent: the default
@@ -61,8 +62,23 @@ measure::MeasureOptions measure_options(const MeasureFlags& flags) {
 // Once the GPUs are known: --job-gpus within them, and the sampling periods the sampler would refuse later.
 void check_gpu_counts(const MeasureFlags& flags, measure::MeasureOptions& options) {
   const std::size_t measured = options.gpu_positions.size();
-  if (flags.job_gpus) options.job_gpu_count = parse_count("--job-gpus", *flags.job_gpus, 1, measured);
+  if (flags.job_gpus) {
+    options.job_gpu_count = parse_count("--job-gpus", *flags.job_gpus, 1, measured);
+    options.job_gpu_source = "--job-gpus";
+  }
   sampling::resolve_periods(options.sampler, measured);
+}
+
+// The GPUs to sample and which are the job's (measure/job_gpus.hpp); warnings go to stderr at once.
+void choose_gpus(hw::GpuSystem& system, const MeasureFlags& flags, measure::MeasureOptions& options) {
+  const auto selection = measure::select_job_gpus(
+      system, job_gpu_request(system, flags.gpus, flags.other_gpus, !flags.simulate.empty()));
+  for (const auto& warning : selection.warnings) std::cerr << "wattwise: " << warning << "\n";
+  options.gpu_positions = selection.positions;
+  options.via_mig = selection.via_mig;
+  options.job_gpu_source = selection.source;
+  if (selection.job_gpu_count < selection.positions.size()) options.job_gpu_count = selection.job_gpu_count;
+  check_gpu_counts(flags, options);
 }
 
 int run_measure(const MeasureFlags& flags) {
@@ -88,13 +104,11 @@ int run_measure(const MeasureFlags& flags) {
   measure::Measurement m;
   if (!flags.simulate.empty()) {
     auto simulation = sim::make_simulation(flags.simulate, flags.sim);
-    options.gpu_positions = select_gpus(*simulation.system, flags.gpus);
-    check_gpu_counts(flags, options);
+    choose_gpus(*simulation.system, flags, options);
     m = measure::measure_simulated(simulation, options);
   } else {
     auto system = open_real_gpus();
-    options.gpu_positions = select_gpus(*system, flags.gpus);
-    check_gpu_counts(flags, options);
+    choose_gpus(*system, flags, options);
     options.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since, const sampling::SourceFailure& f) {
       std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
     };
@@ -140,7 +154,13 @@ void add_simulation_flags(CLI::App& app, sim::SimulationOptions& options,
 
 CommandRun add_measure_command(CLI::App& app) {
   auto flags = std::make_shared<MeasureFlags>();
-  app.add_option("--gpus", flags->gpus, "GPUs to measure: indices or UUIDs, comma separated (default: all)");
+  app.add_option("--gpus", flags->gpus,
+                 "GPUs to measure, all the job's: indices or UUIDs, comma separated, or all (default: those "
+                 "CUDA_VISIBLE_DEVICES names if it is set, else all)");
+  app.add_option("--other-gpus", flags->other_gpus,
+                 "GPUs outside CUDA_VISIBLE_DEVICES: omit (default: on a shared node they are other jobs', "
+                 "and reading them costs CPU) or report (sampled, shown apart, never in the job's energy)")
+      ->capture_default_str();
   app.add_option("--interval", flags->interval_ms, "period of power and telemetry readings, ms, 1 to 10000")
       ->capture_default_str();
   app.add_option("--counter-interval", flags->counter_interval_ms,

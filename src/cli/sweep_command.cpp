@@ -59,7 +59,8 @@ struct SweepFlags {
   bool allow_mixed_results = false;
   bool dry_run = false;
   unsigned max_failures = 3;
-  std::string gpus = "all";
+  std::optional<std::string> gpus;  // absent: CUDA_VISIBLE_DEVICES if set, else all
+  std::string other_gpus = "omit";
   std::string interval_ms = "20";  // parsed by parse_duration, like every duration flag
   CLI::Option* interval_option = nullptr;
   std::optional<std::string> timeout_s;  // absent: no time-out
@@ -208,7 +209,8 @@ std::optional<std::string> stored_text(const nlohmann::json& options, const char
 // What `sweep --resume --db X` alone needs besides the plan and the command: the other options as given.
 nlohmann::json sweep_options_json(const SweepFlags& flags) {
   nlohmann::json json = {
-      {"gpus", flags.gpus},
+      {"gpus", flags.gpus ? nlohmann::json(*flags.gpus) : nlohmann::json()},
+      {"other_gpus", flags.other_gpus},
       {"timeout_s", flags.timeout_s ? nlohmann::json(*flags.timeout_s) : nlohmann::json()},
       {"trace_dir",
        flags.trace_dir.empty() ? std::string() : std::filesystem::absolute(flags.trace_dir).string()},
@@ -231,8 +233,8 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
 
 // `sweep --resume --db X` with no knobs and no command takes the plan, the command and the options from X.
 bool plan_from_database(const SweepFlags& flags) {
-  return flags.resume && !flags.power_limit && !flags.sm_clock && !flags.mem_clock &&
-         flags.params.empty() && flags.command.empty() && flags.simulate.empty();
+  return flags.resume && !flags.power_limit && !flags.sm_clock && !flags.mem_clock && flags.params.empty() &&
+         flags.command.empty() && flags.simulate.empty();
 }
 
 // Fills `flags` from the database's stored sweep (options given on the command line win, e.g. a new
@@ -256,7 +258,9 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     const auto given = [&](const char* name) { return flags.app != nullptr && flags.app->count(name) > 0; };
     flags.command = argv.get<std::vector<std::string>>();
     flags.simulate = options.value("simulate", std::string());
-    if (!given("--gpus")) flags.gpus = options.value("gpus", std::string());
+    // A null "gpus" (none given): CUDA_VISIBLE_DEVICES is read again, as the resumed job will read it.
+    if (!given("--gpus")) flags.gpus = stored_text(options, "gpus");
+    if (!given("--other-gpus")) flags.other_gpus = options.value("other_gpus", flags.other_gpus);
     if (!given("--timeout")) flags.timeout_s = stored_text(options, "timeout_s");
     if (!given("--trace-dir")) flags.trace_dir = options.value("trace_dir", std::string());
     if (!given("--job-gpus")) flags.job_gpus = stored_text(options, "job_gpus");
@@ -320,9 +324,13 @@ void print_analysis(const std::string& db, const std::optional<analysis::Setting
 
 // The sampling periods and time-out of every run, from the duration flags (one parser for all of them).
 measure::MeasureOptions sampling_options(const SweepFlags& flags, bool simulated,
-                                         const std::vector<std::size_t>& gpu_indices) {
+                                         const measure::JobGpuSelection& selection) {
   measure::MeasureOptions measure_options;
-  measure_options.gpu_positions = gpu_indices;
+  measure_options.gpu_positions = selection.positions;
+  measure_options.via_mig = selection.via_mig;
+  measure_options.job_gpu_source = selection.source;
+  if (selection.job_gpu_count < selection.positions.size())
+    measure_options.job_gpu_count = selection.job_gpu_count;
   measure_options.sampler.fast_period = parse_duration(
       "--interval", flags.interval_ms, DurationUnit::kMilliseconds, kMinIntervalMs, kMaxIntervalMs);
   if (simulated && flags.interval_option->count() == 0 && !flags.interval_from_db) {
@@ -335,7 +343,7 @@ measure::MeasureOptions sampling_options(const SweepFlags& flags, bool simulated
     measure_options.timeout =
         parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
   // The sampler refuses bad periods itself, but only when the first run starts: ask it now.
-  sampling::resolve_periods(measure_options.sampler, gpu_indices.size());
+  sampling::resolve_periods(measure_options.sampler, selection.positions.size());
   return measure_options;
 }
 
@@ -409,7 +417,12 @@ int run_sweep_command(SweepFlags flags) {
   hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : raw_system;
 
   experiment::SweepOptions options;
-  options.gpu_indices = select_gpus(system, flags.gpus);
+  // The job's GPUs are set and measured; with --other-gpus report the others are measured too, never set.
+  const measure::JobGpuSelection selection =
+      measure::select_job_gpus(system, job_gpu_request(system, flags.gpus, flags.other_gpus, simulated));
+  for (const auto& warning : selection.warnings) std::cerr << "wattwise: " << warning << "\n";
+  options.gpu_indices.assign(selection.positions.begin(),
+                             selection.positions.begin() + static_cast<long>(selection.job_gpu_count));
   options.plan = plan::make_plan(stored_plan.is_null() ? plan_spec(flags, system, options.gpu_indices.front())
                                                        : plan::plan_spec_from_json(stored_plan));
   if (flags.read_only && !plan::hardware_settings_of(options.plan).empty()) {
@@ -418,7 +431,7 @@ int run_sweep_command(SweepFlags flags) {
         throw usage_error(
             "--read-only sweeps job knobs only: drop --power-limit, --sm-clock and --mem-clock");
   }
-  measure::MeasureOptions measure_options = sampling_options(flags, simulated, options.gpu_indices);
+  measure::MeasureOptions measure_options = sampling_options(flags, simulated, selection);
   validate_sweep_flags(flags, options.plan, system, options.gpu_indices);
   if (flags.dry_run) {
     safety::validate_hardware_settings(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
@@ -477,8 +490,10 @@ int run_sweep_command(SweepFlags flags) {
       measure::MeasureOptions per_run = measure_options;
       for (const auto& [name, value] : plan::param_environment(run.params))
         per_run.extra_environment[name] = value;
-      if (flags.job_gpus)
+      if (flags.job_gpus) {
         per_run.job_gpu_count = job_gpu_count(*flags.job_gpus, run.params, options.gpu_indices.size());
+        per_run.job_gpu_source = "--job-gpus";
+      }
       return measure::measure_command(system, plan::substitute_params(flags.command, run.params), per_run);
     };
   }
@@ -528,8 +543,16 @@ CommandRun add_sweep_command(CLI::App& app) {
   app.add_flag("--dry-run", flags->dry_run, "print the plan and every change it would make; touch nothing");
   app.add_option("--max-failures", flags->max_failures, "stop after this many failed runs (0: never)")
       ->capture_default_str();
-  app.add_option("--gpus", flags->gpus,
-                 "GPUs to set and measure: indices or UUIDs, comma separated (default: all)");
+  app.add_option(
+      "--gpus", flags->gpus,
+      "GPUs to set and measure, all the job's: indices or UUIDs, comma separated, or all (default: "
+      "those CUDA_VISIBLE_DEVICES names if it is set, else all)");
+  app.add_option(
+         "--other-gpus", flags->other_gpus,
+         "GPUs outside CUDA_VISIBLE_DEVICES: omit (default: on a shared node they are other jobs', "
+         "and reading them costs CPU) or report (measured, never set, shown apart, never in the job's "
+         "energy)")
+      ->capture_default_str();
   flags->interval_option =
       app.add_option("--interval", flags->interval_ms,
                      "period of power and telemetry readings, ms, 1 to 10000 (default 20; simulated: 100)");

@@ -214,6 +214,8 @@ store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measureme
     g.method = sampling::to_string(e.method);
     r.gpus.push_back(g);
   }
+  for (const auto& u : m.gpu_usage)
+    r.gpu_usage.push_back({u.gpu.index, u.gpu.uuid, u.expected, u.measured, u.job_seen, u.pids});
   for (const auto& p : m.phase_summaries) {
     // The work of the run: the phase that counted the most samples (an epoch counts all of them, iterations
     // only the ones that were marked).

@@ -61,6 +61,12 @@ struct Telemetry {
   std::optional<double> mem_used_mib;
 };
 
+// A process with a compute context on a GPU, as the driver reports it.
+struct GpuProcess {
+  int pid = 0;  // as the driver sees it (a container's process may show its host pid)
+  std::optional<double> used_memory_mib;  // absent when the driver does not say
+};
+
 // What this GPU and driver can do; filled by probing each call once.
 struct Capabilities {
   bool energy_counter = false;
@@ -98,6 +104,10 @@ class Gpu {
   // Buffered samples newer than `since_device_us` (0: all that are buffered), oldest first.
   virtual std::vector<PowerSample> power_samples_since(std::uint64_t since_device_us) = 0;
   virtual Telemetry telemetry() = 0;
+  // The processes running compute work on this GPU now; nullopt when this GPU or driver cannot tell (older
+  // driver, no permission, simulated). Polled about once a second beside the sampler (its driver cost is
+  // not yet measured: docs/evidence/gpu-usage-poll.md); implementations must allow that from another thread.
+  virtual std::optional<std::vector<GpuProcess>> compute_processes() { return std::nullopt; }
 
   // Settings.
   virtual std::optional<PowerLimits> power_limits() = 0;

@@ -151,6 +151,19 @@ constexpr unsigned long long nvmlClocksEventReasonSwPowerCap = 0x4ULL;
 constexpr unsigned long long nvmlClocksEventReasonHwSlowdown = 0x8ULL;
 constexpr unsigned long long nvmlClocksEventReasonSwThermalSlowdown = 0x20ULL;
 
+// One process with a compute context on a GPU, as nvmlDeviceGetComputeRunningProcesses_v3 fills it (the
+// layout NVIDIA's nvml.h names nvmlProcessInfo_t since driver R510; the _v1/_v2 symbols take other layouts
+// and are not used). pid is as the driver sees it: in a container with its own pid namespace it can be the
+// host's pid. On a GPU without MIG the two instance ids are 0xFFFFFFFF.
+typedef struct nvmlProcessInfo_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
+constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
+
 constexpr unsigned int NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
 constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
 constexpr unsigned int NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
@@ -198,7 +211,9 @@ constexpr unsigned int NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
   X(nvmlDeviceResetGpuLockedClocks, (nvmlDevice_t device))                                                   \
   X(nvmlDeviceSetMemoryLockedClocks,                                                                         \
     (nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz))                         \
-  X(nvmlDeviceResetMemoryLockedClocks, (nvmlDevice_t device))
+  X(nvmlDeviceResetMemoryLockedClocks, (nvmlDevice_t device))                                                \
+  X(nvmlDeviceGetComputeRunningProcesses_v3,                                                                 \
+    (nvmlDevice_t device, unsigned int* infoCount, nvmlProcessInfo_t* infos))
 
 // The one entry point that does not return nvmlReturn_t.
 typedef const char* (*nvmlErrorString_fn)(nvmlReturn_t result);
@@ -211,6 +226,9 @@ static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout");
 static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t layout");
 static_assert(sizeof(nvmlUtilization_t) == 8, "nvmlUtilization_t layout");
 static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t layout");
+static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t layout");
+static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8, "nvmlProcessInfo_t layout");
+static_assert(offsetof(nvmlProcessInfo_t, computeInstanceId) == 20, "nvmlProcessInfo_t layout");
 static_assert(sizeof(nvmlReturn_t) == 4 && sizeof(nvmlValueType_t) == 4, "NVML enums are int-sized");
 
 }  // namespace wattwise::nvml_abi

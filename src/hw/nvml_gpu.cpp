@@ -17,6 +17,9 @@ namespace {
 
 constexpr double kMilliwattsPerWatt = 1000.0;
 constexpr double kBytesPerMib = 1024.0 * 1024.0;
+// Room for this many processes in the first call of the process list; it doubles when the driver asks.
+constexpr std::size_t kFirstProcessListSize = 64;
+constexpr int kProcessListAttempts = 4;
 // NVML reports PCIe throughput in KB/s; we report MB/s with the same (decimal) prefix step.
 constexpr double kKilobytesPerMegabyte = 1000.0;
 
@@ -212,6 +215,35 @@ std::optional<unsigned> NvmlGpu::read_pcie_kbps(Reading reading, nvmlPcieUtilCou
     return std::nullopt;
   }
   return kbps;
+}
+
+std::optional<std::vector<GpuProcess>> NvmlGpu::compute_processes() {
+  const char* call = "nvmlDeviceGetComputeRunningProcesses_v3";
+  auto* list = nvml_->nvmlDeviceGetComputeRunningProcesses_v3;
+  if (list == nullptr) mark_unsupported(Reading::kComputeProcesses);
+  if (known_unsupported(Reading::kComputeProcesses)) return std::nullopt;
+  throw_if_lost();
+  // The list can grow between the call that sizes it and the call that fills it: retry a few times.
+  std::vector<nvmlProcessInfo_t> infos(kFirstProcessListSize);
+  for (int attempt = 0; attempt < kProcessListAttempts; ++attempt) {
+    unsigned int count = static_cast<unsigned int>(infos.size());
+    const nvmlReturn_t result = list(device_, &count, infos.data());
+    if (result == NVML_ERROR_INSUFFICIENT_SIZE) {
+      infos.resize(std::max<std::size_t>(count, infos.size()) * 2);
+      continue;
+    }
+    if (!accept_reading(Reading::kComputeProcesses, call, result)) return std::nullopt;
+    std::vector<GpuProcess> processes;
+    for (unsigned int i = 0; i < std::min<std::size_t>(count, infos.size()); ++i) {
+      GpuProcess p;
+      p.pid = static_cast<int>(infos[i].pid);
+      if (infos[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE)
+        p.used_memory_mib = static_cast<double>(infos[i].usedGpuMemory) / kBytesPerMib;
+      processes.push_back(p);
+    }
+    return processes;
+  }
+  return std::nullopt;  // still growing after every attempt: nothing to report this time
 }
 
 Telemetry NvmlGpu::telemetry() {

@@ -31,6 +31,7 @@ class NvmlGpu final : public Gpu {
   std::optional<double> power_average_w() override;
   std::vector<PowerSample> power_samples_since(std::uint64_t since_device_us) override;
   Telemetry telemetry() override;
+  std::optional<std::vector<GpuProcess>> compute_processes() override;
 
   std::optional<PowerLimits> power_limits() override;
   std::vector<unsigned> supported_mem_clocks_mhz() override;
@@ -64,6 +65,7 @@ class NvmlGpu final : public Gpu {
     kLimitEnforced,
     kSupportedMemClocks,
     kSupportedSmClocks,
+    kComputeProcesses,
     kCount,
   };
 

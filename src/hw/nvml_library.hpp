@@ -43,6 +43,7 @@ class NvmlLibrary {
   using nvmlPstates_t = nvml_abi::nvmlPstates_t;
   using nvmlPcieUtilCounter_t = nvml_abi::nvmlPcieUtilCounter_t;
   using nvmlMemory_t = nvml_abi::nvmlMemory_t;
+  using nvmlProcessInfo_t = nvml_abi::nvmlProcessInfo_t;
   WATTWISE_NVML_FUNCTIONS(WATTWISE_NVML_POINTER)
 #undef WATTWISE_NVML_POINTER
   nvml_abi::nvmlErrorString_fn nvmlErrorString = nullptr;

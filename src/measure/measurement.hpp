@@ -24,6 +24,7 @@ struct JobOutcome {
 struct GpuEnergy {
   hw::GpuIdentity gpu;
   bool used_by_job = true;  // false: present and sampled, but no rank of the job ran on it (idle energy)
+  bool via_mig = false;     // the job saw it through a MIG device: energy_j is the whole GPU's
   std::optional<double> energy_j;
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::optional<double> avg_power_w;  // over the span energy_j covers
@@ -34,6 +35,18 @@ struct GpuEnergy {
   Nanos covered_until{0};
   std::uint64_t failed_readings = 0;  // single readings lost to momentary driver errors (counted, not fatal)
   bool complete() const { return !failure; }
+};
+
+// Whether the job's processes were seen on one GPU of the node (driver's compute-process list matched
+// against the job's process tree, polled about every second and at the end).
+struct GpuUsage {
+  hw::GpuIdentity gpu;
+  bool expected = false;  // one of the job's GPUs (--gpus, CUDA_VISIBLE_DEVICES or --job-gpus)
+  bool measured = false;  // sampled: its energy is in Measurement::gpu_energy
+  // nullopt: cannot tell (the driver cannot list this GPU's processes, or listed only pids of another pid
+  // namespace, as a container may see); true: a process of the job held a compute context on it.
+  std::optional<bool> job_seen;
+  std::vector<int> pids;  // the job's pids seen on it, as the driver reported them
 };
 
 // One occurrence of a phase, with its energy summed over the GPUs it ran on.
@@ -69,6 +82,8 @@ struct Measurement {
   JobOutcome outcome;
   double wattwise_cpu_s = 0;  // CPU time wattwise itself used (all its threads)
 
+  // How the job's GPUs were chosen: "all", "--gpus", "CUDA_VISIBLE_DEVICES" or "--job-gpus".
+  std::string job_gpu_source = "all";
   std::vector<hw::GpuIdentity> gpus;
   std::vector<sampling::GpuTrace> traces;  // same order as gpus
   std::vector<workload::Marker> markers;
@@ -80,6 +95,7 @@ struct Measurement {
   std::vector<workload::Phase> phases;
 
   std::vector<GpuEnergy> gpu_energy;
+  std::vector<GpuUsage> gpu_usage;  // every GPU of the node; empty when not detected (a simulated job)
   std::vector<PhaseInstance> phase_instances;
   std::vector<PhaseSummary> phase_summaries;
   std::optional<double> total_energy_j() const;  // over the GPUs the job used

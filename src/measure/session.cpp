@@ -5,14 +5,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "core/text.hpp"
 #include "core/version.hpp"
 #include "measure/attribution.hpp"
+#include "measure/gpu_usage_monitor.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/threaded_driver.hpp"
@@ -36,6 +37,20 @@ double cpu_seconds_used() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+// Every GPU of the node is asked who runs on it, the measured ones and the others alike.
+GpuUsageTracker usage_tracker(hw::GpuSystem& system, const Measurement& m) {
+  std::vector<hw::Gpu*> all;
+  std::vector<std::size_t> measured;
+  std::size_t job_gpus = 0;
+  for (std::size_t i = 0; i < system.count(); ++i) all.push_back(&system.gpu(i));
+  for (const auto& e : m.gpu_energy) {
+    for (std::size_t i = 0; i < system.count(); ++i)
+      if (system.gpu(i).identity().uuid == e.gpu.uuid) measured.push_back(i);
+    job_gpus += e.used_by_job ? 1 : 0;
+  }
+  return GpuUsageTracker(all, usage_skeleton(system, measured, job_gpus));
+}
+
 }  // namespace
 
 Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::vector<hw::Gpu*>& gpus) {
@@ -43,6 +58,7 @@ Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::v
   m.tool_version = kVersion;
   m.backend = system.backend();
   m.driver_version = system.driver_version();
+  m.job_gpu_source = options.job_gpu_source;
   std::vector<std::size_t> positions = options.gpu_positions;
   if (positions.empty())
     for (std::size_t i = 0; i < system.count(); ++i) positions.push_back(i);
@@ -54,6 +70,7 @@ Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::v
     GpuEnergy e;
     e.gpu = gpu.identity();
     e.used_by_job = k < job_gpus;
+    e.via_mig = k < options.via_mig.size() && options.via_mig[k];
     m.gpu_energy.push_back(e);
   }
   return m;
@@ -115,9 +132,11 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
     // Start fails (command not found) before any time is spent: the driver's destructor stops sampling.
     // From its fork on, the job's group gets every stop signal (Process::start registers it).
     auto process = workload::Process::start(spec);
+    GpuUsageMonitor usage(usage_tracker(system, m), process.pid());
     workload::WaitOptions wait;
     wait.timeout = options.timeout;
     process.wait(wait);
+    m.gpu_usage = usage.stop();
     // When the end was seen, not after the clean-up of the job's leftovers (Process ends those).
     m.job_end = process.ended_at().value_or(clock.now());
     m.outcome.exit_code = process.exit_code();

@@ -15,7 +15,9 @@ namespace wattwise::measure {
 struct MeasureOptions {
   std::vector<std::size_t> gpu_positions;  // GPUs to sample (positions in the GpuSystem); empty: all
   std::optional<std::size_t>
-      job_gpu_count;  // the job uses the first N of them, the rest are idle; empty: all
+      job_gpu_count;          // the job uses the first N of them, the rest are idle; empty: all
+  std::vector<bool> via_mig;  // per gpu_positions entry: the job saw it through a MIG device; empty: none
+  std::string job_gpu_source = "all";  // how the job's GPUs were chosen (JobGpuSelection::source)
   sampling::SamplerConfig sampler;
   std::optional<Nanos> timeout;
   std::map<std::string, std::string> extra_environment;

@@ -29,7 +29,46 @@ nlohmann::json optional_json(std::optional<double> v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+std::string gpu_label(const measure::GpuEnergy& g, const std::vector<measure::GpuUsage>& usage) {
+  if (g.used_by_job) return std::to_string(g.gpu.index) + (g.via_mig ? " (MIG: whole GPU)" : "");
+  for (const auto& u : usage)
+    if (u.gpu.uuid == g.gpu.uuid && u.job_seen == true)
+      return std::to_string(g.gpu.index) + " (not given; job seen)";
+  return std::to_string(g.gpu.index) + " (idle)";
+}
+
+std::string gpu_list(const std::vector<const measure::GpuUsage*>& gpus) {
+  std::string out;
+  for (const auto* u : gpus) out += fmt::format("{}GPU {}", out.empty() ? "" : ", ", u->gpu.index);
+  return out;
+}
+
 }  // namespace
+
+std::string gpu_usage_lines(const measure::Measurement& m) {
+  if (m.gpu_usage.empty()) return "";
+  std::vector<const measure::GpuUsage*> seen, unknown;
+  for (const auto& u : m.gpu_usage) {
+    if (u.job_seen == true) seen.push_back(&u);
+    if (!u.job_seen && u.expected) unknown.push_back(&u);
+  }
+  std::string out =
+      fmt::format("   {:<14}{}", "job seen on", seen.empty() ? std::string("no GPU") : gpu_list(seen));
+  if (!unknown.empty())
+    out += fmt::format(" (cannot tell for {}: the driver lists no processes)", gpu_list(unknown));
+  out += "\n";
+  for (const auto& u : m.gpu_usage) {
+    if (u.job_seen == true && !u.expected)
+      out += fmt::format("   warning: the job ran on GPU {} ({}), not one of its GPUs ({}): {}\n",
+                         u.gpu.index, u.gpu.uuid, m.job_gpu_source,
+                         u.measured ? "its energy is shown apart and is not in the total"
+                                    : "its energy is not measured (--other-gpus report measures it apart)");
+    if (u.job_seen == false && u.expected)
+      out += fmt::format("   warning: no process of the job was seen on GPU {} ({}), one of its GPUs\n",
+                         u.gpu.index, u.gpu.uuid);
+  }
+  return out;
+}
 
 std::string describe_method(sampling::EnergyMethod method) {
   using sampling::EnergyMethod;
@@ -88,12 +127,13 @@ std::string measure_summary(const measure::Measurement& m) {
   std::uint64_t failed_readings = 0;
   for (const auto& g : m.gpu_energy) {
     const std::string partial = partial_label(g, m.job_start);
-    gpus.add_row({std::to_string(g.gpu.index) + (g.used_by_job ? "" : " (idle)"), g.gpu.name,
-                  format_energy_j(g.energy_j), format_power_w(g.avg_power_w), format_power_w(g.peak_power_w),
+    gpus.add_row({gpu_label(g, m.gpu_usage), g.gpu.name, format_energy_j(g.energy_j),
+                  format_power_w(g.avg_power_w), format_power_w(g.peak_power_w),
                   describe_method(g.method) + (partial.empty() ? "" : "; " + partial)});
     failed_readings += g.failed_readings;
   }
   out += gpus.render("   ");
+  out += gpu_usage_lines(m);
   for (const auto& g : m.gpu_energy) {
     if (g.failure) out += fmt::format("   {}\n", g.failure->error);
   }
@@ -139,6 +179,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
   j["wattwise_cpu_s"] = m.wattwise_cpu_s;
   j["energy_j"] = optional_json(m.total_energy_j());
   j["complete"] = m.complete();
+  j["job_gpus_from"] = m.job_gpu_source;
 
   j["gpus"] = json::array();
   for (const auto& g : m.gpu_energy) {
@@ -147,6 +188,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                          {"name", g.gpu.name},
                          {"pci_bus_id", g.gpu.pci_bus_id},
                          {"used_by_job", g.used_by_job},
+                         {"via_mig", g.via_mig},
                          {"energy_j", optional_json(g.energy_j)},
                          {"method", sampling::to_string(g.method)},
                          {"avg_power_w", optional_json(g.avg_power_w)},
@@ -163,6 +205,14 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                         {"label", partial_label(g, m.job_start)}};
     }
   }
+  j["gpu_usage"] = json::array();
+  for (const auto& u : m.gpu_usage)
+    j["gpu_usage"].push_back({{"index", u.gpu.index},
+                              {"uuid", u.gpu.uuid},
+                              {"expected", u.expected},
+                              {"measured", u.measured},
+                              {"job_seen", u.job_seen ? json(*u.job_seen) : json(nullptr)},
+                              {"pids", u.pids}});
   j["phases"] = json::array();
   for (const auto& p : m.phase_summaries) {
     j["phases"].push_back({{"name", p.name},

@@ -15,6 +15,11 @@ std::string measure_summary(const measure::Measurement& m);
 // The same measurement for programs; the fields are documented in docs/measure-json.md.
 nlohmann::json measure_json(const measure::Measurement& m);
 
+// Where the job's processes were seen ("job seen on: GPU 1"), and a warning line for a GPU the job ran on
+// but was not given, and for one of its GPUs where no process of it was seen (only where the driver could
+// tell). Empty when detection did not run (a simulated job).
+std::string gpu_usage_lines(const measure::Measurement& m);
+
 // Human words for a method, e.g. "energy counter" or "20 ms samples reconciled to the counter".
 std::string describe_method(sampling::EnergyMethod method);
 

@@ -25,6 +25,9 @@ class ReadOnlyGpu final : public hw::Gpu {
     return inner_.power_samples_since(since_device_us);
   }
   hw::Telemetry telemetry() override { return inner_.telemetry(); }
+  std::optional<std::vector<hw::GpuProcess>> compute_processes() override {
+    return inner_.compute_processes();
+  }
   std::optional<hw::PowerLimits> power_limits() override { return inner_.power_limits(); }
   std::vector<unsigned> supported_mem_clocks_mhz() override { return inner_.supported_mem_clocks_mhz(); }
   std::vector<unsigned> supported_sm_clocks_mhz(unsigned mem_clock_mhz) override {

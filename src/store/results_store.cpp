@@ -57,6 +57,15 @@ CREATE TABLE IF NOT EXISTS earlier_attempts (
   exit_status INTEGER, time_s REAL, energy_j REAL, error TEXT NOT NULL, replaced_at TEXT NOT NULL);
 )sql";
 
+// Schema version 3, GPU detection: one row per GPU of the node per run. Kept in this one block (created with
+// the other tables, and added to a version 2 file on resume) so that other version 3 additions stay apart.
+constexpr const char* kGpuUsageTableV3 = R"sql(
+CREATE TABLE IF NOT EXISTS run_gpu_usage (
+  run_id INTEGER NOT NULL REFERENCES runs(id), gpu_index INTEGER NOT NULL, uuid TEXT NOT NULL,
+  expected INTEGER NOT NULL, measured INTEGER NOT NULL, job_seen INTEGER, pids_json TEXT NOT NULL,
+  PRIMARY KEY (run_id, gpu_index));
+)sql";
+
 // The writer lock: flock on `<db>.lock`, beside the database rather than on it, because SQLite's own
 // (fcntl) locks on the database must not meet ours (over NFS flock is emulated with fcntl). The file is
 // kept: removing it would let a third writer lock a new file while a second holds the old one.
@@ -258,6 +267,7 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
     exec_sql(db, p, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str());
     exec_sql(db, p, kSchema);
     exec_sql(db, p, kEarlierAttemptsTable);
+    exec_sql(db, p, kGpuUsageTableV3);
     const nlohmann::json argv = meta.command_argv;
     const std::pair<const char*, std::string> entries[] = {
         {"application", "wattwise"},
@@ -323,10 +333,11 @@ ResultsStore ResultsStore::open_for_resume(const std::filesystem::path& path, co
   const std::string p = path.string();
   make_writer(store.db_, p);
   if (store.schema_version() < kResultsSchemaVersion) {
-    // Version 1 -> 2: only additions (a table, meta entries), so the upgrade is a few statements.
+    // Versions 1 and 2 -> 3: only additions (tables, meta entries), so the upgrade is a few statements.
     exec_sql(store.db_, p, "BEGIN IMMEDIATE");
     try {
       exec_sql(store.db_, p, kEarlierAttemptsTable);
+      exec_sql(store.db_, p, kGpuUsageTableV3);
       Statement version(store.db_, p, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
       version.bind(1, std::to_string(kResultsSchemaVersion)).run();
       exec_sql(store.db_, p, "COMMIT");
@@ -548,6 +559,17 @@ void ResultsStore::add_run_once(const RunRecord& run) {
       s.bind(5, phase.time_s).bind(6, phase.energy_j).bind(7, static_cast<std::int64_t>(phase.samples));
       s.bind(8, phase.method).run();
     }
+    for (const auto& u : run.gpu_usage) {
+      Statement s(
+          db_, p,
+          "INSERT INTO run_gpu_usage (run_id, gpu_index, uuid, expected, measured, job_seen, pids_json) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?)");
+      s.bind(1, run_id).bind(2, static_cast<std::int64_t>(u.gpu_index)).bind(3, u.uuid);
+      s.bind(4, std::int64_t{u.expected}).bind(5, std::int64_t{u.measured});
+      std::optional<std::int64_t> seen;
+      if (u.job_seen) seen = *u.job_seen ? 1 : 0;
+      s.bind(6, seen).bind(7, nlohmann::json(u.pids).dump()).run();
+    }
     for (const auto& trace : run.traces) {
       Statement s(db_, p, "INSERT INTO traces (run_id, gpu_index, csv) VALUES (?, ?, ?)");
       s.bind(1, run_id).bind(2, static_cast<std::int64_t>(trace.gpu_index)).bind(3, trace.csv).run();
@@ -604,6 +626,27 @@ std::vector<EarlierAttempt> ResultsStore::earlier_attempts() const {
     attempts.push_back(std::move(a));
   }
   return attempts;
+}
+
+std::vector<GpuRunUsage> ResultsStore::gpu_usage(std::size_t plan_index) const {
+  std::vector<GpuRunUsage> usage;
+  if (schema_version() < 3) return usage;
+  Statement query(
+      db_, path_.string(),
+      "SELECT u.gpu_index, u.uuid, u.expected, u.measured, u.job_seen, u.pids_json FROM "
+      "run_gpu_usage u JOIN runs r ON r.id = u.run_id WHERE r.plan_index = ? ORDER BY u.gpu_index");
+  query.bind(1, static_cast<std::int64_t>(plan_index));
+  while (query.step()) {
+    GpuRunUsage u;
+    u.gpu_index = static_cast<unsigned>(query.integer(0));
+    u.uuid = query.text(1);
+    u.expected = query.integer(2) != 0;
+    u.measured = query.integer(3) != 0;
+    if (auto seen = query.optional_integer(4)) u.job_seen = *seen != 0;
+    u.pids = nlohmann::json::parse(query.text(5)).get<std::vector<int>>();
+    usage.push_back(std::move(u));
+  }
+  return usage;
 }
 
 std::vector<RunRecord> ResultsStore::runs() const {

@@ -21,7 +21,9 @@ namespace wattwise::store {
 // The schema is documented in docs/results-schema.md; bump kResultsSchemaVersion with any change.
 // Version 2: WAL journal, earlier_attempts, meta command_json/sweep_json/mixed_results. Version 1 files are
 // read as they are and upgraded in place when resumed.
-inline constexpr int kResultsSchemaVersion = 2;
+// Version 3: run_gpu_usage (which GPUs the job's processes were seen on); a version 2 file gains the table
+// when resumed (additions only).
+inline constexpr int kResultsSchemaVersion = 3;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
 // timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.
@@ -58,6 +60,16 @@ struct GpuRunEnergy {
   std::optional<unsigned> mem_clock_mhz;         // read back
 };
 
+// Whether the job was seen on one GPU of the node during a run (measure::GpuUsage as stored).
+struct GpuRunUsage {
+  unsigned gpu_index = 0;
+  std::string uuid;
+  bool expected = false;         // one of the job's GPUs
+  bool measured = false;         // sampled in this run
+  std::optional<bool> job_seen;  // absent: the driver could not tell
+  std::vector<int> pids;         // the job's pids seen on it
+};
+
 struct PhaseResult {
   std::optional<unsigned> gpu_index;  // absent: all GPUs together
   std::string name;
@@ -91,6 +103,7 @@ struct RunRecord {
   std::vector<GpuRunEnergy> gpus;
   std::vector<PhaseResult> phases;
   std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
+  std::vector<GpuRunUsage> gpu_usage;  // every GPU of the node; empty when not detected
 };
 
 // A failed run that a resumed sweep ran again: kept for the record, out of `runs` (so that each plan index
@@ -139,6 +152,8 @@ class ResultsStore {
   // Plan indices of runs stored without error: resume skips these and runs the failed ones again.
   std::set<std::size_t> succeeded_plan_indices() const;
   std::vector<EarlierAttempt> earlier_attempts() const;
+  // Where the job of the run at `plan_index` was seen (schema 3; empty for older files and simulated runs).
+  std::vector<GpuRunUsage> gpu_usage(std::size_t plan_index) const;
   int schema_version() const;
   std::vector<RunRecord> runs() const;
   nlohmann::json plan() const;

@@ -461,3 +461,53 @@ TEST_F(StoreTest, ResumeWithAnotherCommandOrOtherGpusIsRefusedUnlessAllowed) {
 
 }  // namespace
 }  // namespace wattwise::experiment
+
+namespace wattwise::experiment {
+namespace {
+
+TEST_F(StoreTest, WhereTheJobWasSeenRoundTripsPerGpu) {
+  {
+    store::ResultsStore store = create();
+    auto run = record_of(plan::make_plan(spec()).runs[0], 10);
+    run.gpu_usage = {{0, "GPU-aaa", true, true, true, {4242, 4250}},
+                     {1, "GPU-bbb", false, false, true, {4243}},
+                     {2, "GPU-ccc", false, false, std::nullopt, {}}};
+    store.add_run(run);
+  }
+  const auto reader = store::ResultsStore::open_read_only(db());
+  const auto usage = reader.gpu_usage(plan::make_plan(spec()).runs[0].index);
+  ASSERT_EQ(usage.size(), 3u);
+  EXPECT_TRUE(usage[0].expected && usage[0].measured && usage[0].job_seen == true);
+  EXPECT_EQ(usage[0].pids, (std::vector<int>{4242, 4250}));
+  EXPECT_FALSE(usage[1].expected);
+  EXPECT_EQ(usage[1].job_seen, true);  // the job strayed onto GPU 1
+  EXPECT_EQ(usage[1].uuid, "GPU-bbb");
+  EXPECT_FALSE(usage[2].job_seen.has_value());
+  EXPECT_TRUE(usage[2].pids.empty());
+}
+
+TEST_F(StoreTest, AVersion2DatabaseGainsTheGpuUsageTableOnResumeAndKeepsItsRuns) {
+  const auto first = plan::make_plan(spec()).runs[0];
+  {
+    store::ResultsStore store = create();
+    store.add_run(record_of(first, 10));
+  }
+  {
+    OtherConnection old(db());  // what a wattwise of schema version 2 left
+    ASSERT_EQ(old.exec("DROP TABLE run_gpu_usage; UPDATE meta SET value = '2' WHERE key = 'schema_version';"),
+              SQLITE_OK);
+  }
+  EXPECT_TRUE(store::ResultsStore::open_read_only(db()).gpu_usage(first.index).empty());
+  store::ResultsStore store = store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec()));
+  EXPECT_EQ(store.schema_version(), 3);
+  EXPECT_EQ(store.runs().size(), 1u);
+  auto second = record_of(plan::make_plan(spec()).runs[1], 11);
+  second.gpu_usage = {{0, "GPU-aaa", true, true, false, {}}};
+  store.add_run(second);
+  const auto usage = store.gpu_usage(second.plan_index);
+  ASSERT_EQ(usage.size(), 1u);
+  EXPECT_EQ(usage[0].job_seen, false);
+}
+
+}  // namespace
+}  // namespace wattwise::experiment

@@ -105,6 +105,7 @@ FakeGpuConfig parse_gpu(const nlohmann::json& j, std::size_t index) {
     gpu.lost_while_file_exists = j.at("lost_while_file_exists").get<std::string>();
   if (j.contains("errors")) gpu.errors = parse_error_injection(j.at("errors"));
   gpu.memory_used_mib = j.value("memory_used_mib", gpu.memory_used_mib);
+  if (j.contains("compute_pids_file")) gpu.compute_pids_file = j.at("compute_pids_file").get<std::string>();
   gpu.memory_total_mib = j.value("memory_total_mib", gpu.memory_total_mib);
   gpu.pcie_tx_kbps = j.value("pcie_tx_kbps", gpu.pcie_tx_kbps);
   gpu.pcie_rx_kbps = j.value("pcie_rx_kbps", gpu.pcie_rx_kbps);

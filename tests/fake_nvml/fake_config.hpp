@@ -69,6 +69,9 @@ struct FakeGpuConfig {
   // Every call fails with GPU_IS_LOST while this file exists: a test loses the GPU at a moment it picks,
   // for every process at once (wattwise, its watchdog, a later `wattwise restore`), unlike lost_after_s.
   std::optional<std::string> lost_while_file_exists;
+  // The pids with a compute context on this GPU: read from this file (whitespace separated) at every
+  // nvmlDeviceGetComputeRunningProcesses_v3 call, so a test job can write its own pid into it; no file: none.
+  std::optional<std::string> compute_pids_file;
   double memory_used_mib = 1024;
   double memory_total_mib = 81559;
   unsigned pcie_tx_kbps = 1000;

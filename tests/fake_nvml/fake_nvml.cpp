@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -395,6 +396,34 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
   memory->free = memory->total - memory->used;
   return NVML_SUCCESS;
 }
+
+#ifndef WATTWISE_FAKE_NVML_OLD_DRIVER
+// Older drivers lack the _v3 symbol: the "old" fake leaves it out.
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                     nvmlProcessInfo_t* infos) {
+  const FakeGpuConfig* gpu = nullptr;
+  if (nvmlReturn_t r = enter(device, __func__, &gpu)) return r;
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  std::vector<unsigned int> pids;
+  if (gpu->compute_pids_file) {
+    std::ifstream in(*gpu->compute_pids_file);
+    for (unsigned int pid = 0; in >> pid;) pids.push_back(pid);
+  }
+  // As NVML: too small a buffer gets the size needed and INSUFFICIENT_SIZE.
+  if (infos == nullptr || *count < pids.size()) {
+    *count = static_cast<unsigned int>(pids.size());
+    return pids.empty() ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  *count = static_cast<unsigned int>(pids.size());
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    infos[i] = {};
+    infos[i].pid = pids[i];
+    infos[i].usedGpuMemory = 512ULL * 1024 * 1024;
+    infos[i].gpuInstanceId = infos[i].computeInstanceId = 0xFFFFFFFFu;
+  }
+  return NVML_SUCCESS;
+}
+#endif
 
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int* min_mw,
                                                           unsigned int* max_mw) {

@@ -1,0 +1,94 @@
+#include "measure/gpu_usage_monitor.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace wattwise::measure {
+
+GpuUsageTracker::GpuUsageTracker(std::vector<hw::Gpu*> gpus, std::vector<GpuUsage> usage)
+    : gpus_(std::move(gpus)), usage_(std::move(usage)), seen_(gpus_.size()) {}
+
+void GpuUsageTracker::poll(workload::JobProcessTree& tree) {
+  tree.refresh();
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    std::optional<std::vector<hw::GpuProcess>> processes;
+    try {
+      processes = gpus_[i]->compute_processes();
+    } catch (const Error&) {
+      // A lost or failing GPU is the sampler's to report (it names the GPU and the call); here it only
+      // means this round says nothing about that GPU.
+      continue;
+    }
+    if (!processes) continue;
+    seen_[i].listed = true;
+    for (const auto& p : *processes) {
+      auto& pids = usage_[i].pids;
+      if (tree.contains(p.pid)) {
+        if (std::find(pids.begin(), pids.end(), p.pid) == pids.end()) pids.push_back(p.pid);
+      } else if (!tree.visible_here(p.pid)) {
+        seen_[i].foreign_pid = true;
+      }
+    }
+  }
+}
+
+std::vector<GpuUsage> GpuUsageTracker::result() const {
+  std::vector<GpuUsage> out = usage_;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].pids.empty())
+      out[i].job_seen = true;
+    else if (seen_[i].listed && !seen_[i].foreign_pid)
+      out[i].job_seen = false;
+    // Else unknown: the driver could not list, or listed pids of another pid namespace that may be ours.
+    std::sort(out[i].pids.begin(), out[i].pids.end());
+  }
+  return out;
+}
+
+GpuUsageMonitor::GpuUsageMonitor(GpuUsageTracker tracker, pid_t job, std::chrono::milliseconds period)
+    : tracker_(std::move(tracker)), tree_(job), period_(period) {
+  thread_ = std::thread([this] { run(); });
+}
+
+GpuUsageMonitor::~GpuUsageMonitor() {
+  if (thread_.joinable()) stop();
+}
+
+void GpuUsageMonitor::run() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    tracker_.poll(tree_);
+    lock.lock();
+    wake_.wait_for(lock, period_, [this] { return stopping_; });
+  }
+}
+
+std::vector<GpuUsage> GpuUsageMonitor::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  tracker_.poll(tree_);  // the last look: a process still holding a context when the job ended
+  return tracker_.result();
+}
+
+std::vector<GpuUsage> usage_skeleton(hw::GpuSystem& system,
+                                     const std::vector<std::size_t>& measured_positions,
+                                     std::size_t job_gpu_count) {
+  std::vector<GpuUsage> usage;
+  for (std::size_t i = 0; i < system.count(); ++i) {
+    GpuUsage u;
+    u.gpu = system.gpu(i).identity();
+    const auto at = std::find(measured_positions.begin(), measured_positions.end(), i);
+    u.measured = at != measured_positions.end();
+    u.expected = u.measured && static_cast<std::size_t>(at - measured_positions.begin()) < job_gpu_count;
+    usage.push_back(u);
+  }
+  return usage;
+}
+
+}  // namespace wattwise::measure

@@ -1,0 +1,122 @@
+// Matching the driver's compute processes per GPU against the job's process tree (a /proc laid out by the
+// test), including what cannot be told: no process list, or pids from another pid namespace.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "measure/gpu_usage_monitor.hpp"
+
+namespace wattwise::measure {
+namespace {
+
+// A GPU whose only reading is its list of compute processes.
+class ProcessListGpu final : public hw::Gpu {
+ public:
+  ProcessListGpu(unsigned index, std::optional<std::vector<int>> pids) : pids_(std::move(pids)) {
+    id_.index = index;
+    id_.uuid = "GPU-" + std::to_string(index);
+  }
+  std::optional<std::vector<int>> pids_;
+
+  std::optional<std::vector<hw::GpuProcess>> compute_processes() override {
+    if (!pids_) return std::nullopt;
+    std::vector<hw::GpuProcess> out;
+    for (int pid : *pids_) out.push_back({pid, 100.0});
+    return out;
+  }
+  const hw::GpuIdentity& identity() const override { return id_; }
+  hw::Capabilities capabilities() override { return {}; }
+  std::optional<std::uint64_t> energy_mj() override { return std::nullopt; }
+  std::optional<double> power_instant_w() override { return std::nullopt; }
+  std::optional<double> power_average_w() override { return std::nullopt; }
+  std::vector<hw::PowerSample> power_samples_since(std::uint64_t) override { return {}; }
+  hw::Telemetry telemetry() override { return {}; }
+  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
+  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
+  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
+  void set_power_limit_w(double) override {}
+  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
+  void reset_sm_clocks() override {}
+  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
+  void reset_mem_clocks() override {}
+
+ private:
+  hw::GpuIdentity id_;
+};
+
+class GpuUsageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "ww-usage-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    proc_ = pattern;
+    add(100, 1, 100);  // the job
+    add(101, 100, 100);
+    add(300, 1, 300);  // another user's job
+  }
+  void TearDown() override { std::filesystem::remove_all(proc_); }
+  void add(int pid, int parent, int group) {
+    std::filesystem::create_directories(proc_ / std::to_string(pid));
+    std::ofstream(proc_ / std::to_string(pid) / "stat")
+        << pid << " (python) S " << parent << " " << group << " " << group << " 0\n";
+  }
+  // GPU 0 is the job's, GPU 1 is not.
+  std::vector<GpuUsage> track(std::vector<hw::Gpu*> gpus) {
+    std::vector<GpuUsage> skeleton(gpus.size());
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      skeleton[i].gpu = gpus[i]->identity();
+      skeleton[i].expected = skeleton[i].measured = i == 0;
+    }
+    GpuUsageTracker tracker(gpus, skeleton);
+    workload::JobProcessTree tree(100, proc_);
+    tracker.poll(tree);
+    return tracker.result();
+  }
+  std::filesystem::path proc_;
+};
+
+TEST_F(GpuUsageTest, TheJobsChildOnItsGpuIsSeenThereAndOtherUsersAreNotTheJob) {
+  ProcessListGpu gpu0(0, std::vector<int>{101, 300}), gpu1(1, std::vector<int>{300});
+  const auto usage = track({&gpu0, &gpu1});
+  EXPECT_EQ(usage[0].job_seen, true);
+  EXPECT_EQ(usage[0].pids, (std::vector<int>{101}));
+  EXPECT_EQ(usage[1].job_seen, false);
+  EXPECT_TRUE(usage[1].pids.empty());
+}
+
+TEST_F(GpuUsageTest, AJobOnAGpuItWasNotGivenIsSeenThere) {
+  ProcessListGpu gpu0(0, std::vector<int>{}), gpu1(1, std::vector<int>{100});
+  const auto usage = track({&gpu0, &gpu1});
+  EXPECT_EQ(usage[0].job_seen, false);
+  EXPECT_EQ(usage[1].job_seen, true);
+  EXPECT_FALSE(usage[1].expected);
+}
+
+TEST_F(GpuUsageTest, AGpuThatCannotListProcessesIsUnknown) {
+  ProcessListGpu gpu0(0, std::nullopt);
+  EXPECT_FALSE(track({&gpu0})[0].job_seen.has_value());
+}
+
+TEST_F(GpuUsageTest, PidsOfAnotherPidNamespaceMakeAGpuUnknownNotFree) {
+  // In a container, the driver may list host pids that name no process here: they could be the job's.
+  ProcessListGpu gpu0(0, std::vector<int>{987654});
+  EXPECT_FALSE(track({&gpu0})[0].job_seen.has_value());
+}
+
+TEST_F(GpuUsageTest, AProcessSeenOnceStaysSeenAfterItExits) {
+  ProcessListGpu gpu0(0, std::vector<int>{101});
+  std::vector<GpuUsage> skeleton(1);
+  skeleton[0].gpu = gpu0.identity();
+  GpuUsageTracker tracker({&gpu0}, skeleton);
+  workload::JobProcessTree tree(100, proc_);
+  tracker.poll(tree);
+  gpu0.pids_ = std::vector<int>{};
+  std::filesystem::remove_all(proc_ / "101");
+  tracker.poll(tree);
+  EXPECT_EQ(tracker.result()[0].job_seen, true);
+  EXPECT_EQ(tracker.result()[0].pids, (std::vector<int>{101}));
+}
+
+}  // namespace
+}  // namespace wattwise::measure
