@@ -13,15 +13,17 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/plan.hpp"
+#include "store/node_energy_table.hpp"
 
 struct sqlite3;
 
 namespace wattwise::store {
 
 // The schema is documented in docs/results-schema.md; bump kResultsSchemaVersion with any change.
-// Version 2: WAL journal, earlier_attempts, meta command_json/sweep_json/mixed_results. Version 1 files are
-// read as they are and upgraded in place when resumed.
-inline constexpr int kResultsSchemaVersion = 2;
+// Version 2: WAL journal, earlier_attempts, meta command_json/sweep_json/mixed_results. Version 3: table
+// run_node_energy (node power beside the GPUs, store/node_energy_table.hpp). Older files are read as they
+// are and upgraded in place when resumed (each version only adds).
+inline constexpr int kResultsSchemaVersion = 3;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
 // timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.
@@ -90,7 +92,8 @@ struct RunRecord {
   std::string label;
   std::vector<GpuRunEnergy> gpus;
   std::vector<PhaseResult> phases;
-  std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
+  std::vector<NodeRunEnergy> node;  // node power sources (CPU package, DRAM, meter); empty: none read
+  std::vector<TraceCsv> traces;     // stored in the run's own transaction: a run is never stored without them
 };
 
 // A failed run that a resumed sweep ran again: kept for the record, out of `runs` (so that each plan index
