@@ -57,11 +57,15 @@ std::vector<std::unique_ptr<hw::NodeSource>> open_node_sources(const NodeOptions
   return sources;
 }
 
-std::string given_up_warning(const sampling::NodeTrace& trace) {
+std::string failed_source_warning(const sampling::NodeTrace& trace, const NodeSourceEnergy& figures) {
+  if (trace.failed_readings == 0 || figures.energy_j) return "";
   return fmt::format(
-      "wattwise: warning: {} failed {} times in a row and was not read again ({}): its node figures are "
-      "absent; run it by hand to see why (the job was measured on)",
-      trace.name == "meter" ? std::string("the meter") : trace.name, sampling::kNodeFailuresBeforeGivingUp,
+      "wattwise: warning: {} failed {} reading(s){} ({}): its node figures are absent; run it by hand to "
+      "see why (the job was measured on)",
+      trace.name == "meter" ? std::string("the meter") : trace.name, trace.failed_readings,
+      trace.given_up
+          ? fmt::format(" and was given up after {} in a row", sampling::kNodeFailuresBeforeGivingUp)
+          : std::string(),
       trace.first_error);
 }
 

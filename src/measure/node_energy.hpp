@@ -61,8 +61,9 @@ std::vector<std::unique_ptr<hw::NodeSource>> open_node_sources(const NodeOptions
 NodeEnergy node_energy(const std::vector<sampling::NodeTrace>& traces, Nanos t0, Nanos t1,
                        const std::vector<std::optional<double>>& gpu_energy_j);
 
-// The warning line for a source given up during the run (a meter that hung or printed garbage).
-std::string given_up_warning(const sampling::NodeTrace& trace);
+// The warning line for a source whose readings failed so that it has no figure (a meter that hung or
+// printed garbage); empty when it has one, or never failed.
+std::string failed_source_warning(const sampling::NodeTrace& trace, const NodeSourceEnergy& figures);
 
 void warn(const NodeOptions& options, const std::string& line);
 

@@ -80,14 +80,15 @@ void account(Measurement& m) {
 
 void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::vector<std::string> warnings,
                   const NodeOptions& options) {
-  for (const auto& trace : traces) {
-    if (!trace.given_up) continue;
-    warnings.push_back(given_up_warning(trace));
-    warn(options, warnings.back());
-  }
   std::vector<std::optional<double>> gpu_energy_j;
   for (const auto& g : m.gpu_energy) gpu_energy_j.push_back(g.energy_j);
   m.node = node_energy(traces, m.job_start, m.job_end, gpu_energy_j);
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const std::string line = failed_source_warning(traces[i], m.node->sources.at(i));
+    if (line.empty()) continue;
+    warnings.push_back(line);
+    warn(options, line);
+  }
   m.node->warnings = std::move(warnings);
   m.node_traces = std::move(traces);
 }

@@ -37,7 +37,7 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
 // Shared by the real and the simulated path: attributes energy from the traces with sampling's accountant.
 void account(Measurement& m);
 
-// The node figures over the job from the node sampler's traces; warns of sources given up during the run.
+// The node figures over the job from the node sampler's traces; warns of sources left without a figure.
 void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::vector<std::string> warnings,
                   const NodeOptions& options);
 
