@@ -9,6 +9,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
+#include "cli/node_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -36,6 +37,7 @@ struct MeasureFlags {
   std::optional<std::string> job_gpus;   // absent: every measured GPU
   std::string simulate;
   sim::SimulationOptions sim;
+  NodeFlags node;
   std::vector<std::string> command;
 };
 
@@ -56,6 +58,7 @@ measure::MeasureOptions measure_options(const MeasureFlags& flags) {
   if (flags.timeout_s)
     options.timeout =
         parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
+  options.node = node_options(flags.node);
   return options;
 }
 
@@ -172,6 +175,7 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option(
       "--job-gpus", flags->job_gpus,
       "the job uses the first N measured GPUs (1 to their count); the others are reported as idle");
+  add_node_flags(app, flags->node);
   app.add_option("--simulate", flags->simulate, "measure a simulated job instead, e.g. v100:resnet50");
   add_simulation_flags(app, flags->sim, "simulated job: mark only the first N iterations of each epoch");
   app.add_option("--seed", flags->sim.seed, "simulated job: noise seed");

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -23,6 +25,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
+#include "cli/node_flags.hpp"
 #include "core/error.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/simulated_runs.hpp"
@@ -69,6 +72,7 @@ struct SweepFlags {
   bool read_only = false;
   std::string simulate;
   sim::SimulationOptions sim;
+  NodeFlags node;
   std::vector<std::string> command;
   CLI::App* app = nullptr;  // to tell options given on the command line from stored ones (--resume)
   bool cooldown_from_db = false;
@@ -218,6 +222,7 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
       {"max_failures", flags.max_failures},
       {"read_only", flags.read_only},
       {"simulate", flags.simulate}};
+  json.update(node_flags_json(flags.node));  // the node-power flags, at the top level like the others
   if (flags.interval_option->count() > 0 || flags.interval_from_db) json["interval_ms"] = flags.interval_ms;
   if (flags.cooldown_option->count() > 0 || flags.cooldown_from_db) json["cooldown"] = flags.cooldown;
   if (!flags.simulate.empty()) {
@@ -266,6 +271,7 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     if (!given("--job-gpus")) flags.job_gpus = stored_text(options, "job_gpus");
     if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
     if (!given("--read-only")) flags.read_only = options.value("read_only", false);
+    node_flags_from_json(options, flags.node, given);
     if (!given("--interval") && options.contains("interval_ms")) {
       flags.interval_ms = *stored_text(options, "interval_ms");
       flags.interval_from_db = true;
@@ -342,6 +348,12 @@ measure::MeasureOptions sampling_options(const SweepFlags& flags, bool simulated
   if (flags.timeout_s)
     measure_options.timeout =
         parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
+  measure_options.node = node_options(flags.node);
+  // A root-only RAPL file or a meter given up is said once per sweep, not once per run.
+  auto said = std::make_shared<std::set<std::string>>();
+  measure_options.node.on_warning = [said](const std::string& line) {
+    if (said->insert(line).second) std::cerr << line << "\n" << std::flush;
+  };
   // The sampler refuses bad periods itself, but only when the first run starts: ask it now.
   sampling::resolve_periods(measure_options.sampler, selection.positions.size());
   return measure_options;
@@ -564,6 +576,7 @@ CommandRun add_sweep_command(CLI::App& app) {
   app.add_option("--trace-dir", flags->trace_dir, "keep every run's trace as CSV here (and in the database)");
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
+  add_node_flags(app, flags->node);
   app.add_option("--simulate", flags->simulate, "sweep a simulated job instead, e.g. v100:resnet50");
   add_simulation_flags(app, flags->sim,
                        "simulated job: mark only the first N iterations of each epoch (default 8)");

@@ -216,6 +216,10 @@ store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measureme
   }
   for (const auto& u : m.gpu_usage)
     r.gpu_usage.push_back({u.gpu.index, u.gpu.uuid, u.expected, u.measured, u.job_seen, u.pids});
+  if (m.node) {
+    for (const auto& n : m.node->sources)
+      r.node.push_back({n.name, hw::to_string(n.kind), n.origin, n.energy_j, n.avg_power_w});
+  }
   for (const auto& p : m.phase_summaries) {
     // The work of the run: the phase that counted the most samples (an epoch counts all of them, iterations
     // only the ones that were marked).

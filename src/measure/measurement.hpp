@@ -8,6 +8,7 @@
 
 #include "core/clock.hpp"
 #include "hw/gpu.hpp"
+#include "measure/node_energy.hpp"
 #include "sampling/trace.hpp"
 #include "workload/marker.hpp"
 
@@ -98,6 +99,10 @@ struct Measurement {
   std::vector<GpuUsage> gpu_usage;  // every GPU of the node; empty when not detected (a simulated job)
   std::vector<PhaseInstance> phase_instances;
   std::vector<PhaseSummary> phase_summaries;
+  // Node power beside the GPUs (CPU package, DRAM, a meter): absent when no node source was read.
+  std::optional<NodeEnergy> node;
+  std::vector<sampling::NodeTrace> node_traces;
+
   std::optional<double> total_energy_j() const;  // over the GPUs the job used
   // False when some GPU failed during the run: its figures (and so the total) cover only part of it.
   bool complete() const;

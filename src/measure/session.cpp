@@ -15,6 +15,7 @@
 #include "measure/attribution.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 #include "sampling/energy_accounting.hpp"
+#include "sampling/node_sampler.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/threaded_driver.hpp"
 #include "workload/marker_receiver.hpp"
@@ -94,6 +95,21 @@ void account(Measurement& m) {
   attribute_energy(m, total, window);
 }
 
+void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::vector<std::string> warnings,
+                  const NodeOptions& options) {
+  std::vector<std::optional<double>> gpu_energy_j;
+  for (const auto& g : m.gpu_energy) gpu_energy_j.push_back(g.energy_j);
+  m.node = node_energy(traces, m.job_start, m.job_end, gpu_energy_j);
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const std::string line = failed_source_warning(traces[i], m.node->sources.at(i));
+    if (line.empty()) continue;
+    warnings.push_back(line);
+    warn(options, line);
+  }
+  m.node->warnings = std::move(warnings);
+  m.node_traces = std::move(traces);
+}
+
 Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string>& argv,
                             const MeasureOptions& options) {
   std::vector<hw::Gpu*> gpus;
@@ -119,6 +135,11 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
       options.on_gpu_failed(m.gpus.at(position), std::max(since, Nanos{0}), failure);
     });
   }
+  // Node sources on their own thread, first, so that their first reading precedes the job's start.
+  std::vector<std::string> node_warnings;
+  sampling::NodeSampler node_sampler(open_node_sources(options.node, node_warnings), clock,
+                                     options.node.period);
+  node_sampler.start();
   sampling::ThreadedDriver driver(sampler, clock);
   driver.start();
   m.job_start = clock.now();
@@ -145,6 +166,7 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   }
   clock.sleep_until(m.job_end + kTailAfterJob);
   driver.stop();
+  node_sampler.stop();
   receiver.stop();
 
   m.traces = sampler.take_traces();
@@ -159,6 +181,10 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   m.phases = std::move(phases.phases);
   m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends);
   account(m);
+  if (!node_sampler.empty()) {
+    account_node(m, node_sampler.take_traces(), node_warnings, options.node);
+    m.node->period = node_sampler.period();
+  }
   m.wattwise_cpu_s = cpu_seconds_used() - cpu_before;
   return m;
 }

@@ -8,6 +8,7 @@
 
 #include "hw/gpu.hpp"
 #include "measure/measurement.hpp"
+#include "measure/node_energy.hpp"
 #include "sampling/sampler_config.hpp"
 
 namespace wattwise::measure {
@@ -21,6 +22,7 @@ struct MeasureOptions {
   sampling::SamplerConfig sampler;
   std::optional<Nanos> timeout;
   std::map<std::string, std::string> extra_environment;
+  NodeOptions node;  // node power beside the GPUs (real runs only)
   // Told at once when a sampled GPU is lost or its readings keep failing (from a sampling thread); the
   // measurement goes on without it and says so in the result.
   std::function<void(const hw::GpuIdentity& gpu, Nanos since_job_start, const sampling::SourceFailure&)>
@@ -36,6 +38,10 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
 
 // Shared by the real and the simulated path: attributes energy from the traces with sampling's accountant.
 void account(Measurement& m);
+
+// The node figures over the job from the node sampler's traces; warns of sources left without a figure.
+void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::vector<std::string> warnings,
+                  const NodeOptions& options);
 
 // The GPUs to sample, checked; and the skeleton of a Measurement for them.
 Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::vector<hw::Gpu*>& gpus);

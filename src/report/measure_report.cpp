@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "report/node_report.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
 
@@ -141,6 +142,8 @@ std::string measure_summary(const measure::Measurement& m) {
     out += fmt::format("   {} readings were lost to driver errors (counted, each one reading)\n",
                        failed_readings);
 
+  if (m.node) out += node_summary(*m.node);
+
   if (!m.phase_summaries.empty()) {
     out += "\n";
     Table phases({"phase", "count", "time", "energy", "avg power", "J/sample", "GFLOPS/W", "method"});
@@ -213,6 +216,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
                               {"measured", u.measured},
                               {"job_seen", u.job_seen ? json(*u.job_seen) : json(nullptr)},
                               {"pids", u.pids}});
+  j["node"] = m.node ? node_json(*m.node) : json(nullptr);
   j["phases"] = json::array();
   for (const auto& p : m.phase_summaries) {
     j["phases"].push_back({{"name", p.name},

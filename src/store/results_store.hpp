@@ -13,16 +13,17 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/plan.hpp"
+#include "store/node_energy_table.hpp"
 
 struct sqlite3;
 
 namespace wattwise::store {
 
 // The schema is documented in docs/results-schema.md; bump kResultsSchemaVersion with any change.
-// Version 2: WAL journal, earlier_attempts, meta command_json/sweep_json/mixed_results. Version 1 files are
-// read as they are and upgraded in place when resumed.
-// Version 3: run_gpu_usage (which GPUs the job's processes were seen on); a version 2 file gains the table
-// when resumed (additions only).
+// Version 2: WAL journal, earlier_attempts, meta command_json/sweep_json/mixed_results. Version 3: tables
+// run_gpu_usage (which GPUs the job's processes were seen on) and run_node_energy (node power beside the
+// GPUs, store/node_energy_table.hpp). Older files are read as they are and upgraded in place when resumed
+// (each version only adds).
 inline constexpr int kResultsSchemaVersion = 3;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
@@ -102,8 +103,9 @@ struct RunRecord {
   std::string label;
   std::vector<GpuRunEnergy> gpus;
   std::vector<PhaseResult> phases;
-  std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
+  std::vector<NodeRunEnergy> node;  // node power sources (CPU package, DRAM, meter); empty: none read
   std::vector<GpuRunUsage> gpu_usage;  // every GPU of the node; empty when not detected
+  std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
 };
 
 // A failed run that a resumed sweep ran again: kept for the record, out of `runs` (so that each plan index

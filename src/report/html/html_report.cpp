@@ -91,22 +91,31 @@ std::string header_html(const ReportModel& model) {
 }
 
 std::string table_html(const ReportModel& model) {
+  // Node energy columns only where the sweep measured it (docs/node-power.md).
+  bool cpu_dram = false, meter = false;
+  for (const auto& row : model.table) {
+    cpu_dram = cpu_dram || row.node_cpu_dram_j.has_value();
+    meter = meter || row.node_meter_j.has_value();
+  }
   std::string rows;
   for (const auto& row : model.table) {
     std::string optimum;
     for (const auto& m : row.optimum_for) optimum += (optimum.empty() ? "" : ", ") + escape_html(m);
     const bool reference = row.setting_index == model.reference_index;
+    std::string node;
+    if (cpu_dram) node += fmt::format("<td>{}</td>", table_number(row.node_cpu_dram_j, 1));
+    if (meter) node += fmt::format("<td>{}</td>", table_number(row.node_meter_j, 1));
     rows += fmt::format(
-        "<tr{}><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<tr{}><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>\n",
         reference ? " class=\"reference\"" : "", escape_html(row.setting), reference ? " (reference)" : "",
         table_number(row.power_w, 1), table_number(row.energy_j, 1), table_percent(row.energy_vs_ref_pct),
-        table_number(row.time_s, 3), table_percent(row.time_vs_ref_pct), optimum);
+        table_number(row.time_s, 3), table_percent(row.time_vs_ref_pct), node, optimum);
   }
+  const std::string node_headers =
+      std::string(cpu_dram ? "<th>node CPU+DRAM (J)</th>" : "") + (meter ? "<th>node meter (J)</th>" : "");
   return "<table class=\"results\"><thead><tr><th>setting</th><th>avg power (W)</th><th>energy (J)</th>"
-         "<th>energy vs ref (%)</th><th>time (s)</th><th>time vs ref (%)</th><th>optimum "
-         "for</th></tr></thead>"
-         "<tbody>\n" +
-         rows + "</tbody></table>\n";
+         "<th>energy vs ref (%)</th><th>time (s)</th><th>time vs ref (%)</th>" +
+         node_headers + "<th>optimum for</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
 }
 
 std::string recommendations_html(const ReportModel& model) {

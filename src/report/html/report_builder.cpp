@@ -13,6 +13,7 @@ ReportModel build_report_model(const analysis::Analysis& analysis, const std::ve
   fill_traces(model, details, options);
   fill_phases(model, details);
   fill_fits(model);
+  fill_node(model, details);
   model.runs = details;
   for (auto& run : model.runs)
     if (run.power_w) run.energy_j = analysis::cumulative_energy_j(*run.power_w);

@@ -51,6 +51,10 @@ struct RunDetail {
   std::optional<analysis::TimeSeries> power_w;   // time_s since the run started, total power of its GPUs
   std::optional<analysis::TimeSeries> energy_j;  // cumulative energy of power_w; the builder fills it in
   std::vector<PhaseTotal> phases;
+  // Node power beside the GPUs over the run (docs/node-power.md): CPU packages + DRAM where the node has
+  // them (powercap), and the external meter; absent when not measured.
+  std::optional<double> node_cpu_dram_j;
+  std::optional<double> node_meter_j;
 };
 
 // Per setting, the traces of its repeats on the report's common grid (masked: a point only where a run has
@@ -91,7 +95,9 @@ struct TableRow {
   std::optional<double> energy_vs_ref_pct;
   std::optional<double> time_s;
   std::optional<double> time_vs_ref_pct;
-  std::vector<std::string> optimum_for;  // metrics this setting is recommended for ("E", "EDP", ...)
+  std::vector<std::string> optimum_for;   // metrics this setting is recommended for ("E", "EDP", ...)
+  std::optional<double> node_cpu_dram_j;  // mean over the setting's runs that have it (report_node.cpp)
+  std::optional<double> node_meter_j;
 };
 
 struct IsoLine {

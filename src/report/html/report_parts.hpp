@@ -20,6 +20,9 @@ void fill_phases(ReportModel& model, const std::vector<RunDetail>& details);
 // quadratic fits of E, t and EDP against each knob with three or more values (report_fits.cpp)
 void fill_fits(ReportModel& model);
 
+// per-setting mean node energy (CPU+DRAM, meter) in the table rows (report_node.cpp)
+void fill_node(ReportModel& model, const std::vector<RunDetail>& details);
+
 // Index of the setting `setting` names in model.settings, or model.settings.size() when none.
 std::size_t find_setting(const ReportModel& model, const analysis::Setting& setting);
 

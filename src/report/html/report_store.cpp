@@ -54,6 +54,23 @@ std::vector<PhaseTotal> run_phases(const std::vector<store::PhaseResult>& result
   return phases;
 }
 
+// The run's node energy from its run_node_energy rows: CPU packages + DRAM (absent if a zone lacks a figure),
+// and the meter.
+void node_figures(const std::vector<store::NodeRunEnergy>& node, RunDetail& detail) {
+  bool any_cpu_dram = false, all_present = true;
+  double cpu_dram_j = 0;
+  for (const auto& n : node) {
+    if (n.kind == "meter") detail.node_meter_j = n.energy_j;
+    if (n.kind != "cpu_package" && n.kind != "dram") continue;
+    any_cpu_dram = true;
+    if (n.energy_j)
+      cpu_dram_j += *n.energy_j;
+    else
+      all_present = false;
+  }
+  if (any_cpu_dram && all_present) detail.node_cpu_dram_j = cpu_dram_j;
+}
+
 // plan_index -> the run's trace CSVs (one per GPU) concatenated; the reader tells GPUs apart by column.
 std::map<std::size_t, std::string> read_traces(const std::filesystem::path& db) {
   std::map<std::size_t, std::string> traces;
@@ -119,6 +136,7 @@ ReportModel build_report_model_from_store(const std::filesystem::path& db,
     detail.setting = to_setting(run.settings);
     detail.repeat = static_cast<int>(run.repeat);
     detail.phases = run_phases(run.phases);
+    node_figures(run.node, detail);
     if (const auto it = traces.find(run.plan_index); it != traces.end()) {
       std::istringstream in(it->second);
       detail.power_w =

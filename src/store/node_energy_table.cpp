@@ -1,0 +1,52 @@
+#include "store/node_energy_table.hpp"
+
+#include <sqlite3.h>
+
+#include "store/sqlite_statement.hpp"
+
+namespace wattwise::store {
+
+namespace {
+
+constexpr const char* kNodeEnergyTable = R"sql(
+CREATE TABLE IF NOT EXISTS run_node_energy (
+  run_id INTEGER NOT NULL REFERENCES runs(id), source TEXT NOT NULL, kind TEXT NOT NULL,
+  origin TEXT NOT NULL, energy_j REAL, avg_power_w REAL, PRIMARY KEY (run_id, source));
+)sql";
+
+}  // namespace
+
+void create_node_energy_table(sqlite3* db, const std::string& path) {
+  exec_sql(db, path, kNodeEnergyTable);
+}
+
+bool has_node_energy_table(sqlite3* db, const std::string& path) {
+  Statement query(db, path, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_node_energy'");
+  return query.step();
+}
+
+void insert_node_energy(sqlite3* db, const std::string& path, std::int64_t run_id,
+                        const std::vector<NodeRunEnergy>& node) {
+  for (const auto& n : node) {
+    Statement s(db, path,
+                "INSERT INTO run_node_energy (run_id, source, kind, origin, energy_j, avg_power_w) VALUES "
+                "(?, ?, ?, ?, ?, ?)");
+    s.bind(1, run_id).bind(2, n.source).bind(3, n.kind).bind(4, n.origin).bind(5, n.energy_j);
+    s.bind(6, n.avg_power_w).run();
+  }
+}
+
+std::vector<NodeRunEnergy> read_node_energy(sqlite3* db, const std::string& path, std::int64_t run_id) {
+  std::vector<NodeRunEnergy> node;
+  if (!has_node_energy_table(db, path)) return node;
+  Statement query(db, path,
+                  "SELECT source, kind, origin, energy_j, avg_power_w FROM run_node_energy WHERE run_id = ? "
+                  "ORDER BY rowid");
+  query.bind(1, run_id);
+  while (query.step())
+    node.push_back(
+        {query.text(0), query.text(1), query.text(2), query.optional_real(3), query.optional_real(4)});
+  return node;
+}
+
+}  // namespace wattwise::store
