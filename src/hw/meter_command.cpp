@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/own_children.hpp"
 #include "core/text.hpp"
 
 extern char** environ;
@@ -78,6 +79,8 @@ Spawned spawn(const std::vector<std::string>& argv) {
     return s;
   }
   s.stdout_fd = pipe_fds[0];
+  // Ours, not the job's: the job's clean-up must neither end nor reap it (core/own_children.hpp).
+  register_own_child(s.pid);
   return s;
 }
 
@@ -194,8 +197,9 @@ std::string MeterCommand::run_once(std::string& output) {
     ::kill(-s.pid, SIGKILL);
     while (::waitpid(s.pid, &status, 0) < 0 && errno == EINTR) {
     }
-    return failure;
   }
+  unregister_own_child(s.pid);
+  if (!exited) return failure;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return exit_text(status);
   return "";
 }

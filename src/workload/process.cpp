@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/own_children.hpp"
 #include "workload/child_processes.hpp"
 #include "workload/stop_signals.hpp"
 
@@ -34,28 +35,11 @@ constexpr Nanos kEscapeCheckPeriod = std::chrono::milliseconds(500);
 // How long ending a job's leftovers may take before we give up on one stuck in the kernel (D state).
 constexpr Nanos kLeftoverDeadline = std::chrono::seconds(3);
 
-// The children this process started on purpose (job leaders, guardians): never taken for leftovers.
-std::mutex g_own_children_mutex;
-std::set<pid_t> g_own_children;
-
-void register_own_child(pid_t pid) {
-  std::lock_guard lock(g_own_children_mutex);
-  g_own_children.insert(pid);
-}
-void unregister_own_child(pid_t pid) {
-  std::lock_guard lock(g_own_children_mutex);
-  g_own_children.erase(pid);
-}
 template <typename... Args>
 std::string fmt_line(const char* format, Args... args) {
   char text[256];
   std::snprintf(text, sizeof text, format, args...);
   return text;
-}
-
-bool is_own_child(pid_t pid) {
-  std::lock_guard lock(g_own_children_mutex);
-  return g_own_children.count(pid) > 0;
 }
 
 Nanos monotonic_now() {
