@@ -18,7 +18,6 @@
 
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
-#include "analysis/runs_csv.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
@@ -37,6 +36,7 @@
 #include "safety/state_dir.hpp"
 #include "sampling/sampler_config.hpp"
 #include "sim/simulation.hpp"
+#include "store/analysis_runs.hpp"
 #include "store/durable_file.hpp"
 
 namespace wattwise::cli {
@@ -231,8 +231,8 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
 
 // `sweep --resume --db X` with no knobs and no command takes the plan, the command and the options from X.
 bool plan_from_database(const SweepFlags& flags) {
-  return flags.resume && !flags.power_limit && !flags.sm_clock && !flags.mem_clock &&
-         flags.params.empty() && flags.command.empty() && flags.simulate.empty();
+  return flags.resume && !flags.power_limit && !flags.sm_clock && !flags.mem_clock && flags.params.empty() &&
+         flags.command.empty() && flags.simulate.empty();
 }
 
 // Fills `flags` from the database's stored sweep (options given on the command line win, e.g. a new
@@ -307,12 +307,10 @@ void check_trace_dir(const std::filesystem::path& dir) {
 
 void print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference) {
   try {
-    const auto store = store::ResultsStore::open_read_only(db);
-    std::stringstream csv;
-    store.export_runs_csv(csv);
+    const auto stored = store::read_analysis_runs(store::ResultsStore::open_read_only(db));
     analysis::AnalysisOptions options;
     options.default_setting = reference;
-    std::cout << report::analysis_text(analysis::analyze(analysis::parse_runs_csv(csv, db), options));
+    std::cout << report::analysis_text(analysis::analyze(stored.runs, options));
   } catch (const Error& e) {
     std::cout << fmt::format("no analysis: {}\n", e.what());
   }
