@@ -83,14 +83,10 @@ Band indistinguishable_band(const std::vector<MetricEstimate>& estimates, std::s
   return band;
 }
 
-std::size_t pick_in_band(const std::vector<SettingAggregate>& settings, const Band& band, std::size_t best,
-                         const MetricSpec& metric) {
-  const auto other_axis = [&](std::size_t i) {
-    return metric.kind == MetricKind::kTime ? settings[i].energy_j.mean : settings[i].time_s.mean;
-  };
+std::size_t pick_in_band(const std::vector<SettingAggregate>& settings, const Band& band, std::size_t best) {
   std::size_t pick = best;
   for (std::size_t i : band.members)
-    if (other_axis(i) < other_axis(pick)) pick = i;
+    if (settings[i].time_s.mean < settings[pick].time_s.mean) pick = i;
   return pick;
 }
 

@@ -36,12 +36,11 @@ std::vector<MetricEstimate> metric_estimates(const std::vector<SettingAggregate>
 Band indistinguishable_band(const std::vector<MetricEstimate>& estimates, std::size_t best,
                             const std::vector<bool>& eligible);
 
-// The tie rule inside the band: energy-like metrics (E, EDP, ED2P, EDS, gain-loss) pick the fastest member
-// (lowest mean time), `time` picks the one with the least energy. Inside the band the metric cannot tell
-// the settings apart, so the pick is the one that is better on the other axis: for an energy metric, the
-// setting that costs the job the least time. Equal means keep the earlier member (the best comes first
-// when it is among them).
-std::size_t pick_in_band(const std::vector<SettingAggregate>& settings, const Band& band, std::size_t best,
-                         const MetricSpec& metric);
+// The tie rule inside the band, one for every metric: the fastest member (lowest mean time); equal times
+// keep the earlier member (the best first when it is among them). Inside the band the metric cannot tell
+// the settings apart, so the pick is the one that costs the job the least time (for `time` itself that is
+// the best). Picking on the other axis instead (least energy for `time`) was tried and rejected: with two
+// noisy repeats it recommended the slowest setting "for time".
+std::size_t pick_in_band(const std::vector<SettingAggregate>& settings, const Band& band, std::size_t best);
 
 }  // namespace wattwise::analysis

@@ -75,8 +75,8 @@ void fill_band(Recommendation& recommendation, const std::vector<SettingAggregat
     recommendation.band.push_back(
         {i, settings[i].setting, value, estimates[i].standard_error, estimates[i].borrowed});
   }
-  recommendation.tie_rule = metric.kind == MetricKind::kTime ? "least energy" : "fastest";
-  recommendation.setting_index = pick_in_band(settings, band, recommendation.best_index, metric);
+  recommendation.tie_rule = "fastest";
+  recommendation.setting_index = pick_in_band(settings, band, recommendation.best_index);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ struct Recommendation {
 };
 
 // Chooses the best setting for `metric`, its band (band.hpp) and the pick inside the band by the tie rule
-// (pick_in_band: the fastest, or the least energy for `time`); setting_index, setting and the figures are
+// (pick_in_band: the fastest); setting_index, setting and the figures are
 // the pick's. With `max_slowdown` (0.10 = 10%) only settings with
 // t <= (1 + max_slowdown) * t_ref qualify; the reference always does, so there is always an answer.
 // Ties: the lowest metric wins (highest for gain-loss); values equal within 1e-12 relative are a tie, broken

@@ -112,9 +112,7 @@ std::string analysis_text(const analysis::Analysis& a) {
   out += best.render("   ");
   out +=
       "   band: the settings not distinguishable from the best (one-sided Welch t at 95% on the per-run\n"
-      "   metric; a setting run once borrows the pooled spread); the pick inside it is the fastest (for "
-      "time:\n"
-      "   the least energy).\n";
+      "   metric; a setting run once borrows the pooled spread); the pick inside it is the fastest.\n";
   for (const auto& r : a.recommendations)
     if (!r.note.empty()) out += fmt::format("   {}: {}\n", r.metric.name(), for_terminal(r.note));
   return out;

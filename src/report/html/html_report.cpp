@@ -86,7 +86,7 @@ std::string header_html(const ReportModel& model) {
   fact("energy measured with", info.method);
   fact("wattwise", info.tool_version);
   if (!model.settings.empty()) fact("reference", model.settings.at(model.reference_index).label);
-  fact("judged on", analysis::basis_text(model.basis));
+  fact("analysis", analysis::basis_text(model.basis));
   const std::string warning = analysis::startup_warning(model.basis);
   return fmt::format("<header><h1>{}</h1><dl class=\"facts\">{}</dl>{}</header>\n", escape_html(info.title),
                      facts, warning.empty() ? "" : "<p class=\"warning\">" + escape_html(warning) + "</p>");
