@@ -47,7 +47,9 @@ void judge_significance(Recommendation& chosen, const std::vector<SettingAggrega
                         std::size_t reference_index) {
   if (chosen.setting_index == reference_index) {
     chosen.significant = false;
-    chosen.note = "the reference setting is the best";
+    chosen.note = chosen.best_index == reference_index
+                      ? "the reference setting is the best"
+                      : "the reference setting is within the noise of the best";
     return;
   }
   const ReferencePoint ref = reference_point(settings[reference_index]);

@@ -98,6 +98,16 @@ TEST(Band, LeavesOutSettingsThatMaxSlowdownExcludes) {
   EXPECT_EQ(band_limits(r), (std::vector<double>{250}));
 }
 
+TEST(Band, ReferencePickedInsideTheBandIsNotCalledTheBest) {
+  std::vector<RunRecord> runs;
+  add_repeats(runs, 300, 1000, 10, 10);  // the reference, fastest
+  add_repeats(runs, 250, 995, 10, 11);   // lowest energy by 5 J: within the noise
+  const Recommendation r = recommend(aggregate_runs(runs), 1, {MetricKind::kEnergy});
+  EXPECT_DOUBLE_EQ(r.setting.at("power_limit_w"), 300);
+  EXPECT_EQ(r.note.rfind("the reference setting is within the noise of the best; picked the fastest", 0), 0u)
+      << r.note;
+}
+
 TEST(Band, OneSidedQuantilesMatchTheTable) {
   EXPECT_DOUBLE_EQ(t_quantile_95(1), 6.314);
   EXPECT_DOUBLE_EQ(t_quantile_95(4.7), 2.132);  // rounded down: wider, never narrower
