@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "store/sqlite_statement.hpp"
 
 namespace wattwise::store {
 namespace {
@@ -69,20 +71,51 @@ std::vector<analysis::PhaseRecord> combine_phases(const std::vector<PhaseResult>
 AnalysisRuns read_analysis_runs(const ResultsStore& store) {
   AnalysisRuns result;
   result.default_setting = plan_reference(store.plan());
-  for (const RunRecord& stored : store.runs()) {
-    // Warm-ups are not analysed, and a failed run has no trustworthy time or energy.
-    if (stored.warmup || !stored.error.empty() || !stored.time_s || !stored.energy_j) continue;
+  const std::string path = store.path_.string();
+  std::map<std::int64_t, std::size_t> position;  // runs.id -> index into result.runs
+  std::vector<std::size_t> plan_indices;
+  std::vector<std::vector<PhaseResult>> phases;
+  // Warm-ups are not analysed, and a failed run has no trustworthy time or energy.
+  Statement runs(
+      store.db_, path,
+      "SELECT id, plan_index, repeat, time_s, energy_j, work, label FROM runs WHERE warmup = 0 AND "
+      "error = '' AND time_s IS NOT NULL AND energy_j IS NOT NULL ORDER BY plan_index");
+  while (runs.step()) {
+    position[runs.integer(0)] = result.runs.size();
+    plan_indices.push_back(static_cast<std::size_t>(runs.integer(1)));
     analysis::RunRecord run;
-    for (const auto& knob : stored.settings)
-      run.setting[valid_utf8(knob.knob)] = knob_number(knob, stored.plan_index);
-    run.repeat = static_cast<int>(stored.repeat);
-    run.time_s = *stored.time_s;
-    run.energy_j = *stored.energy_j;
-    run.work = stored.work;
-    run.label = valid_utf8(stored.label);
-    run.phases = combine_phases(stored.phases);
+    run.repeat = static_cast<int>(runs.integer(2));
+    run.time_s = runs.real(3);
+    run.energy_j = runs.real(4);
+    run.work = runs.optional_real(5);
+    run.label = valid_utf8(runs.text(6));
     result.runs.push_back(std::move(run));
   }
+  phases.resize(result.runs.size());
+  Statement settings(store.db_, path,
+                     "SELECT run_id, knob, value FROM run_settings ORDER BY run_id, position");
+  while (settings.step()) {
+    const auto it = position.find(settings.integer(0));
+    if (it == position.end()) continue;
+    const plan::KnobSetting knob{settings.text(1), settings.text(2)};
+    result.runs[it->second].setting[valid_utf8(knob.knob)] = knob_number(knob, plan_indices[it->second]);
+  }
+  Statement phase_rows(
+      store.db_, path,
+      "SELECT run_id, gpu_index, name, count, time_s, energy_j FROM run_phases ORDER BY run_id, "
+      "rowid");
+  while (phase_rows.step()) {
+    const auto it = position.find(phase_rows.integer(0));
+    if (it == position.end()) continue;
+    PhaseResult phase;
+    if (auto gpu = phase_rows.optional_integer(1)) phase.gpu_index = static_cast<unsigned>(*gpu);
+    phase.name = phase_rows.text(2);
+    phase.count = static_cast<unsigned>(phase_rows.integer(3));
+    phase.time_s = phase_rows.real(4);
+    phase.energy_j = phase_rows.optional_real(5);
+    phases[it->second].push_back(std::move(phase));
+  }
+  for (std::size_t i = 0; i < result.runs.size(); ++i) result.runs[i].phases = combine_phases(phases[i]);
   return result;
 }
 
