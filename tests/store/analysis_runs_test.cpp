@@ -5,7 +5,9 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <sstream>
 
+#include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
 #include "plan/knob.hpp"
 #include "plan/plan.hpp"
@@ -104,6 +106,29 @@ TEST_F(AnalysisRunsTest, LeavesOutFailedRunsAndWarmups) {
   EXPECT_EQ(runs[0].setting.at("batch"), 64);
   EXPECT_EQ(runs[1].setting.at("batch"), 256);
   EXPECT_DOUBLE_EQ(runs[1].energy_j, 5000);
+}
+
+TEST_F(AnalysisRunsTest, AgreesWithTheRunsCsvExport) {
+  ResultsStore store = create();
+  for (std::size_t i = 0; i < 4; ++i) {
+    RunRecord run = stored_run(i, i % 2 ? "256" : "64", 30.0 / 7 + i, 6000.0 / 3 + i);
+    run.work = i == 2 ? std::optional<double>() : std::optional<double>(1000.0 * i);
+    run.label = "run, \"quoted\"";
+    store.add_run(run);
+  }
+  std::stringstream csv;
+  store.export_runs_csv(csv);
+  const auto from_csv = analysis::parse_runs_csv(csv, "export");
+  const auto typed = read_analysis_runs(store).runs;
+  ASSERT_EQ(typed.size(), from_csv.size());
+  for (std::size_t i = 0; i < typed.size(); ++i) {
+    EXPECT_EQ(typed[i].setting, from_csv[i].setting);
+    EXPECT_EQ(typed[i].repeat, from_csv[i].repeat);
+    EXPECT_EQ(typed[i].time_s, from_csv[i].time_s);  // bit for bit: the CSV writes the shortest exact form
+    EXPECT_EQ(typed[i].energy_j, from_csv[i].energy_j);
+    EXPECT_EQ(typed[i].work, from_csv[i].work);
+    EXPECT_EQ(typed[i].label, from_csv[i].label);
+  }
 }
 
 TEST_F(AnalysisRunsTest, CombinesPerGpuPhaseRowsWhenThereIsNoAllGpuRow) {
