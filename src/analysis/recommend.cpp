@@ -61,7 +61,7 @@ void judge_significance(Recommendation& chosen, const std::vector<SettingAggrega
     chosen.note =
         "the gain over the reference is larger than the noise between repeats (Welch's t-test, 95%)";
   } else {
-    chosen.note = "the best setting is not distinguishable from the reference within the noise";
+    chosen.note = "the recommended setting is not distinguishable from the reference within the noise";
   }
 }
 
