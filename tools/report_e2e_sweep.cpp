@@ -153,7 +153,7 @@ int run(const Args& args) {
         analysis::Setting setting = {{"power_limit_w", limit_w}};
         if (!args.batches.empty()) setting["batch"] = batches[b];
         runs.push_back({setting, repeat, m.wall_s(), m.total_energy_j().value_or(0), std::nullopt,
-                        std::nullopt, "", m.total_energy_j().has_value()});
+                        std::nullopt, "", m.total_energy_j().has_value(), {}});
         details.push_back(detail_of(m, setting, repeat));
         if (i == args.limits - 1 && b == 0 && repeat == 0) reference_run = m;
       }

@@ -10,7 +10,9 @@ namespace wattwise::analysis {
 
 Analysis analyze(const std::vector<RunRecord>& runs, const AnalysisOptions& options) {
   Analysis analysis;
-  analysis.settings = aggregate_runs(runs);
+  PhasedRuns judged = judge_on_phase(runs, options.phase);
+  analysis.basis = std::move(judged.basis);
+  analysis.settings = aggregate_runs(judged.runs);
   analysis.reference_index = choose_reference(analysis.settings, options.reference, options.default_setting);
   const SettingAggregate& reference = analysis.reference();
   if (!(reference.energy_j.mean > 0)) {

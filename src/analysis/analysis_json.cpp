@@ -5,6 +5,9 @@ namespace {
 
 using nlohmann::json;
 
+// The band test's name in the JSON contract (docs/analysis-json.md "band"; band.hpp).
+constexpr const char* kBandTest = "one-sided Welch t at 95% on the per-run metric";
+
 json optional_json(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);
 }
@@ -39,7 +42,18 @@ json setting_entry(const Analysis& analysis, std::size_t index) {
           {"labels", aggregate.labels}};
 }
 
-json recommendation_json(const Recommendation& r) {
+json band_json(const Recommendation& r) {
+  json band = json::array();
+  for (const BandMember& m : r.band) {
+    band.push_back({{"setting", setting_json(m.setting)},
+                    {"metric_value", m.metric_value},
+                    {"metric_se", optional_json(m.metric_standard_error)},
+                    {"se_pooled", m.borrowed_error}});
+  }
+  return band;
+}
+
+json recommendation_json(const Recommendation& r, const Analysis& analysis) {
   return {{"metric", r.metric.name()},
           {"setting", setting_json(r.setting)},
           {"energy_j", r.energy_j},
@@ -48,7 +62,26 @@ json recommendation_json(const Recommendation& r) {
           {"time_vs_ref_pct", r.time_vs_ref_pct},
           {"metric_value", r.metric_value},
           {"significant", r.significant ? json(*r.significant) : json(nullptr)},
-          {"note", r.note}};
+          {"note", r.note},
+          {"best",
+           {{"setting", setting_json(analysis.settings.at(r.best_index).setting)},
+            {"metric_value", r.best_metric_value}}},
+          {"band", band_json(r)},
+          {"band_known", r.band_known},
+          {"band_test", kBandTest},
+          {"tie_rule", r.tie_rule}};
+}
+
+json basis_json(const PhaseBasis& basis) {
+  const std::string warning = startup_warning(basis);
+  return {{"phase", basis.phase},
+          {"automatic", basis.automatic},
+          {"runs_left_out", basis.runs_left_out},
+          {"startup_phase", basis.startup_phase.empty() ? json(nullptr) : json(basis.startup_phase)},
+          {"startup_share_mean", optional_json(basis.startup_share_mean)},
+          {"startup_share_max", optional_json(basis.startup_share_max)},
+          {"startup_warn_share", kStartupWarnShare},
+          {"startup_warning", warning.empty() ? json(nullptr) : json(warning)}};
 }
 
 }  // namespace
@@ -64,8 +97,10 @@ json to_json(const Analysis& analysis) {
   json settings = json::array();
   for (std::size_t i = 0; i < analysis.settings.size(); ++i) settings.push_back(setting_entry(analysis, i));
   json recommendations = json::array();
-  for (const Recommendation& r : analysis.recommendations) recommendations.push_back(recommendation_json(r));
-  return {{"reference",
+  for (const Recommendation& r : analysis.recommendations)
+    recommendations.push_back(recommendation_json(r, analysis));
+  return {{"judged_on", basis_json(analysis.basis)},
+          {"reference",
            {{"setting", setting_json(reference.setting)},
             {"energy_j", reference.energy_j.mean},
             {"time_s", reference.time_s.mean}}},

@@ -10,9 +10,18 @@
 
 namespace wattwise::analysis {
 
+// A setting not distinguishable from the best (band.hpp states the test).
+struct BandMember {
+  std::size_t setting_index = 0;
+  Setting setting;
+  double metric_value = 0;                      // on the means, normalised to the reference
+  std::optional<double> metric_standard_error;  // of the mean; absent: unknown (no repeats anywhere)
+  bool borrowed_error = false;                  // measured once: the pooled standard error is used
+};
+
 struct Recommendation {
   MetricSpec metric;
-  std::size_t setting_index = 0;  // into the aggregates it was chosen from
+  std::size_t setting_index = 0;  // the pick: into the aggregates it was chosen from
   Setting setting;
   double metric_value = 0;          // on the means, normalised to the reference
   double energy_j = 0;              // mean
@@ -21,16 +30,23 @@ struct Recommendation {
   double time_vs_ref_pct = 0;       // 100 * (t / t_ref - 1): positive = slower
   std::optional<bool> significant;  // absent: no repeats, unknown
   std::string note;
+  std::size_t best_index = 0;  // the lowest metric on the means (highest for gain-loss)
+  double best_metric_value = 0;
+  std::vector<BandMember> band;  // settings not distinguishable from the best, the best among them
+  bool band_known = false;       // false: no repeats anywhere, the band is the best (and exact ties)
+  std::string tie_rule;          // "fastest" or "least energy": how the pick was made inside the band
 };
 
-// Chooses the best setting for `metric`. With `max_slowdown` (0.10 = 10%) only settings with
+// Chooses the best setting for `metric`, its band (band.hpp) and the pick inside the band by the tie rule
+// (pick_in_band: the fastest); setting_index, setting and the figures are
+// the pick's. With `max_slowdown` (0.10 = 10%) only settings with
 // t <= (1 + max_slowdown) * t_ref qualify; the reference always does, so there is always an answer.
 // Ties: the lowest metric wins (highest for gain-loss); values equal within 1e-12 relative are a tie, broken
 // in favour of the setting closer to the reference (sum over knobs of |v - v_ref| / |v_ref|), then the
 // earlier setting in setting order. Only exact ties are broken this way: near-ties such as the published
 // resnet50 EDS(2.0) and EDP rows (0.01% apart) keep the strictly lower value, so results are reproducible.
-// Significance: Welch's t-test at 95% on the per-run metric values of the best setting against the
-// reference's; with a single repeat on either side it is unknown and the note says so.
+// Significance: Welch's t-test at 95% on the per-run metric values of the pick against the reference's; with
+// a single repeat on either side it is unknown and the note says so.
 Recommendation recommend(const std::vector<SettingAggregate>& settings, std::size_t reference_index,
                          const MetricSpec& metric, std::optional<double> max_slowdown = std::nullopt);
 

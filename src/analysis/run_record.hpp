@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace wattwise::analysis {
 
@@ -10,16 +11,26 @@ namespace wattwise::analysis {
 // Ordered, so two settings compare and print the same way everywhere.
 using Setting = std::map<std::string, double>;
 
+// A marked phase of one run (docs/markers.md), all its occurrences and the job's GPUs together: the
+// training or the epochs of a job, as opposed to its start-up.
+struct PhaseRecord {
+  std::string name;
+  unsigned count = 0;              // how many times the phase ran
+  double time_s = 0;               // summed over its occurrences
+  std::optional<double> energy_j;  // absent: not measured
+};
+
 // One measured run, wherever it came from (a sweep database, a CSV of published results).
 struct RunRecord {
   Setting setting;
   int repeat = 0;
   double time_s = 0;
   double energy_j = 0;
-  std::optional<double> work;   // samples processed, when the job reports it
-  std::optional<double> flops;  // operations performed, when the job reports it
-  std::string label;            // free text, kept as given
-  bool ok = true;               // a failed run is kept for the record but never analysed
+  std::optional<double> work;       // samples processed, when the job reports it
+  std::optional<double> flops;      // operations performed, when the job reports it
+  std::string label;                // free text, kept as given
+  bool ok = true;                   // a failed run is kept for the record but never analysed
+  std::vector<PhaseRecord> phases;  // empty when the source has none (a runs CSV)
 };
 
 // "power_limit_w=150,batch=64": knobs in name order, values in their shortest exact form.

@@ -20,6 +20,10 @@ Summary summarize(std::span<const double> values);
 // df). A fractional df (Welch) is rounded down, which makes the interval slightly wider, never narrower.
 double t_quantile_975(double df);
 
+// One-sided 95% quantile of Student's t (P(T <= t) = 0.95), in the same way: table for df 1..30, beyond it
+// 1.645 + (z^3 + z) / (4 df); a fractional df is rounded down.
+double t_quantile_95(double df);
+
 // Welch's two-sample t-test at 95%: do the means of `a` and `b` differ by more than the noise?
 // Absent when either side has fewer than two values (no repeats: significance unknown).
 std::optional<bool> welch_differs(std::span<const double> a, std::span<const double> b);

@@ -11,12 +11,16 @@ void add_analysis_flags(CLI::App& app, AnalysisFlags& flags) {
   app.add_option("--max-slowdown", flags.max_slowdown,
                  "only recommend settings at most this much slower, e.g. 10%");
   app.add_option("--reference", flags.reference, "the reference setting, e.g. power_limit_w=300");
+  app.add_option("--phase", flags.phase,
+                 "judge each run on this marked phase (default: 'training', else 'epoch', where every run "
+                 "has it); 'run' for the whole run, start-up included");
 }
 
 void apply_analysis_flags(const AnalysisFlags& flags, analysis::AnalysisOptions& options) {
   options.metrics = analysis::metrics_with(flags.metrics);
   if (!flags.max_slowdown.empty()) options.max_slowdown = analysis::parse_max_slowdown(flags.max_slowdown);
   if (!flags.reference.empty()) options.reference = analysis::parse_setting_spec(flags.reference);
+  if (!flags.phase.empty()) options.phase = flags.phase;
 }
 
 }  // namespace wattwise::cli

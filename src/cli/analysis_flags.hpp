@@ -15,6 +15,7 @@ struct AnalysisFlags {
   std::vector<std::string> metrics;
   std::string max_slowdown;
   std::string reference;
+  std::string phase;  // empty: the job's work phase where the runs carry one
 };
 
 void add_analysis_flags(CLI::App& app, AnalysisFlags& flags);

@@ -2,7 +2,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -15,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "report/analysis_report.hpp"
+#include "store/analysis_runs.hpp"
 #include "store/results_store.hpp"
 
 namespace wattwise::cli {
@@ -24,7 +24,6 @@ namespace {
 struct AnalyzeFlags {
   std::string input;
   AnalysisFlags analysis;
-  std::string phase;
   bool json = false;
 };
 
@@ -35,48 +34,8 @@ bool looks_like_sqlite(const std::string& path) {
   return in.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
 }
 
-// Runs from a sweep database (through the same CSV contract the export uses: one code path for both) or
-// from a CSV of runs measured elsewhere. The database also knows which setting is the default.
-// With --phase, each run counts as its phase's time and energy (summed over the phase's occurrences and the
-// job's GPUs): the energy of an epoch rather than of the whole process with its start-up. A run without
-// that phase is left out, and said so.
-std::vector<analysis::RunRecord> phase_runs(const store::ResultsStore& store, const std::string& phase,
-                                            const std::string& path) {
-  std::vector<analysis::RunRecord> runs;
-  std::size_t without = 0;
-  for (const auto& run : store.runs()) {
-    if (run.warmup || !run.error.empty()) continue;
-    auto it = std::find_if(run.phases.begin(), run.phases.end(),
-                           [&](const auto& p) { return p.name == phase && !p.gpu_index; });
-    if (it == run.phases.end() || !it->energy_j || it->time_s <= 0) {
-      ++without;
-      continue;
-    }
-    analysis::RunRecord r;
-    for (const auto& s : run.settings) {
-      try {
-        r.setting[s.knob] = std::stod(s.value);
-      } catch (const std::exception&) {
-        throw data_error(fmt::format("{}: knob {} has the non-numeric value '{}'", path, s.knob, s.value));
-      }
-    }
-    r.repeat = static_cast<int>(run.repeat);
-    r.time_s = it->time_s;
-    r.energy_j = *it->energy_j;
-    r.work = run.work;
-    r.label = run.label;
-    runs.push_back(std::move(r));
-  }
-  if (runs.empty())
-    throw usage_error(
-        fmt::format("no successful run of '{}' has a phase named '{}': check the names with "
-                    "`wattwise report {} --format md`",
-                    path, phase, path));
-  if (without > 0)
-    std::cerr << fmt::format("wattwise: {} run(s) without a '{}' phase left out\n", without, phase);
-  return runs;
-}
-
+// Runs from a sweep database (read as typed records, with their phases, as `report` and `sweep` read
+// them) or from a CSV of runs measured elsewhere. The database also knows which setting is the default.
 std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::string& phase,
                                            std::optional<analysis::Setting>& default_setting) {
   std::error_code ignored;
@@ -85,26 +44,19 @@ std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::s
   if (!std::ifstream(path))
     throw usage_error(fmt::format("cannot read '{}': give a sweep database or a runs CSV", path));
   if (!looks_like_sqlite(path)) {
-    if (!phase.empty()) throw usage_error("--phase needs a sweep database: a runs CSV has no phases");
+    if (!phase.empty() && phase != analysis::kWholeRun)
+      throw usage_error(
+          "--phase needs a sweep database: a runs CSV has no phases (--phase run is the default)");
     return analysis::read_runs_csv(path);
   }
-  const auto store = store::ResultsStore::open_read_only(path);
-  const auto plan = store.plan();
-  if (plan.contains("reference") && plan["reference"].is_object()) {
-    analysis::Setting setting;
-    for (const auto& [knob, value] : plan["reference"].items())
-      if (value.is_number()) setting[knob] = value.get<double>();
-    if (!setting.empty()) default_setting = setting;
-  }
-  if (!phase.empty()) return phase_runs(store, phase, path);
-  std::stringstream csv;
-  store.export_runs_csv(csv);
-  return analysis::parse_runs_csv(csv, path);
+  auto stored = store::read_analysis_runs(store::ResultsStore::open_read_only(path));
+  default_setting = stored.default_setting;
+  return std::move(stored.runs);
 }
 
 int run_analyze(const AnalyzeFlags& flags) {
   analysis::AnalysisOptions options;
-  const auto runs = load_runs(flags.input, flags.phase, options.default_setting);
+  const auto runs = load_runs(flags.input, flags.analysis.phase, options.default_setting);
   apply_analysis_flags(flags.analysis, options);
   const auto result = analysis::analyze(runs, options);
   if (flags.json) {
@@ -122,9 +74,6 @@ CommandRun add_analyze_command(CLI::App& app) {
   app.add_option("input", flags->input, "a sweep database (.db) or a CSV of runs (docs/analysis-csv.md)")
       ->required();
   add_analysis_flags(app, flags->analysis);
-  app.add_option(
-      "--phase", flags->phase,
-      "analyse one marked phase of each run (e.g. epoch) instead of the whole run (databases only)");
   app.add_flag("--json", flags->json, "print JSON for programs (fields: docs/analysis-json.md)");
   return [flags]() { return run_analyze(*flags); };
 }

@@ -20,7 +20,6 @@
 
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
-#include "analysis/runs_csv.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
@@ -40,6 +39,7 @@
 #include "safety/state_dir.hpp"
 #include "sampling/sampler_config.hpp"
 #include "sim/simulation.hpp"
+#include "store/analysis_runs.hpp"
 #include "store/durable_file.hpp"
 
 namespace wattwise::cli {
@@ -317,12 +317,10 @@ void check_trace_dir(const std::filesystem::path& dir) {
 
 void print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference) {
   try {
-    const auto store = store::ResultsStore::open_read_only(db);
-    std::stringstream csv;
-    store.export_runs_csv(csv);
+    const auto stored = store::read_analysis_runs(store::ResultsStore::open_read_only(db));
     analysis::AnalysisOptions options;
     options.default_setting = reference;
-    std::cout << report::analysis_text(analysis::analyze(analysis::parse_runs_csv(csv, db), options));
+    std::cout << report::analysis_text(analysis::analyze(stored.runs, options));
   } catch (const Error& e) {
     std::cout << fmt::format("no analysis: {}\n", e.what());
   }

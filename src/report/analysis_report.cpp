@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "core/text.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
@@ -20,14 +23,40 @@ std::string setting_text(const analysis::Setting& setting) {
   return analysis::to_string(setting);
 }
 
+// The band in one cell: how many settings, and the range each knob spans across them.
+std::string band_text(const analysis::Recommendation& r) {
+  if (!r.band_known) return r.band.size() > 1 ? fmt::format("{} (exact ties)", r.band.size()) : "unknown";
+  if (r.band.size() == 1) return "1 (this one)";
+  std::map<std::string, std::pair<double, double>> ranges;
+  for (const auto& member : r.band) {
+    for (const auto& [knob, value] : member.setting) {
+      auto [it, inserted] = ranges.try_emplace(knob, value, value);
+      if (inserted) continue;
+      it->second.first = std::min(it->second.first, value);
+      it->second.second = std::max(it->second.second, value);
+    }
+  }
+  std::string text = fmt::format("{}:", r.band.size());
+  for (const auto& [knob, range] : ranges) {
+    text += range.first == range.second ? fmt::format(" {}={}", knob, range.first)
+                                        : fmt::format(" {} {}-{}", knob, range.first, range.second);
+  }
+  return for_terminal(text);
+}
+
 }  // namespace
 
 std::string analysis_text(const analysis::Analysis& a) {
   const auto& ref = a.reference();
   const analysis::ReferencePoint ref_point{ref.energy_j.mean, ref.time_s.mean};
-  std::string out =
-      fmt::format("\n Reference: {} ({} runs)  E = {}, t = {}\n\n", for_terminal(setting_text(ref.setting)),
-                  ref.runs.size(), format_energy_j(ref.energy_j.mean), format_seconds(ref.time_s.mean));
+  std::string out = fmt::format("\n {}\n", for_terminal(analysis::basis_text(a.basis)));
+  if (a.basis.runs_left_out > 0)
+    out += fmt::format(" {} run(s) without phase '{}' left out\n", a.basis.runs_left_out,
+                       for_terminal(a.basis.phase));
+  if (const auto warning = analysis::startup_warning(a.basis); !warning.empty())
+    out += fmt::format(" warning: {}\n", for_terminal(warning));
+  out += fmt::format(" Reference: {} ({} runs)  E = {}, t = {}\n\n", for_terminal(setting_text(ref.setting)),
+                     ref.runs.size(), format_energy_j(ref.energy_j.mean), format_seconds(ref.time_s.mean));
 
   std::vector<std::string> headers = {"setting",      "runs",   "energy (± std)", "vs ref",
                                       "time (± std)", "vs ref", "avg power"};
@@ -69,17 +98,21 @@ std::string analysis_text(const analysis::Analysis& a) {
                      a.max_slowdown
                          ? fmt::format(" (at most {:.0f}% slower than the reference)", *a.max_slowdown * 100)
                          : std::string());
-  Table best({"metric", "setting", "energy", "vs ref", "time", "vs ref", "beyond noise"});
+  Table best({"metric", "setting", "energy", "vs ref", "time", "vs ref", "beyond noise", "band"});
   best.set_align(1, Table::Align::kLeft);
   best.set_align(6, Table::Align::kLeft);
+  best.set_align(7, Table::Align::kLeft);
   for (const auto& r : a.recommendations) {
     const std::string significance =
         !r.significant ? "unknown (no repeats)" : (*r.significant ? "yes" : "no");
     best.add_row({r.metric.name(), setting_text(r.setting), format_energy_j(r.energy_j),
                   format_percent(r.energy_vs_ref_pct), format_seconds(r.time_s),
-                  format_percent(r.time_vs_ref_pct), significance});
+                  format_percent(r.time_vs_ref_pct), significance, band_text(r)});
   }
   out += best.render("   ");
+  out +=
+      "   band: the settings not distinguishable from the best (one-sided Welch t at 95% on the per-run\n"
+      "   metric; a setting run once borrows the pooled spread); the pick inside it is the fastest.\n";
   for (const auto& r : a.recommendations)
     if (!r.note.empty()) out += fmt::format("   {}: {}\n", r.metric.name(), for_terminal(r.note));
   return out;

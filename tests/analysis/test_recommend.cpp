@@ -69,7 +69,7 @@ TEST(Recommend, NoiseLargerThanTheGainIsSaidPlainly) {
   const Recommendation r = recommend(settings, 1, {MetricKind::kEnergy});
   EXPECT_DOUBLE_EQ(limit_of(r), 250);
   EXPECT_EQ(r.significant, std::optional<bool>(false));
-  EXPECT_EQ(r.note, "the best setting is not distinguishable from the reference within the noise");
+  EXPECT_EQ(r.note, "the recommended setting is not distinguishable from the reference within the noise");
 }
 
 TEST(Recommend, GainLargerThanTheNoiseIsSignificant) {

@@ -86,8 +86,10 @@ std::string header_html(const ReportModel& model) {
   fact("energy measured with", info.method);
   fact("wattwise", info.tool_version);
   if (!model.settings.empty()) fact("reference", model.settings.at(model.reference_index).label);
-  return fmt::format("<header><h1>{}</h1><dl class=\"facts\">{}</dl></header>\n", escape_html(info.title),
-                     facts);
+  fact("analysis", analysis::basis_text(model.basis));
+  const std::string warning = analysis::startup_warning(model.basis);
+  return fmt::format("<header><h1>{}</h1><dl class=\"facts\">{}</dl>{}</header>\n", escape_html(info.title),
+                     facts, warning.empty() ? "" : "<p class=\"warning\">" + escape_html(warning) + "</p>");
 }
 
 std::string table_html(const ReportModel& model) {
@@ -118,15 +120,29 @@ std::string table_html(const ReportModel& model) {
          node_headers + "<th>optimum for</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
 }
 
+// The settings not distinguishable from the best, and how the pick was made among them.
+std::string band_html(const ReportModel& model, const analysis::Recommendation& r) {
+  if (!r.band_known) return "<br><span class=\"band\">band unknown: no repeats</span>";
+  if (r.band.size() == 1) return "<br><span class=\"band\">no other setting within the noise</span>";
+  std::string labels;
+  for (const auto& member : r.band)
+    labels += (labels.empty() ? "" : ", ") + escape_html(model.settings.at(member.setting_index).label);
+  return fmt::format(
+      "<br><span class=\"band\">within the noise of the best ({}, one-sided Welch t at 95%): {}; "
+      "picked the {}</span>",
+      escape_html(model.settings.at(r.best_index).label), labels, escape_html(r.tie_rule));
+}
+
 std::string recommendations_html(const ReportModel& model) {
   if (model.recommendations.empty()) return "";
   std::string items;
   for (const auto& r : model.recommendations) {
     const std::string noise =
         r.significant ? (*r.significant ? "beyond the noise" : "within the noise") : "noise unknown";
-    items += fmt::format("<li><b>{}</b>: {} &mdash; energy {}%, time {}% ({})</li>\n",
+    items += fmt::format("<li><b>{}</b>: {} &mdash; energy {}%, time {}% ({}){}</li>\n",
                          escape_html(r.metric.name()), escape_html(model.settings.at(r.setting_index).label),
-                         table_percent(r.energy_vs_ref_pct), table_percent(r.time_vs_ref_pct), noise);
+                         table_percent(r.energy_vs_ref_pct), table_percent(r.time_vs_ref_pct), noise,
+                         band_html(model, r));
   }
   return "<ul class=\"recommendations\">\n" + items + "</ul>\n";
 }

@@ -44,13 +44,19 @@ json setting_json(const SettingResult& s) {
 }
 
 json recommendation_json(const analysis::Recommendation& r) {
+  json band = json::array();
+  for (const auto& member : r.band) band.push_back(member.setting_index);
   return {{"metric", r.metric.name()},
           {"setting_index", r.setting_index},
           {"metric_value", number(r.metric_value)},
           {"energy_vs_ref_pct", number(r.energy_vs_ref_pct)},
           {"time_vs_ref_pct", number(r.time_vs_ref_pct)},
           {"significant", r.significant ? json(*r.significant) : json(nullptr)},
-          {"note", r.note}};
+          {"note", r.note},
+          {"best_index", r.best_index},
+          {"band", band},
+          {"band_known", r.band_known},
+          {"tie_rule", r.tie_rule}};
 }
 
 json fit_json(const KnobFit& f) {

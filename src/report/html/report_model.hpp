@@ -123,6 +123,7 @@ struct ReportModel {
   std::vector<std::size_t> pareto_front;  // setting indices on the front, by increasing time
   std::vector<IsoLine> iso_lines;
   std::vector<analysis::Recommendation> recommendations;
+  analysis::PhaseBasis basis;  // what each run's time and energy stand for (the job's work phase, or the run)
   std::vector<double> grid_s;  // the common time grid of the traces; empty without traces
   std::vector<SettingTraces> traces;
   std::vector<RunDetail> runs;  // per run, as given plus cumulative energy; not in the page's JSON (size)

@@ -147,6 +147,7 @@ void fill_settings(ReportModel& model, const analysis::Analysis& analysis) {
   });
 
   model.recommendations = analysis.recommendations;
+  model.basis = analysis.basis;
   model.iso_lines = iso_lines(model, analysis.metrics);
   model.table = table_rows(model);
 }

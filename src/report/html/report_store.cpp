@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "report/html/trace_reader.hpp"
+#include "store/analysis_runs.hpp"
 #include "store/results_store.hpp"
 
 namespace wattwise::report::html {
@@ -31,26 +31,10 @@ analysis::Setting to_setting(const std::vector<plan::KnobSetting>& knobs) {
   return setting;
 }
 
-// Phases of one run across its GPUs: the all-GPU row where the store has one, else the GPUs' rows combined
-// (time: the longest, energy: the sum, absent if any GPU lacks it).
+// Phases of one run across its GPUs, combined as the analysis reads them.
 std::vector<PhaseTotal> run_phases(const std::vector<store::PhaseResult>& results) {
-  std::vector<std::string> names;
-  std::map<std::string, PhaseTotal> all_gpus, per_gpu;
-  for (auto p : results) {
-    make_valid_utf8(p.name);  // names read from a database are any bytes until repaired here
-    if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
-    if (!p.gpu_index) {
-      all_gpus[p.name] = {p.name, p.time_s, p.energy_j};
-      continue;
-    }
-    auto [it, inserted] = per_gpu.try_emplace(p.name, PhaseTotal{p.name, p.time_s, p.energy_j});
-    if (inserted) continue;
-    it->second.time_s = std::max(it->second.time_s, p.time_s);
-    it->second.energy_j =
-        it->second.energy_j && p.energy_j ? std::optional(*it->second.energy_j + *p.energy_j) : std::nullopt;
-  }
   std::vector<PhaseTotal> phases;
-  for (const auto& name : names) phases.push_back(all_gpus.contains(name) ? all_gpus[name] : per_gpu[name]);
+  for (const auto& p : store::combine_phases(results)) phases.push_back({p.name, p.time_s, p.energy_j});
   return phases;
 }
 
@@ -116,17 +100,10 @@ ReportModel build_report_model_from_store(const std::filesystem::path& db,
                                           const analysis::AnalysisOptions& options,
                                           const BuildOptions& build) {
   const auto store = store::ResultsStore::open_read_only(db);
+  const auto stored = store::read_analysis_runs(store);
   analysis::AnalysisOptions analysis_options = options;
-  const auto plan = store.plan();
-  if (!analysis_options.default_setting && plan.contains("reference") && plan["reference"].is_object()) {
-    analysis::Setting setting;
-    for (const auto& [knob, value] : plan["reference"].items())
-      if (value.is_number()) setting[knob] = value.get<double>();
-    if (!setting.empty()) analysis_options.default_setting = setting;
-  }
-  std::stringstream csv;
-  store.export_runs_csv(csv);
-  const auto analysis = analysis::analyze(analysis::parse_runs_csv(csv, db.string()), analysis_options);
+  if (!analysis_options.default_setting) analysis_options.default_setting = stored.default_setting;
+  const auto analysis = analysis::analyze(stored.runs, analysis_options);
 
   const auto traces = read_traces(db);
   std::vector<RunDetail> details;

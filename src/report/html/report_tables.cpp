@@ -46,6 +46,9 @@ std::string table_percent(const std::optional<double>& value) {
 
 std::string render_tables_markdown(const ReportModel& model) {
   std::string out = fmt::format("## {}\n\n", model.info.title);
+  out += fmt::format("{}.\n\n", md_cell(analysis::basis_text(model.basis)));
+  if (const auto warning = analysis::startup_warning(model.basis); !warning.empty())
+    out += fmt::format("**Warning:** {}.\n\n", md_cell(warning));
   out +=
       "| setting | avg power (W) | energy (J) | energy vs ref (%) | time (s) | time vs ref (%) | optimum for "
       "|\n";
@@ -57,13 +60,17 @@ std::string render_tables_markdown(const ReportModel& model) {
                        table_percent(row.time_vs_ref_pct), md_cell(join(row.optimum_for, ", ")));
   }
   if (model.recommendations.empty()) return out;
-  out += "\n| metric | best setting | energy vs ref (%) | time vs ref (%) | beyond noise |\n";
-  out += "| --- | --- | ---: | ---: | --- |\n";
+  out +=
+      "\n| metric | best setting | energy vs ref (%) | time vs ref (%) | beyond noise | within the noise |\n";
+  out += "| --- | --- | ---: | ---: | --- | --- |\n";
   for (const auto& r : model.recommendations) {
     const std::string significant = r.significant ? (*r.significant ? "yes" : "no") : "unknown";
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", md_cell(r.metric.name()),
+    std::string band = r.band_known ? "" : "unknown";
+    for (const auto& member : r.band)
+      if (r.band_known) band += (band.empty() ? "" : ", ") + model.settings.at(member.setting_index).label;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_cell(r.metric.name()),
                        md_cell(model.settings.at(r.setting_index).label), table_percent(r.energy_vs_ref_pct),
-                       table_percent(r.time_vs_ref_pct), significant);
+                       table_percent(r.time_vs_ref_pct), significant, md_cell(band));
   }
   return out;
 }

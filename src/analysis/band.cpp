@@ -1,0 +1,93 @@
+#include "analysis/band.hpp"
+
+#include <cmath>
+
+#include "analysis/statistics.hpp"
+
+namespace wattwise::analysis {
+namespace {
+
+struct Spread {
+  int n = 0;
+  double variance = 0;  // of one run's metric value (n - 1)
+};
+
+Spread per_run_spread(const SettingAggregate& aggregate, const ReferencePoint& ref,
+                      const MetricSpec& metric) {
+  std::vector<double> values;
+  for (const RunPoint& run : aggregate.runs)
+    values.push_back(metric_value(metric, run.energy_j, run.time_s, ref));
+  const Summary summary = summarize(values);
+  return {summary.n, summary.stddev ? *summary.stddev * *summary.stddev : 0.0};
+}
+
+// Equal within rounding: such settings are in the band even when nothing is known about the noise.
+bool same_score(double a, double b) {
+  return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
+}
+
+}  // namespace
+
+std::vector<MetricEstimate> metric_estimates(const std::vector<SettingAggregate>& settings,
+                                             const ReferencePoint& ref, const MetricSpec& metric) {
+  std::vector<Spread> spreads;
+  double pooled_squares = 0;
+  int pooled_df = 0;
+  for (const SettingAggregate& s : settings) {
+    spreads.push_back(per_run_spread(s, ref, metric));
+    if (spreads.back().n >= 2) {
+      pooled_squares += (spreads.back().n - 1) * spreads.back().variance;
+      pooled_df += spreads.back().n - 1;
+    }
+  }
+  std::vector<MetricEstimate> estimates;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    MetricEstimate e;
+    const double value = metric_value(metric, settings[i].energy_j.mean, settings[i].time_s.mean, ref);
+    e.score = metric.higher_is_better() ? -value : value;
+    const Spread& spread = spreads[i];
+    if (spread.n >= 2) {
+      e.standard_error = std::sqrt(spread.variance / spread.n);
+      e.df = spread.n - 1;
+    } else if (pooled_df > 0 && spread.n == 1) {
+      e.standard_error = std::sqrt(pooled_squares / pooled_df);
+      e.df = pooled_df;
+      e.borrowed = true;
+    }
+    estimates.push_back(e);
+  }
+  return estimates;
+}
+
+Band indistinguishable_band(const std::vector<MetricEstimate>& estimates, std::size_t best,
+                            const std::vector<bool>& eligible) {
+  Band band;
+  const MetricEstimate& b = estimates.at(best);
+  band.known = b.standard_error.has_value();
+  for (std::size_t i = 0; i < estimates.size(); ++i) {
+    if (i != best && !eligible.at(i)) continue;
+    const MetricEstimate& e = estimates[i];
+    bool inside = i == best || same_score(e.score, b.score);
+    if (!inside && band.known && e.standard_error) {
+      const double var_i = *e.standard_error * *e.standard_error;
+      const double var_b = *b.standard_error * *b.standard_error;
+      const double var = var_i + var_b;
+      // Welch-Satterthwaite; with no spread at all only equal scores are inside (above).
+      if (var > 0) {
+        const double df = var * var / (var_i * var_i / e.df + var_b * var_b / b.df);
+        inside = e.score - b.score <= t_quantile_95(df) * std::sqrt(var);
+      }
+    }
+    if (inside) band.members.push_back(i);
+  }
+  return band;
+}
+
+std::size_t pick_in_band(const std::vector<SettingAggregate>& settings, const Band& band, std::size_t best) {
+  std::size_t pick = best;
+  for (std::size_t i : band.members)
+    if (settings[i].time_s.mean < settings[pick].time_s.mean) pick = i;
+  return pick;
+}
+
+}  // namespace wattwise::analysis

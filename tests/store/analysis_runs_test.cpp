@@ -1,0 +1,167 @@
+// The typed read of a sweep database that analyze, report and sweep share (store::read_analysis_runs).
+#include "store/analysis_runs.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "analysis/runs_csv.hpp"
+#include "core/error.hpp"
+#include "plan/knob.hpp"
+#include "plan/plan.hpp"
+
+namespace wattwise::store {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+nlohmann::json plan_json(bool with_reference) {
+  plan::PlanSpec spec;
+  spec.knobs.push_back(plan::parse_job_knob("batch=64,256"));
+  spec.repeats = 2;
+  nlohmann::json json = plan::plan_spec_to_json(spec);
+  if (with_reference) json["reference"] = {{"batch", 64}};
+  return json;
+}
+
+RunRecord stored_run(std::size_t index, const std::string& batch, double time_s, double energy_j) {
+  RunRecord run;
+  run.plan_index = index;
+  run.settings = {{"batch", batch}};
+  run.repeat = static_cast<unsigned>(index % 2);
+  run.started_at = "2026-01-01T00:00:00Z";
+  run.ended_at = "2026-01-01T00:01:00Z";
+  run.exit_status = 0;
+  run.time_s = time_s;
+  run.energy_j = energy_j;
+  run.method = "counter";
+  return run;
+}
+
+struct AnalysisRunsTest : ::testing::Test {
+  ResultsStore create(bool with_reference = true) {
+    return ResultsStore::create(dir.path() / "sweep.db", {"python train.py", "counter", "node1"},
+                                plan_json(with_reference), {{0, "GPU-aaa", "H100", 200.0, 700.0, 700.0}});
+  }
+  TempDir dir;
+};
+
+TEST_F(AnalysisRunsTest, ReturnsWhatWasStoredWithPhases) {
+  ResultsStore store = create();
+  RunRecord run = stored_run(0, "64", 30.5, 6100.25);
+  run.work = 12800;
+  run.label = "first";
+  run.phases.push_back({std::nullopt, "training", 1, 10.5, 2100.5, 0, "counter"});
+  run.phases.push_back({std::nullopt, "epoch", 2, 10.0, 2000.0, 0, "samples"});
+  store.add_run(run);
+
+  const AnalysisRuns read = read_analysis_runs(ResultsStore::open_read_only(dir.path() / "sweep.db"));
+  ASSERT_EQ(read.runs.size(), 1u);
+  const analysis::RunRecord& got = read.runs[0];
+  EXPECT_EQ(got.setting, (analysis::Setting{{"batch", 64}}));
+  EXPECT_DOUBLE_EQ(got.time_s, 30.5);
+  EXPECT_DOUBLE_EQ(got.energy_j, 6100.25);
+  EXPECT_EQ(got.work, 12800);
+  EXPECT_EQ(got.label, "first");
+  ASSERT_EQ(got.phases.size(), 2u);
+  EXPECT_EQ(got.phases[0].name, "training");
+  EXPECT_DOUBLE_EQ(got.phases[0].time_s, 10.5);
+  EXPECT_EQ(got.phases[0].energy_j, 2100.5);
+  EXPECT_EQ(got.phases[1].name, "epoch");
+  EXPECT_EQ(got.phases[1].count, 2u);
+  ASSERT_TRUE(read.default_setting);
+  EXPECT_EQ(*read.default_setting, (analysis::Setting{{"batch", 64}}));
+}
+
+TEST_F(AnalysisRunsTest, LeavesOutFailedRunsAndWarmups) {
+  ResultsStore store = create();
+  store.add_run(stored_run(0, "64", 30, 6000));
+  RunRecord failed = stored_run(1, "64", 5, 900);
+  failed.error = "job exited with status 1";
+  failed.exit_status = 1;
+  store.add_run(failed);
+  RunRecord warmup = stored_run(2, "256", 31, 6200);
+  warmup.warmup = true;
+  store.add_run(warmup);
+  store.add_run(stored_run(3, "256", 20, 5000));
+
+  const auto runs = read_analysis_runs(store).runs;
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].setting.at("batch"), 64);
+  EXPECT_EQ(runs[1].setting.at("batch"), 256);
+  EXPECT_DOUBLE_EQ(runs[1].energy_j, 5000);
+}
+
+TEST_F(AnalysisRunsTest, AgreesWithTheRunsCsvExport) {
+  ResultsStore store = create();
+  for (std::size_t i = 0; i < 4; ++i) {
+    RunRecord run = stored_run(i, i % 2 ? "256" : "64", 30.0 / 7 + i, 6000.0 / 3 + i);
+    run.work = i == 2 ? std::optional<double>() : std::optional<double>(1000.0 * i);
+    run.label = "run, \"quoted\"";
+    store.add_run(run);
+  }
+  std::stringstream csv;
+  store.export_runs_csv(csv);
+  const auto from_csv = analysis::parse_runs_csv(csv, "export");
+  const auto typed = read_analysis_runs(store).runs;
+  ASSERT_EQ(typed.size(), from_csv.size());
+  for (std::size_t i = 0; i < typed.size(); ++i) {
+    EXPECT_EQ(typed[i].setting, from_csv[i].setting);
+    EXPECT_EQ(typed[i].repeat, from_csv[i].repeat);
+    EXPECT_EQ(typed[i].time_s, from_csv[i].time_s);  // bit for bit: the CSV writes the shortest exact form
+    EXPECT_EQ(typed[i].energy_j, from_csv[i].energy_j);
+    EXPECT_EQ(typed[i].work, from_csv[i].work);
+    EXPECT_EQ(typed[i].label, from_csv[i].label);
+  }
+}
+
+TEST_F(AnalysisRunsTest, CombinesPerGpuPhaseRowsWhenThereIsNoAllGpuRow) {
+  ResultsStore store = create(false);
+  RunRecord run = stored_run(0, "64", 30, 6000);
+  run.phases.push_back({0u, "training", 1, 10, 1000.0, 0, "counter"});
+  run.phases.push_back({1u, "training", 1, 12, 1500.0, 0, "counter"});
+  run.phases.push_back({0u, "epoch", 1, 9, 800.0, 0, "counter"});
+  run.phases.push_back({1u, "epoch", 1, 9, std::nullopt, 0, "counter"});
+  store.add_run(run);
+
+  const AnalysisRuns read = read_analysis_runs(store);
+  EXPECT_FALSE(read.default_setting);
+  ASSERT_EQ(read.runs.size(), 1u);
+  const auto& phases = read.runs[0].phases;
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_DOUBLE_EQ(phases[0].time_s, 12);        // the GPUs ran side by side: the longest
+  EXPECT_EQ(phases[0].energy_j, 2500.0);         // their energy together
+  EXPECT_FALSE(phases[1].energy_j.has_value());  // one GPU without energy: unknown, not partial
+}
+
+TEST_F(AnalysisRunsTest, RefusesANonNumericKnobValueNamingIt) {
+  ResultsStore store = create(false);
+  store.add_run(stored_run(0, "large", 30, 6000));
+  try {
+    read_analysis_runs(store);
+    FAIL() << "a non-numeric knob was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kData);
+    EXPECT_NE(std::string(e.what()).find("batch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'large'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace wattwise::store
