@@ -19,6 +19,7 @@
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
 #include "analysis/runs_csv.hpp"
+#include "cli/adaptive_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
@@ -69,6 +70,7 @@ struct SweepFlags {
   std::string simulate;
   sim::SimulationOptions sim;
   std::vector<std::string> command;
+  AdaptiveFlags adaptive;
   CLI::App* app = nullptr;  // to tell options given on the command line from stored ones (--resume)
   bool cooldown_from_db = false;
   bool interval_from_db = false;
@@ -216,6 +218,7 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
       {"max_failures", flags.max_failures},
       {"read_only", flags.read_only},
       {"simulate", flags.simulate}};
+  if (flags.adaptive.enabled) json["adaptive"] = adaptive_flags_json(flags.adaptive);
   if (flags.interval_option->count() > 0 || flags.interval_from_db) json["interval_ms"] = flags.interval_ms;
   if (flags.cooldown_option->count() > 0 || flags.cooldown_from_db) json["cooldown"] = flags.cooldown;
   if (!flags.simulate.empty()) {
@@ -262,6 +265,7 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     if (!given("--job-gpus")) flags.job_gpus = stored_text(options, "job_gpus");
     if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
     if (!given("--read-only")) flags.read_only = options.value("read_only", false);
+    read_adaptive_flags(options, flags.adaptive, *flags.app);
     if (!given("--interval") && options.contains("interval_ms")) {
       flags.interval_ms = *stored_text(options, "interval_ms");
       flags.interval_from_db = true;
@@ -363,6 +367,7 @@ void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::G
     plan::check_clocks(plan, clocks);
   }
   if (!flags.trace_dir.empty() && !flags.dry_run) check_trace_dir(flags.trace_dir);
+  if (flags.adaptive.enabled) adaptive_config(flags.adaptive, plan, std::nullopt, flags.seed);
 }
 
 // A private state directory for a simulated sweep: its journal and locks name simulated GPUs, which must
@@ -393,6 +398,7 @@ int run_sweep_command(SweepFlags flags) {
     throw usage_error("no command to sweep: `wattwise sweep [knobs] -- CMD ARGS`, or --simulate GPU:MODEL");
   if (simulated && !flags.command.empty())
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
+  if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app)) flags.repeat = repeats;
 
   std::optional<sim::Simulation> simulation;
   std::unique_ptr<hw::GpuSystem> real;
@@ -463,6 +469,10 @@ int run_sweep_command(SweepFlags flags) {
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   options.progress = &progress;
+  std::function<std::string()> adaptive_summary;
+  if (flags.adaptive.enabled)
+    adaptive_summary =
+        wire_adaptive_sweep(adaptive_config(flags.adaptive, options.plan, reference, flags.seed), options);
 
   experiment::MeasureRunFn measure_run;
   std::unique_ptr<Clock> monotonic;
@@ -487,6 +497,7 @@ int run_sweep_command(SweepFlags flags) {
   if (outcome.changed_hardware && !outcome.restore.all_ok())
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
   if (outcome.runs_done > 0 || outcome.runs_skipped > 0) print_analysis(options.db_path.string(), reference);
+  if (adaptive_summary) std::cout << adaptive_summary();
   std::cout << fmt::format("results: {}\n", options.db_path.string());
   std::fprintf(stderr, "wattwise: %s\n", outcome.summary().c_str());
   return outcome.exit_code();
@@ -542,6 +553,7 @@ CommandRun add_sweep_command(CLI::App& app) {
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
   app.add_option("--simulate", flags->simulate, "sweep a simulated job instead, e.g. v100:resnet50");
+  add_adaptive_flags(app, flags->adaptive);
   add_simulation_flags(app, flags->sim,
                        "simulated job: mark only the first N iterations of each epoch (default 8)");
   app.add_option("command", flags->command, "the job, after --")->expected(-1);
