@@ -73,7 +73,8 @@ double regret_pct(const Curve& c, const MetricSpec& m, double limit_w) {
   const auto& ref = c.at.at(kDefaultLimitW);
   const ww::analysis::ReferencePoint reference{ref.energy_j, ref.time_s};
   double best = 1e300;
-  for (const auto& [w, r] : c.at) best = std::min(best, ww::analysis::metric_value(m, r.energy_j, r.time_s, reference));
+  for (const auto& [w, r] : c.at)
+    best = std::min(best, ww::analysis::metric_value(m, r.energy_j, r.time_s, reference));
   const auto& r = c.at.at(limit_w);
   return 100 * (ww::analysis::metric_value(m, r.energy_j, r.time_s, reference) / best - 1);
 }
@@ -167,10 +168,11 @@ struct Tally {
 
 std::string row(const std::string& name, const Tally& t) {
   const auto pct = [&](std::size_t ok) { return 100.0 * double(ok) / double(t.cases); };
-  return fmt::format("{:<26} {:>5} {:>7.1f}% {:>6.2f}% {:>7.1f}% {:>6.2f}% {:>7.1f}% {:>6.2f}% {:>6.1f}%\n", name,
-                     t.cases, pct(t.exhaustive_ok), t.exhaustive_max, pct(t.adaptive_ok), t.adaptive_max,
-                     pct(t.adaptive_analysis_ok), t.adaptive_analysis_max,
-                     t.exhaustive_runs == 0 ? 0.0 : 100.0 * double(t.adaptive_runs) / double(t.exhaustive_runs));
+  return fmt::format(
+      "{:<26} {:>5} {:>7.1f}% {:>6.2f}% {:>7.1f}% {:>6.2f}% {:>7.1f}% {:>6.2f}% {:>6.1f}%\n", name, t.cases,
+      pct(t.exhaustive_ok), t.exhaustive_max, pct(t.adaptive_ok), t.adaptive_max, pct(t.adaptive_analysis_ok),
+      t.adaptive_analysis_max,
+      t.exhaustive_runs == 0 ? 0.0 : 100.0 * double(t.adaptive_runs) / double(t.exhaustive_runs));
 }
 
 }  // namespace
@@ -181,7 +183,8 @@ int main(int argc, char** argv) {
   const auto started = std::chrono::steady_clock::now();
   const auto dir = std::filesystem::temp_directory_path() / "wattwise-bench-adaptive";
   std::filesystem::create_directories(dir);
-  const std::vector<std::string> models = {"alexnet", "vgg19", "inception3", "inception4", "resnet50", "resnet152"};
+  const std::vector<std::string> models = {"alexnet",    "vgg19",    "inception3",
+                                           "inception4", "resnet50", "resnet152"};
   std::vector<Profile> profiles;
   for (const auto& m : models) profiles.push_back({"v100:" + m, "v100:" + m});
   for (const auto& m : models)
@@ -195,7 +198,8 @@ int main(int argc, char** argv) {
     const Curve curve = noise_free_curve(p);
     if (std::getenv("DEBUG_CURVE") && p.name == std::getenv("DEBUG_CURVE")) {
       for (const auto& m : metrics)
-        for (double w : curve.limits) fmt::print(stderr, "{} {} {:.3f}\n", m.name(), w, regret_pct(curve, m, w));
+        for (double w : curve.limits)
+          fmt::print(stderr, "{} {} {:.3f}\n", m.name(), w, regret_pct(curve, m, w));
     }
     const bool replayed = p.name.rfind("replay:", 0) == 0;
     Tally profile_tally;
@@ -221,13 +225,15 @@ int main(int argc, char** argv) {
     per_profile += row(p.name, profile_tally);
   }
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print("# bench_adaptive_regret, seeds {}..{}; regret goal {}%; grid: every 5 W of the profile's range\n",
-             first, last, kRegretGoalPct);
-  fmt::print("# columns: cases | exhaustive 31x5: within goal, max regret | adaptive pick: within, max | "
-             "standard analysis of the adaptive runs: within, max | adaptive runs / exhaustive runs\n");
-  const std::string header = fmt::format("{:<26} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7}\n", "profile",
-                                         "cases", "exh ok", "exh max", "ada ok", "ada max", "a-an ok",
-                                         "a-an max", "runs");
+  fmt::print(
+      "# bench_adaptive_regret, seeds {}..{}; regret goal {}%; grid: every 5 W of the profile's range\n",
+      first, last, kRegretGoalPct);
+  fmt::print(
+      "# columns: cases | exhaustive 31x5: within goal, max regret | adaptive pick: within, max | "
+      "standard analysis of the adaptive runs: within, max | adaptive runs / exhaustive runs\n");
+  const std::string header =
+      fmt::format("{:<26} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7}\n", "profile", "cases", "exh ok",
+                  "exh max", "ada ok", "ada max", "a-an ok", "a-an max", "runs");
   fmt::print("{}{}", header, per_profile);
   fmt::print("\n{}", header);
   for (const auto& [name, t] : by_metric_sim) fmt::print("{}", row("simulated " + name, t));

@@ -23,9 +23,10 @@ std::vector<analysis::MetricSpec> adaptive_metrics(const AdaptiveFlags& flags) {
   for (const auto& name : names) {
     const auto metric = analysis::parse_metric(name);
     if (metric.higher_is_better())
-      throw usage_error(fmt::format("--metric {}: an adaptive sweep looks for a lowest metric; use E, EDP, "
-                                    "ED2P, eds:K or time",
-                                    name));
+      throw usage_error(
+          fmt::format("--metric {}: an adaptive sweep looks for a lowest metric; use E, EDP, "
+                      "ED2P, eds:K or time",
+                      name));
     metrics.push_back(metric);
   }
   return metrics;
@@ -37,7 +38,8 @@ void apply_budget(const std::string& text, experiment::AdaptiveConfig& config) {
   if (!text.empty() && units.find(text.back()) != std::string::npos) {
     const double per_unit = text.back() == 'h' ? 3600 : text.back() == 'm' ? 60 : 1;
     const std::string number = text.substr(0, text.size() - 1);
-    config.budget_s = to_seconds(parse_duration("--budget", number, DurationUnit::kSeconds, 1e-3, 1e7)) * per_unit;
+    config.budget_s =
+        to_seconds(parse_duration("--budget", number, DurationUnit::kSeconds, 1e-3, 1e7)) * per_unit;
     config.budget_runs = static_cast<std::size_t>(kMaxBudgetRuns);
     return;
   }
@@ -64,8 +66,9 @@ void add_adaptive_flags(CLI::App& app, AdaptiveFlags& flags) {
   app.add_flag("--adaptive", flags.enabled,
                "run only the settings needed to find the best of one knob (--power-limit or --sm-clock): "
                "coarse pass, refinement around the optimum, repeats near it (docs/sweep.md)");
-  app.add_option("--budget", flags.budget,
-                 "--adaptive: at most N runs, or a time (2h, 90m, 600s) of runs (default 1.5 runs per value)");
+  app.add_option(
+      "--budget", flags.budget,
+      "--adaptive: at most N runs, or a time (2h, 90m, 600s) of runs (default 1.7 runs per value)");
   app.add_option("--precision", flags.precision,
                  "--adaptive: the knob's best known to +- this, e.g. 5W or 50MHz (default two grid steps)");
   app.add_option("--metric", flags.metrics,
@@ -80,7 +83,8 @@ unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app) 
     return 0;
   }
   if (app.count("--repeat") > 0)
-    throw usage_error("--adaptive decides the repeats itself: drop --repeat (give --budget to bound the runs)");
+    throw usage_error(
+        "--adaptive decides the repeats itself: drop --repeat (give --budget to bound the runs)");
   return kMaxRepeats;
 }
 
@@ -107,10 +111,12 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
   const auto& knobs = plan.spec.knobs;
   if (knobs.size() != 1 || (knobs[0].name != plan::kPowerLimitKnob && knobs[0].name != plan::kSmClockKnob)) {
     throw usage_error(
-        "--adaptive sweeps one knob, --power-limit or --sm-clock: refining two knobs at once (coordinate-wise) "
+        "--adaptive sweeps one knob, --power-limit or --sm-clock: refining two knobs at once "
+        "(coordinate-wise) "
         "is not implemented; sweep one adaptively with the other fixed");
   }
-  if (plan.spec.warmup_runs > 0) throw usage_error("--adaptive does not plan warm-up runs: drop --warmup-runs");
+  if (plan.spec.warmup_runs > 0)
+    throw usage_error("--adaptive does not plan warm-up runs: drop --warmup-runs");
   const std::string& knob = knobs[0].name;
   std::vector<double> grid;
   for (const auto& v : knobs[0].values) grid.push_back(plan::knob_number(knob, v));
@@ -119,7 +125,8 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
   if (grid.size() < 3) throw usage_error("--adaptive needs at least 3 values of the knob: give a range");
   double reference_value = grid.back();
   if (reference && reference->contains(knob)) reference_value = reference->at(knob);
-  auto config = experiment::default_adaptive_config(knob, grid, reference_value, adaptive_metrics(flags), seed);
+  auto config =
+      experiment::default_adaptive_config(knob, grid, reference_value, adaptive_metrics(flags), seed);
   config.max_repeats = kMaxRepeats;
   if (flags.budget) apply_budget(*flags.budget, config);
   if (flags.precision) config.precision = parse_precision(*flags.precision, knob);

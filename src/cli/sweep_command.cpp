@@ -234,8 +234,8 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
 
 // `sweep --resume --db X` with no knobs and no command takes the plan, the command and the options from X.
 bool plan_from_database(const SweepFlags& flags) {
-  return flags.resume && !flags.power_limit && !flags.sm_clock && !flags.mem_clock &&
-         flags.params.empty() && flags.command.empty() && flags.simulate.empty();
+  return flags.resume && !flags.power_limit && !flags.sm_clock && !flags.mem_clock && flags.params.empty() &&
+         flags.command.empty() && flags.simulate.empty();
 }
 
 // Fills `flags` from the database's stored sweep (options given on the command line win, e.g. a new

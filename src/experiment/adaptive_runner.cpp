@@ -25,7 +25,8 @@ namespace {
 
 bool planned_at(const plan::PlannedRun& run, const std::string& knob, double value) {
   for (const auto& s : run.settings)
-    if (s.knob == knob) return std::abs(plan::knob_number(knob, s.value) - value) < 1e-9 * std::max(1.0, value);
+    if (s.knob == knob)
+      return std::abs(plan::knob_number(knob, s.value) - value) < 1e-9 * std::max(1.0, value);
   return false;
 }
 
@@ -33,8 +34,8 @@ bool planned_at(const plan::PlannedRun& run, const std::string& knob, double val
 
 std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adaptive_next_run(
     AdaptiveConfig config, const plan::Plan& plan, Progress* progress, std::shared_ptr<AdaptiveLog> log) {
-  return [config = std::move(config), &plan, progress, log](const store::ResultsStore& store)
-             -> std::optional<plan::PlannedRun> {
+  return [config = std::move(config), &plan, progress,
+          log](const store::ResultsStore& store) -> std::optional<plan::PlannedRun> {
     const auto runs = adaptive_observations(store, config.knob);
     const AdaptiveDecision d = decide_next(config, runs);
     log->last = d;
@@ -42,8 +43,8 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
     if (!d.next) return std::nullopt;
     if (progress) {
       const std::size_t left = config.budget_runs > runs.size() ? config.budget_runs - runs.size() : 0;
-      progress->set_stage(fmt::format("{}: {}; {} runs used, {} left", to_string(d.stage), d.reason,
-                                      runs.size(), left));
+      progress->set_stage(
+          fmt::format("{}: {}; {} runs used, {} left", to_string(d.stage), d.reason, runs.size(), left));
     }
     const auto succeeded = store.succeeded_plan_indices();
     for (const auto& run : plan.runs)

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "analysis/fit.hpp"
 #include "plan/plan.hpp"
@@ -14,9 +13,8 @@ namespace {
 
 constexpr double kZ95 = 1.96;
 // The runs of a metric's fit: its lowest mean and this many measured values on each side.
-static double kFitHalfWidthSteps = getenv("T_FW") ? atof(getenv("T_FW")) : 2;
-static double kTargetCiFractionT = getenv("T_CI") ? atof(getenv("T_CI")) : kTargetCiFraction;
-static unsigned kMinRepeatsNearBestT = getenv("T_MINR") ? atoi(getenv("T_MINR")) : kMinRepeatsNearBest;
+// The fit's window, in grid steps either side of the lowest mean.
+constexpr double kFitHalfWidthSteps = 3;
 
 struct ValueRuns {
   std::vector<AdaptiveObservation> runs;
@@ -81,8 +79,10 @@ AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric) {
   if (first == lowest && first > 0) --first;
   if (last == lowest && last + 1 < m.size()) ++last;
   if (last - first < 2) {  // at an end of the grid: the two nearest on the one side
-    if (first == 0) last = std::min<std::size_t>(2, m.size() - 1);
-    else first = last - 2;
+    if (first == 0)
+      last = std::min<std::size_t>(2, m.size() - 1);
+    else
+      first = last - 2;
   }
   std::vector<double> xs, ys;
   for (std::size_t p = first; p <= last; ++p) {
@@ -143,15 +143,17 @@ unsigned repeats_needed(const State& s) {
     const auto c = pooled_cv(s, metric);
     if (c && (!cv || *c > *cv)) cv = c;
   }
-  const unsigned floor = std::min(kMinRepeatsNearBestT, s.config.max_repeats);
+  const unsigned floor = std::min(kMinRepeatsNearBest, s.config.max_repeats);
   if (!cv) return floor;  // no repeats yet: the first ones tell the noise
-  const double n = std::ceil(std::pow(kZ95 * *cv / kTargetCiFractionT, 2));
+  const double n = std::ceil(std::pow(kZ95 * *cv / kTargetCiFraction, 2));
   return static_cast<unsigned>(std::clamp(n, static_cast<double>(floor), double(s.config.max_repeats)));
 }
 
 std::optional<std::size_t> next_repeat(const State& s, const std::vector<AdaptiveBest>& best,
                                        unsigned needed) {
+  // The reference too: every metric is normalised to it (EDS weighs E and t by it), so its noise moves them.
   std::vector<std::size_t> near;
+  near.push_back(nearest_index(s.config.grid, s.config.reference_value));
   for (const auto& b : best) {
     const std::size_t t = nearest_index(s.config.grid, b.fitted_value);
     const auto [left, right] = measured_neighbours(s, t);
@@ -163,10 +165,6 @@ std::optional<std::size_t> next_repeat(const State& s, const std::vector<Adaptiv
   for (std::size_t i : near)
     if (s.count(i) < needed && (!chosen || s.count(i) < s.count(*chosen))) chosen = i;
   return chosen;
-}
-
-std::string value_text(const AdaptiveConfig& c, std::size_t i) {
-  return fmt::format("{}={}", c.knob, c.grid[i]);
 }
 
 }  // namespace
@@ -195,9 +193,7 @@ AdaptiveConfig default_adaptive_config(std::string knob, std::vector<double> gri
   c.seed = seed;
   c.budget_runs = static_cast<std::size_t>(std::ceil(kDefaultBudgetPerValue * double(c.grid.size())));
   const double step = c.grid.size() > 1 ? (c.grid.back() - c.grid.front()) / double(c.grid.size() - 1) : 0;
-  c.precision = (getenv("T_PREC") ? atof(getenv("T_PREC")) : kDefaultPrecisionSteps) * step;
-  if (getenv("T_BUD")) c.budget_runs = static_cast<std::size_t>(std::ceil(atof(getenv("T_BUD")) * double(c.grid.size())));
-  if (getenv("T_MAXR")) c.max_repeats = atoi(getenv("T_MAXR"));
+  c.precision = kDefaultPrecisionSteps * step;
   return c;
 }
 
@@ -217,13 +213,15 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
   const State s = state_of(config, runs);
   double used_s = 0;
   for (const auto& r : runs) used_s += r.time_s;
-  const bool budget_spent = runs.size() >= config.budget_runs || (config.budget_s && used_s >= *config.budget_s);
+  const bool budget_spent =
+      runs.size() >= config.budget_runs || (config.budget_s && used_s >= *config.budget_s);
   const std::string spent = fmt::format("budget spent ({} runs)", runs.size());
 
   for (std::size_t i : coarse_indices(config)) {
     if (s.count(i) > 0) continue;
-    if (budget_spent) return {AdaptiveStage::kDone, std::nullopt, spent + " before the coarse pass ended", {}};
-    return {AdaptiveStage::kCoarse, config.grid[i], "coarse pass " + value_text(config, i), {}};
+    if (budget_spent)
+      return {AdaptiveStage::kDone, std::nullopt, spent + " before the coarse pass ended", {}};
+    return {AdaptiveStage::kCoarse, config.grid[i], "coarse pass", {}};
   }
   State with_ref = s;
   const auto& ref_runs = s.by_index[nearest_index(config.grid, config.reference_value)];
@@ -239,7 +237,7 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
     if (auto i = next_refinement(with_ref, nearest_index(config.grid, b.fitted_value))) {
       d.stage = AdaptiveStage::kRefining;
       d.next = config.grid[*i];
-      d.reason = fmt::format("refining {} near {}", b.metric.name(), value_text(config, *i));
+      d.reason = "refining " + b.metric.name();
       return d;
     }
   }
@@ -247,8 +245,7 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
   if (auto i = next_repeat(with_ref, d.best, needed)) {
     d.stage = AdaptiveStage::kRepeating;
     d.next = config.grid[*i];
-    d.reason = fmt::format("repeating {} ({} of {} runs)", value_text(config, *i), with_ref.count(*i) + 1,
-                           needed);
+    d.reason = fmt::format("repeating near the best (run {} of {} here)", with_ref.count(*i) + 1, needed);
     return d;
   }
   d.stage = AdaptiveStage::kDone;

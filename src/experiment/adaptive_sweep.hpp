@@ -19,18 +19,19 @@ struct AdaptiveObservation {
 
 // What an adaptive sweep of one knob may do (docs/sweep.md "Adaptive sweeps").
 struct AdaptiveConfig {
-  std::string knob;                            // power_limit_w or sm_clock_mhz, for messages
-  std::vector<double> grid;                    // the values it may run, ascending
-  double reference_value = 0;                  // the metrics' reference setting; a grid value
-  std::vector<analysis::MetricSpec> metrics;   // every optimum here is refined and repeated
-  std::size_t budget_runs = 0;                 // stop after this many successful runs
-  std::optional<double> budget_s;              // stop once the runs took this long (sum of their times)
-  double precision = 0;                        // knob units: the best is known to +- this
-  unsigned max_repeats = 4;                    // runs of one value at most
-  std::uint64_t seed = 1;                      // order of the coarse pass
+  std::string knob;                           // power_limit_w or sm_clock_mhz, for messages
+  std::vector<double> grid;                   // the values it may run, ascending
+  double reference_value = 0;                 // the metrics' reference setting; a grid value
+  std::vector<analysis::MetricSpec> metrics;  // every optimum here is refined and repeated
+  std::size_t budget_runs = 0;                // stop after this many successful runs
+  std::optional<double> budget_s;             // stop once the runs took this long (sum of their times)
+  double precision = 0;                       // knob units: the best is known to +- this
+  unsigned max_repeats = 4;                   // runs of one value at most
+  std::uint64_t seed = 1;                     // order of the coarse pass
 };
 
-// Defaults chosen on bench/adaptive_regret with seeds 101..120 (docs/evidence/adaptive-sweep.md).
+// Defaults chosen on bench/adaptive_regret with seeds 101..120, not the reported 1..20
+// (docs/evidence/adaptive-sweep.md).
 constexpr std::size_t kCoarsePoints = 7;
 constexpr double kTargetCiFraction = 0.01;  // wanted 95% CI half-width of a near-best mean, relative
 constexpr unsigned kMinRepeatsNearBest = 2;
@@ -48,8 +49,8 @@ struct AdaptiveBest {
 
 struct AdaptiveDecision {
   AdaptiveStage stage = AdaptiveStage::kCoarse;
-  std::optional<double> next;  // the value to run next; nullopt when kDone
-  std::string reason;          // one phrase for the progress line and the summary
+  std::optional<double> next;      // the value to run next; nullopt when kDone
+  std::string reason;              // one phrase for the progress line and the summary
   std::vector<AdaptiveBest> best;  // empty until the coarse pass is done
 };
 
@@ -65,8 +66,8 @@ struct AdaptiveDecision {
 AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<AdaptiveObservation>& runs);
 
 // `sweep --adaptive` without --budget and --precision: a budget of kDefaultBudgetPerValue runs per grid value
-// (47 for 31 limits: 30% of the exhaustive 31 x 5) and a precision of kDefaultPrecisionSteps grid steps.
-constexpr double kDefaultBudgetPerValue = 1.5;
+// (53 for 31 limits: 34% of the exhaustive 31 x 5) and a precision of kDefaultPrecisionSteps grid steps.
+constexpr double kDefaultBudgetPerValue = 1.7;
 constexpr double kDefaultPrecisionSteps = 2;
 AdaptiveConfig default_adaptive_config(std::string knob, std::vector<double> grid, double reference_value,
                                        std::vector<analysis::MetricSpec> metrics, std::uint64_t seed);
