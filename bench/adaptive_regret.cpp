@@ -168,11 +168,13 @@ struct Tally {
 
 std::string row(const std::string& name, const Tally& t) {
   const auto pct = [&](std::size_t ok) { return 100.0 * double(ok) / double(t.cases); };
-  return fmt::format(
-      "{:<26} {:>5} {:>7.1f}% {:>6.2f}% {:>7.1f}% {:>6.2f}% {:>7.1f}% {:>6.2f}% {:>6.1f}%\n", name, t.cases,
-      pct(t.exhaustive_ok), t.exhaustive_max, pct(t.adaptive_ok), t.adaptive_max, pct(t.adaptive_analysis_ok),
-      t.adaptive_analysis_max,
-      t.exhaustive_runs == 0 ? 0.0 : 100.0 * double(t.adaptive_runs) / double(t.exhaustive_runs));
+  const std::string runs =
+      t.exhaustive_runs == 0
+          ? "-"
+          : fmt::format("{:.1f}%", 100.0 * double(t.adaptive_runs) / double(t.exhaustive_runs));
+  return fmt::format("{:<26} {:>5} {:>7.1f}% {:>6.2f}% {:>7.1f}% {:>6.2f}% {:>7.1f}% {:>6.2f}% {:>7}\n", name,
+                     t.cases, pct(t.exhaustive_ok), t.exhaustive_max, pct(t.adaptive_ok), t.adaptive_max,
+                     pct(t.adaptive_analysis_ok), t.adaptive_analysis_max, runs);
 }
 
 }  // namespace
