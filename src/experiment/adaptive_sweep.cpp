@@ -215,7 +215,7 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
   for (const auto& r : runs) used_s += r.time_s;
   const bool budget_spent =
       runs.size() >= config.budget_runs || (config.budget_s && used_s >= *config.budget_s);
-  const std::string spent = fmt::format("budget spent ({} runs)", runs.size());
+  const std::string spent = "budget spent";
 
   for (std::size_t i : coarse_indices(config)) {
     if (s.count(i) > 0) continue;
@@ -249,7 +249,9 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
     return d;
   }
   d.stage = AdaptiveStage::kDone;
-  d.reason = fmt::format("every optimum known to +-{} with {} runs near it", config.precision, needed);
+  const std::string unit = config.knob.ends_with("_w") ? " W" : config.knob.ends_with("_mhz") ? " MHz" : "";
+  d.reason =
+      fmt::format("every optimum known to +-{}{} with {} runs near it", config.precision, unit, needed);
   return d;
 }
 
