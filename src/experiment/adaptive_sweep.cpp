@@ -151,14 +151,16 @@ unsigned repeats_needed(const State& s) {
 
 std::optional<std::size_t> next_repeat(const State& s, const std::vector<AdaptiveBest>& best,
                                        unsigned needed) {
-  // The reference too: every metric is normalised to it (EDS weighs E and t by it), so its noise moves them.
+  // The values the fits use (and one step beyond, where the next fit's window may move): repeating them
+  // narrows the vertex. The reference too: every metric is normalised to it (EDS weighs E and t by it).
   std::vector<std::size_t> near;
   near.push_back(nearest_index(s.config.grid, s.config.reference_value));
   for (const auto& b : best) {
-    const std::size_t t = nearest_index(s.config.grid, b.fitted_value);
-    const auto [left, right] = measured_neighbours(s, t);
-    for (const auto i : {std::optional<std::size_t>(t), left, right})
-      if (i && std::find(near.begin(), near.end(), *i) == near.end()) near.push_back(*i);
+    const double t = static_cast<double>(nearest_index(s.config.grid, b.fitted_value));
+    for (std::size_t i : s.measured) {
+      const bool in_window = std::abs(static_cast<double>(i) - t) <= kFitHalfWidthSteps + 1;
+      if (in_window && std::find(near.begin(), near.end(), i) == near.end()) near.push_back(i);
+    }
   }
   plan::seeded_shuffle(near, s.config.seed + s.measured.size());
   std::optional<std::size_t> chosen;

@@ -59,7 +59,8 @@ struct AdaptiveDecision {
 //   coarse:    kCoarsePoints values evenly spread over the grid (ends and reference included), seeded order;
 //   refining:  per metric, run the grid value nearest the fitted vertex, then halve the gaps to its measured
 //              neighbours until they are within `precision` (bisection on the grid);
-//   repeating: each near-best value (the vertex's and its measured neighbours, every metric) gets runs until
+//   repeating: each near-best value (measured within 4 grid steps of a vertex, every metric; and the
+//              reference) gets runs until
 //              the 95% CI of its metric mean is within kTargetCiFraction, from the pooled spread between
 //              repeats (at least kMinRepeatsNearBest, at most max_repeats);
 //   done:      when nothing is left to refine or repeat, or the budget is spent.
