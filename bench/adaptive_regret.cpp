@@ -4,6 +4,7 @@
 // (sim::run_unsampled: the job's time and exact energy, no sampler and no store), so 20 seeds x 12
 // profiles x ~200 runs take seconds. Regret = metric of the recommended limit on the noise-free curve
 // against the noise-free curve's best, in %. Usage: bench_adaptive_regret [FIRST_SEED LAST_SEED]
+// (DEBUG_CASES=1 lists the adaptive cases over the goal on stderr; DEBUG_CURVE=v100:MODEL its regret curve.)
 #include <fmt/format.h>
 
 #include <chrono>
@@ -177,12 +178,8 @@ std::string row(const std::string& name, const Tally& t) {
                      pct(t.adaptive_analysis_ok), t.adaptive_analysis_max, runs);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::uint64_t first = argc > 2 ? std::strtoull(argv[1], nullptr, 10) : 1;
-  const std::uint64_t last = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20;
-  const auto started = std::chrono::steady_clock::now();
+// The six simulated V100 models, then the same six replayed from the published table.
+std::vector<Profile> bench_profiles() {
   const auto dir = std::filesystem::temp_directory_path() / "wattwise-bench-adaptive";
   std::filesystem::create_directories(dir);
   const std::vector<std::string> models = {"alexnet",    "vgg19",    "inception3",
@@ -192,6 +189,16 @@ int main(int argc, char** argv) {
   for (const auto& m : models)
     profiles.push_back({"replay:" + m, "csv:" + replay_csv(WATTWISE_REFERENCE_CSV, m, dir)});
 
+  return profiles;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::uint64_t first = argc > 2 ? std::strtoull(argv[1], nullptr, 10) : 1;
+  const std::uint64_t last = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20;
+  const auto started = std::chrono::steady_clock::now();
+  const std::vector<Profile> profiles = bench_profiles();
   const auto metrics = bench_metrics();
   std::map<std::string, Tally> by_metric_sim, by_metric_replay;
   Tally sim_total, replay_total;

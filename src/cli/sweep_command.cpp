@@ -552,7 +552,9 @@ CommandRun add_sweep_command(CLI::App& app) {
   app.add_option("--trace-dir", flags->trace_dir, "keep every run's trace as CSV here (and in the database)");
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
-  app.add_option("--simulate", flags->simulate, "sweep a simulated job instead, e.g. v100:resnet50");
+  app.add_option("--simulate", flags->simulate,
+                 "sweep a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
+                 "sweep database");
   add_adaptive_flags(app, flags->adaptive);
   add_simulation_flags(app, flags->sim,
                        "simulated job: mark only the first N iterations of each epoch (default 8)");
