@@ -43,8 +43,13 @@ void apply_budget(const std::string& text, experiment::AdaptiveConfig& config) {
     config.budget_runs = static_cast<std::size_t>(kMaxBudgetRuns);
     return;
   }
-  const auto runs = parse_count("--budget", text, 1, static_cast<std::size_t>(kMaxBudgetRuns));
-  config.budget_runs = runs;
+  try {
+    config.budget_runs = parse_count("--budget", text, 1, static_cast<std::size_t>(kMaxBudgetRuns));
+  } catch (const Error&) {
+    throw usage_error(fmt::format(
+        "--budget {}: give a number of runs from 1 to {} (e.g. 40) or a time of runs (2h, 90m, 600s)", text,
+        static_cast<std::size_t>(kMaxBudgetRuns)));
+  }
 }
 
 double parse_precision(const std::string& text, const std::string& knob) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -30,6 +31,18 @@ bool planned_at(const plan::PlannedRun& run, const std::string& knob, double val
   return false;
 }
 
+// "12 runs used, 41 left", or for a time budget "3612 s of runs used, 0 s left".
+std::string budget_text(const AdaptiveConfig& config, const std::vector<AdaptiveObservation>& runs) {
+  if (config.budget_s) {
+    double used_s = 0;
+    for (const auto& r : runs) used_s += r.time_s;
+    return fmt::format("{:.0f} s of runs used, {:.0f} s left", used_s,
+                       std::max(*config.budget_s - used_s, 0.0));
+  }
+  const std::size_t left = config.budget_runs > runs.size() ? config.budget_runs - runs.size() : 0;
+  return fmt::format("{} runs used, {} left", runs.size(), left);
+}
+
 }  // namespace
 
 std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adaptive_next_run(
@@ -40,12 +53,9 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
     const AdaptiveDecision d = decide_next(config, runs);
     log->last = d;
     log->runs_used = runs.size();
+    log->budget = budget_text(config, runs);
     if (!d.next) return std::nullopt;
-    if (progress) {
-      const std::size_t left = config.budget_runs > runs.size() ? config.budget_runs - runs.size() : 0;
-      progress->set_stage(
-          fmt::format("{}: {}; {} runs used, {} left", to_string(d.stage), d.reason, runs.size(), left));
-    }
+    if (progress) progress->set_stage(fmt::format("{}: {}; {}", to_string(d.stage), d.reason, log->budget));
     const auto succeeded = store.succeeded_plan_indices();
     for (const auto& run : plan.runs)
       if (!run.warmup && !succeeded.contains(run.index) && planned_at(run, config.knob, *d.next)) return run;
@@ -58,8 +68,7 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
 
 std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log) {
   if (!log.last) return "";
-  std::string text = fmt::format("adaptive sweep: {} ({} runs of a budget of {})\n", log.last->reason,
-                                 log.runs_used, config.budget_runs);
+  std::string text = fmt::format("adaptive sweep: {} ({})\n", log.last->reason, log.budget);
   for (const auto& b : log.last->best) {
     text += fmt::format("  {:<12} best {}={} (fitted optimum {}={})\n", b.metric.name(), config.knob,
                         b.pick_value, config.knob, b.fitted_value);

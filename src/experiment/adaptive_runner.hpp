@@ -22,6 +22,7 @@ std::vector<AdaptiveObservation> adaptive_observations(const store::ResultsStore
 struct AdaptiveLog {
   std::optional<AdaptiveDecision> last;
   std::size_t runs_used = 0;  // successful runs in the store at the last decision
+  std::string budget;         // "12 runs used, 41 left" at the last decision
 };
 
 // SweepOptions::next_run for an adaptive sweep of `plan` (one knob, its values the config's grid, each

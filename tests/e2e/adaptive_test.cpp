@@ -1,6 +1,7 @@
 // `sweep --adaptive` with the real binary on the simulated V100.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -72,6 +73,21 @@ TEST_F(AdaptiveTest, ResumeAfterABudgetReplaysTheSameDecisions) {
     const double energy_j = w.at("energy_j").at("mean").get<double>();
     EXPECT_NEAR(energy_j, p.at("energy_j").at("mean").get<double>(), 1e-4 * energy_j);
   }
+}
+
+TEST_F(AdaptiveTest, ATimeBudgetStopsOnceTheRunsTookThatLong) {
+  const auto r = wattwise(adaptive_sweep(path("h.db").string(), {"--budget", "1h"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("budget spent"), std::string::npos) << r.out;
+  const auto a = nlohmann::json::parse(wattwise({"analyze", path("h.db").string(), "--json"}).out);
+  double total_s = 0, longest_s = 0;
+  for (const auto& s : a.at("settings")) {
+    const double mean_s = s.at("time_s").at("mean").get<double>();
+    total_s += mean_s * s.at("n").get<int>();
+    longest_s = std::max(longest_s, mean_s * 1.1);
+  }
+  EXPECT_GE(total_s, 3600);              // it ran until an hour of runs
+  EXPECT_LT(total_s, 3600 + longest_s);  // and stopped at the run that crossed it
 }
 
 TEST_F(AdaptiveTest, TwoKnobsAreRefusedBeforeAnyRun) {
