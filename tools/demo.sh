@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on its embedded default: without an NVIDIA driver, a simulated Tesla V100 training resnet50,
-# in virtual time: one measured epoch, then a power-limit sweep with its recommendation, then its report.
+# in virtual time: one measured epoch, then a power-limit sweep with its recommendation, the same sweep run
+# adaptively (docs/sweep.md "Adaptive sweeps"), then the exhaustive sweep's report.
 set -euo pipefail
 BUILD_DIR=${1:-build}
 WW="$BUILD_DIR/src/cli/wattwise"
@@ -16,6 +17,11 @@ echo
 echo "== wattwise sweep --simulate v100:resnet50 --power-limit 150:300:5 --repeat 5   (155 simulated epochs)"
 rm -f "$OUT/sweep.db"
 "$WW" sweep --simulate v100:resnet50 --power-limit 150:300:5 --repeat 5 --order random --seed 1 --db "$OUT/sweep.db"
+
+echo
+echo "== wattwise sweep --adaptive --simulate v100:resnet50 --power-limit 150:300:5   (the same question, ~1/3 of the runs)"
+rm -f "$OUT/adaptive.db"
+"$WW" sweep --adaptive --simulate v100:resnet50 --power-limit 150:300:5 --seed 1 --db "$OUT/adaptive.db"
 
 echo
 echo "== wattwise report $OUT/sweep.db -o $OUT/report.html"

@@ -176,7 +176,9 @@ CommandRun add_measure_command(CLI::App& app) {
       "--job-gpus", flags->job_gpus,
       "the job uses the first N measured GPUs (1 to their count); the others are reported as idle");
   add_node_flags(app, flags->node);
-  app.add_option("--simulate", flags->simulate, "measure a simulated job instead, e.g. v100:resnet50");
+  app.add_option("--simulate", flags->simulate,
+                 "measure a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
+                 "sweep database");
   add_simulation_flags(app, flags->sim, "simulated job: mark only the first N iterations of each epoch");
   app.add_option("--seed", flags->sim.seed, "simulated job: noise seed");
   app.add_option("command", flags->command, "the job, after --")->expected(-1);

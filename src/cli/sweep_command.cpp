@@ -20,6 +20,7 @@
 
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
+#include "cli/adaptive_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
@@ -74,6 +75,7 @@ struct SweepFlags {
   sim::SimulationOptions sim;
   NodeFlags node;
   std::vector<std::string> command;
+  AdaptiveFlags adaptive;
   CLI::App* app = nullptr;  // to tell options given on the command line from stored ones (--resume)
   bool cooldown_from_db = false;
   bool interval_from_db = false;
@@ -223,6 +225,7 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
       {"read_only", flags.read_only},
       {"simulate", flags.simulate}};
   json.update(node_flags_json(flags.node));  // the node-power flags, at the top level like the others
+  if (flags.adaptive.enabled) json["adaptive"] = adaptive_flags_json(flags.adaptive);
   if (flags.interval_option->count() > 0 || flags.interval_from_db) json["interval_ms"] = flags.interval_ms;
   if (flags.cooldown_option->count() > 0 || flags.cooldown_from_db) json["cooldown"] = flags.cooldown;
   if (!flags.simulate.empty()) {
@@ -272,6 +275,7 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
     if (!given("--read-only")) flags.read_only = options.value("read_only", false);
     node_flags_from_json(options, flags.node, given);
+    read_adaptive_flags(options, flags.adaptive, *flags.app);
     if (!given("--interval") && options.contains("interval_ms")) {
       flags.interval_ms = *stored_text(options, "interval_ms");
       flags.interval_from_db = true;
@@ -381,6 +385,7 @@ void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::G
     plan::check_clocks(plan, clocks);
   }
   if (!flags.trace_dir.empty() && !flags.dry_run) check_trace_dir(flags.trace_dir);
+  if (flags.adaptive.enabled) adaptive_config(flags.adaptive, plan, std::nullopt, flags.seed);
 }
 
 // A private state directory for a simulated sweep: its journal and locks name simulated GPUs, which must
@@ -411,6 +416,7 @@ int run_sweep_command(SweepFlags flags) {
     throw usage_error("no command to sweep: `wattwise sweep [knobs] -- CMD ARGS`, or --simulate GPU:MODEL");
   if (simulated && !flags.command.empty())
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
+  if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app)) flags.repeat = repeats;
 
   std::optional<sim::Simulation> simulation;
   std::unique_ptr<hw::GpuSystem> real;
@@ -486,6 +492,10 @@ int run_sweep_command(SweepFlags flags) {
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   options.progress = &progress;
+  std::function<std::string()> adaptive_summary;
+  if (flags.adaptive.enabled)
+    adaptive_summary =
+        wire_adaptive_sweep(adaptive_config(flags.adaptive, options.plan, reference, flags.seed), options);
 
   experiment::MeasureRunFn measure_run;
   std::unique_ptr<Clock> monotonic;
@@ -512,6 +522,7 @@ int run_sweep_command(SweepFlags flags) {
   if (outcome.changed_hardware && !outcome.restore.all_ok())
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
   if (outcome.runs_done > 0 || outcome.runs_skipped > 0) print_analysis(options.db_path.string(), reference);
+  if (adaptive_summary) std::cout << adaptive_summary();
   std::cout << fmt::format("results: {}\n", options.db_path.string());
   std::fprintf(stderr, "wattwise: %s\n", outcome.summary().c_str());
   return outcome.exit_code();
@@ -575,7 +586,10 @@ CommandRun add_sweep_command(CLI::App& app) {
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
   add_node_flags(app, flags->node);
-  app.add_option("--simulate", flags->simulate, "sweep a simulated job instead, e.g. v100:resnet50");
+  app.add_option("--simulate", flags->simulate,
+                 "sweep a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
+                 "sweep database");
+  add_adaptive_flags(app, flags->adaptive);
   add_simulation_flags(app, flags->sim,
                        "simulated job: mark only the first N iterations of each epoch (default 8)");
   app.add_option("command", flags->command, "the job, after --")->expected(-1);

@@ -53,6 +53,7 @@ std::string Progress::format_eta(double seconds) {
 
 std::string Progress::line() const {
   std::string text = fmt::format("run {}/{} {}", std::min(done_ + 1, total_), total_, setting_);
+  if (!stage_.empty()) text += " | " + stage_;
   if (failed_ > 0) text += fmt::format(" | {} failed", failed_);
   // The ETA needs at least one measured run of this invocation; the runs still to do include this one.
   if (done_here_ > 0) {

@@ -19,6 +19,9 @@ class Progress {
   // `total` runs in the plan, `already_done` of them in the database before this invocation (resume).
   void begin(std::size_t total, std::size_t already_done);
   void run_started(const std::string& setting);
+  // What the sweep is doing, shown after the setting until changed (an adaptive sweep: "refining EDP near
+  // power_limit_w=185, 35 runs left"); "" shows nothing.
+  void set_stage(std::string stage) { stage_ = std::move(stage); }
   // The run's wall time on this machine (a simulated run's virtual time would give a useless ETA).
   void run_finished(bool ok);
   void run_finished(double run_time_s, bool ok);
@@ -40,6 +43,7 @@ class Progress {
   std::size_t failed_ = 0;
   double run_time_sum_s_ = 0;
   std::string setting_;
+  std::string stage_;
   bool line_open_ = false;
   std::chrono::steady_clock::time_point run_start_{};
 };

@@ -284,10 +284,18 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   }
 
   Progress* progress = options.progress;
-  if (progress) progress->begin(plan.runs.size(), outcome.runs_skipped);
+  if (progress) progress->begin(options.progress_total.value_or(plan.runs.size()), outcome.runs_skipped);
+  std::size_t k = 0;  // into remaining, for a plan run in order
+  const auto next_run = [&]() -> std::optional<plan::PlannedRun> {
+    if (options.next_run) return options.next_run(store);
+    if (k < remaining.size()) return remaining[k++];
+    return std::nullopt;
+  };
+  // Whether a run may follow (an adaptive sweep only knows when it is asked).
+  const auto more_after = [&] { return options.next_run ? true : k < remaining.size(); };
   try {
-    for (std::size_t k = 0; k < remaining.size(); ++k) {
-      const plan::PlannedRun& run = remaining[k];
+    while (const std::optional<plan::PlannedRun> next = next_run()) {
+      const plan::PlannedRun& run = *next;
       if (StopSignals::stop_requested()) {
         outcome.end = SweepEnd::kStopSignal;
         outcome.signal = StopSignals::signal_number();
@@ -318,12 +326,11 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
       ++outcome.runs_done;
       if (!record.error.empty()) ++outcome.runs_failed;
       if (progress) progress->run_finished(record.error.empty());
-      if (options.max_failures > 0 && outcome.runs_failed >= options.max_failures &&
-          k + 1 < remaining.size()) {
+      if (options.max_failures > 0 && outcome.runs_failed >= options.max_failures && more_after()) {
         outcome.end = SweepEnd::kTooManyFailures;
         break;
       }
-      if (options.cooldown && k + 1 < remaining.size())
+      if (options.cooldown && more_after())
         cool_down(system, gpus, idle, clock, *options.cooldown, [] { return StopSignals::stop_requested(); });
     }
   } catch (...) {

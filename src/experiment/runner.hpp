@@ -49,6 +49,10 @@ struct SweepOptions {
   safety::WatchdogLaunch watchdog;
   RunExtrasFn keep_extras;
   Progress* progress = nullptr;
+  // An adaptive sweep: asked before each run for the next one, given the store with every run so far;
+  // nullopt ends the sweep. Unset: the plan's runs not yet done, in plan order.
+  std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> next_run;
+  std::optional<std::size_t> progress_total;  // the progress line's run count when not the plan's
 };
 
 enum class SweepEnd {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/replay.hpp"
+
 namespace wattwise::sim {
 namespace {
 
@@ -14,10 +16,26 @@ double relative_clock(unsigned mhz, unsigned reference_mhz) {
   return std::clamp(static_cast<double>(mhz) / reference_mhz, 0.0, 1.0);
 }
 
+// A replayed table: speed relative to the highest limit's time, and the table's power scaled by this run's
+// power noise (the job multiplied busy_power_w, which starts as the highest limit's power).
+OperatingPoint replayed_operating_point(const SimGpuSpec& gpu, const WorkloadProfile& workload,
+                                        const GpuSettings& settings) {
+  const ReplayCurve& curve = *workload.replay;
+  const ReplayCurve::Value top = curve.at(curve.max_limit_w());
+  const ReplayCurve::Value here = curve.at(settings.power_limit_w);
+  OperatingPoint point;
+  point.power_w = here.energy_j / here.time_s * workload.busy_power_w / (top.energy_j / top.time_s);
+  point.speed = top.time_s / here.time_s;
+  point.sm_clock_mhz = gpu.boost_sm_clock_mhz;
+  point.mem_clock_mhz = gpu.mem_clocks_mhz.front();
+  return point;
+}
+
 }  // namespace
 
 OperatingPoint busy_operating_point(const SimGpuSpec& gpu, const WorkloadProfile& workload,
                                     const GpuSettings& settings) {
+  if (workload.replay) return replayed_operating_point(gpu, workload, settings);
   const unsigned max_mem_mhz = gpu.mem_clocks_mhz.front();
   const unsigned mem_mhz = std::min(settings.mem_clock_max_mhz.value_or(max_mem_mhz), max_mem_mhz);
   const double mem_ratio = relative_clock(mem_mhz, max_mem_mhz);

@@ -88,7 +88,7 @@ WorkloadProfile workload(std::string model, unsigned batch, double samples_per_s
                          double mem_used_mib) {
   return WorkloadProfile{
       std::move(model),    batch,        100000, samples_per_s, busy_w, static_w, cap_tracking, 3.0,
-      throughput_exponent, mem_used_mib, 40};
+      throughput_exponent, mem_used_mib, 40,     nullptr};
 }
 
 const std::vector<NamedWorkload>& workloads() {

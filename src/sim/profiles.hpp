@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +9,8 @@
 #include "core/clock.hpp"
 
 namespace wattwise::sim {
+
+class ReplayCurve;
 
 // The hardware half of a simulated GPU: what NVML would report about the board, and how it heats up.
 struct SimGpuSpec {
@@ -47,6 +50,9 @@ struct WorkloadProfile {
   double throughput_exponent = 0.5;
   double mem_used_mib = 0;
   unsigned util_mem_pct = 0;
+  // Set for a replayed table (--simulate csv:PATH): speed and power come from it instead of the law above;
+  // busy_power_w and samples_per_s are then its values at the highest limit (sim/replay.hpp).
+  std::shared_ptr<const ReplayCurve> replay;
 };
 
 struct SimProfile {

@@ -30,7 +30,8 @@ SimJob::SimJob(std::vector<SimGpu*> gpus, WorkloadProfile workload, JobOptions o
   workload_.samples_per_s *= std::max(1.0 + options_.noise_fraction * noise.normal(), 0.5);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     WorkloadProfile load = workload_;
-    const double power_factor = std::max(1.0 + 0.5 * options_.noise_fraction * noise.normal(), 0.5);
+    const double power_noise = options_.power_noise_fraction.value_or(0.5 * options_.noise_fraction);
+    const double power_factor = std::max(1.0 + power_noise * noise.normal(), 0.5);
     load.busy_power_w *= power_factor;
     load.static_power_w *= power_factor;
     gpu_loads_.push_back(load);

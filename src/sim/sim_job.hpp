@@ -21,7 +21,8 @@ struct JobOptions {
   // Iteration markers for only the first K iterations of each epoch (nullopt: all). The unmarked rest of
   // an epoch is simulated in one step, so a long epoch costs next to nothing.
   std::optional<std::int64_t> iteration_markers_per_epoch;
-  double noise_fraction = 0.01;  // run-to-run spread of throughput (and half of it in power)
+  double noise_fraction = 0.01;                // run-to-run spread of throughput (and half of it in power)
+  std::optional<double> power_noise_fraction;  // the spread in power when not half of noise_fraction
   std::uint64_t seed = 1;
   int pid = 4242;
 };

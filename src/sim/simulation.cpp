@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "sim/replay.hpp"
 
 namespace wattwise::sim {
 
@@ -33,11 +34,20 @@ std::unique_ptr<SimJob> Simulation::new_job(std::uint64_t run_seed) const {
   job.epochs = options.epochs;
   job.iteration_markers_per_epoch = options.iteration_markers_per_epoch;
   job.noise_fraction = options.noise_fraction;
+  job.power_noise_fraction = options.power_noise_fraction;
+  if (profile.workload.replay) job.start_gap = job.epoch_gap = job.end_gap = Nanos{0};
   job.seed = run_seed;
   return std::make_unique<SimJob>(system->all(), profile.workload, job, clock->now());
 }
 
+namespace {
+
+constexpr std::string_view kReplayPrefix = "csv:";
+
+}  // namespace
+
 Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptions& options) {
+  const bool replay = gpu_and_model.starts_with(kReplayPrefix);
   const auto colon = gpu_and_model.find(':');
   if (colon == std::string_view::npos) {
     throw usage_error(fmt::format("--simulate wants GPU:MODEL (e.g. v100:resnet50), got '{}'; valid: {}",
@@ -45,8 +55,17 @@ Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptio
   }
   if (options.gpus == 0) throw usage_error("a simulation needs at least one GPU: pass gpus >= 1");
   Simulation sim;
-  sim.profile = find_profile(gpu_and_model.substr(0, colon), gpu_and_model.substr(colon + 1));
   sim.options = options;
+  if (replay) {
+    const std::string path(gpu_and_model.substr(kReplayPrefix.size()));
+    if (path.empty()) throw usage_error("--simulate csv:PATH needs a file: a runs CSV or a sweep database");
+    auto curve = std::make_shared<const ReplayCurve>(load_replay_curve(path));
+    sim.options.noise_fraction = curve->time_noise_fraction();
+    sim.options.power_noise_fraction = curve->power_noise_fraction();
+    sim.profile = replay_profile(std::move(curve));
+  } else {
+    sim.profile = find_profile(gpu_and_model.substr(0, colon), gpu_and_model.substr(colon + 1));
+  }
   sim.clock = std::make_shared<VirtualClock>();
   sim.system = std::make_unique<SimGpuSystem>(sim.profile.gpu, options.gpus, *sim.clock);
   sim.job = sim.new_job(options.seed);

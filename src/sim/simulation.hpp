@@ -38,6 +38,7 @@ struct SimulationOptions {
   int epochs = 1;
   std::optional<std::int64_t> iteration_markers_per_epoch;  // nullopt: every iteration is marked
   double noise_fraction = 0.01;
+  std::optional<double> power_noise_fraction;  // default: half of noise_fraction
 };
 
 // A simulated GPU system, the training job on it, and the virtual clock that both run on.
@@ -54,6 +55,9 @@ struct Simulation {
 };
 
 // "v100:resnet50" -> the simulation; unknown GPU or model names are usage errors listing the valid ones.
+// "csv:PATH" replays a table of measured runs or a sweep database (sim/replay.hpp): its noise is the
+// table's spread between repeats (set in the returned options), and its job has no idle gaps, so a run's
+// time and energy are the table's.
 Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptions& options = {});
 
 }  // namespace wattwise::sim

@@ -84,6 +84,19 @@ TEST(RunnerProgress, TerminalLineIsRewrittenInPlace) {
   EXPECT_EQ(text, "\rrun 1/2 a\033[K\rrun 2/2 b | ETA 1s\033[K\n");
 }
 
+TEST(RunnerProgress, AStageShowsAfterTheSettingUntilChanged) {
+  std::FILE* out = std::fopen("/dev/null", "w");
+  Progress progress(out, false);
+  progress.begin(53, 0);
+  progress.set_stage("refining: refining EDP; 8 runs used, 45 left");
+  progress.run_started("power_limit_w=195");
+  EXPECT_EQ(progress.line(), "run 1/53 power_limit_w=195 | refining: refining EDP; 8 runs used, 45 left");
+  progress.set_stage("");
+  EXPECT_EQ(progress.line(), "run 1/53 power_limit_w=195");
+  progress.end();
+  std::fclose(out);
+}
+
 // The whole path on the simulated V100: SimGpu limits, measure_simulated, the store, the restore.
 TEST(RunnerSimulated, SweepOnTheSimulatedGpuReadsBackEachLimitAndCoolsDownOnVirtualTime) {
   sim::SimulationOptions sim_options;

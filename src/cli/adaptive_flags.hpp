@@ -1,0 +1,46 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/run_record.hpp"
+#include "experiment/adaptive_sweep.hpp"
+#include "experiment/runner.hpp"
+
+namespace wattwise::cli {
+
+// `sweep --adaptive [--budget N|Nh] [--precision 5W] [--metric M]...` (docs/sweep.md "Adaptive sweeps").
+struct AdaptiveFlags {
+  bool enabled = false;
+  std::optional<std::string> budget;     // runs ("40") or time ("2h", "90m", "600s")
+  std::optional<std::string> precision;  // knob units: "5W", "5", "50MHz"
+  std::vector<std::string> metrics;      // empty: E, EDP, EDS(2.0), EDS(1.5)
+};
+
+void add_adaptive_flags(CLI::App& app, AdaptiveFlags& flags);
+
+// The repeats to plan for each value (the most an adaptive sweep runs one value). A usage error when
+// --adaptive meets --repeat (the sweep decides the repeats itself: give --budget).
+unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app);
+
+// For `sweep --resume` with the options taken from the database.
+nlohmann::json adaptive_flags_json(const AdaptiveFlags& flags);
+void read_adaptive_flags(const nlohmann::json& stored, AdaptiveFlags& flags, const CLI::App& app);
+
+// Checks the flags against the plan (one power-limit or SM-clock knob with numeric values; budget,
+// precision and metrics well-formed) and builds the decisions' configuration. `reference`: the analysis's
+// reference setting; without it the knob's highest value is the metrics' reference.
+experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const plan::Plan& plan,
+                                           const std::optional<analysis::Setting>& reference,
+                                           std::uint64_t seed);
+
+// Sets `options.next_run` and the progress total for an adaptive sweep; returns what to print after it.
+std::function<std::string()> wire_adaptive_sweep(const experiment::AdaptiveConfig& config,
+                                                 experiment::SweepOptions& options);
+
+}  // namespace wattwise::cli

@@ -1,0 +1,77 @@
+#include "experiment/adaptive_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "store/analysis_runs.hpp"
+
+namespace wattwise::experiment {
+
+std::vector<AdaptiveObservation> adaptive_observations(const store::ResultsStore& store,
+                                                       const std::string& knob) {
+  std::vector<AdaptiveObservation> runs;
+  for (const auto& r : store::read_analysis_runs(store).runs) {  // successful runs only, warm-ups left out
+    const auto value = r.setting.find(knob);
+    if (r.ok && value != r.setting.end()) runs.push_back({value->second, r.time_s, r.energy_j});
+  }
+  return runs;
+}
+
+namespace {
+
+bool planned_at(const plan::PlannedRun& run, const std::string& knob, double value) {
+  for (const auto& s : run.settings)
+    if (s.knob == knob)
+      return std::abs(plan::knob_number(knob, s.value) - value) < 1e-9 * std::max(1.0, value);
+  return false;
+}
+
+// "12 runs used, 41 left", or for a time budget "3612 s of runs used, 0 s left".
+std::string budget_text(const AdaptiveConfig& config, const std::vector<AdaptiveObservation>& runs) {
+  if (config.budget_s) {
+    double used_s = 0;
+    for (const auto& r : runs) used_s += r.time_s;
+    return fmt::format("{:.0f} s of runs used, {:.0f} s left", used_s,
+                       std::max(*config.budget_s - used_s, 0.0));
+  }
+  const std::size_t left = config.budget_runs > runs.size() ? config.budget_runs - runs.size() : 0;
+  return fmt::format("{} runs used, {} left", runs.size(), left);
+}
+
+}  // namespace
+
+std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adaptive_next_run(
+    AdaptiveConfig config, const plan::Plan& plan, Progress* progress, std::shared_ptr<AdaptiveLog> log) {
+  return [config = std::move(config), &plan, progress,
+          log](const store::ResultsStore& store) -> std::optional<plan::PlannedRun> {
+    const auto runs = adaptive_observations(store, config.knob);
+    const AdaptiveDecision d = decide_next(config, runs);
+    log->last = d;
+    log->runs_used = runs.size();
+    log->budget = budget_text(config, runs);
+    if (!d.next) return std::nullopt;
+    if (progress) progress->set_stage(fmt::format("{}: {}; {}", to_string(d.stage), d.reason, log->budget));
+    const auto succeeded = store.succeeded_plan_indices();
+    for (const auto& run : plan.runs)
+      if (!run.warmup && !succeeded.contains(run.index) && planned_at(run, config.knob, *d.next)) return run;
+    // Every planned repeat of that value succeeded (max_repeats reached): nothing more to learn there.
+    log->last->stage = AdaptiveStage::kDone;
+    log->last->reason = fmt::format("{}={} has all its {} runs", config.knob, *d.next, config.max_repeats);
+    return std::nullopt;
+  };
+}
+
+std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log) {
+  if (!log.last) return "";
+  std::string text = fmt::format("adaptive sweep: {} ({})\n", log.last->reason, log.budget);
+  for (const auto& b : log.last->best) {
+    text += fmt::format("  {:<12} best {}={} (fitted optimum {}={})\n", b.metric.name(), config.knob,
+                        b.pick_value, config.knob, b.fitted_value);
+  }
+  return text;
+}
+
+}  // namespace wattwise::experiment

@@ -1,0 +1,125 @@
+// `sweep --adaptive` with the real binary on the simulated V100.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "e2e_fixture.hpp"
+
+namespace wattwise::e2e {
+namespace {
+
+using AdaptiveTest = E2eTest;
+
+std::vector<std::string> adaptive_sweep(const std::string& db, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"sweep",         "--adaptive", "--simulate", "v100:resnet50",
+                                   "--power-limit", "150:300:5",  "--db",       db};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Runs per setting, from `wattwise analyze DB --json`.
+std::map<double, int> runs_per_limit(const nlohmann::json& analysis) {
+  std::map<double, int> runs;
+  for (const auto& s : analysis.at("settings"))
+    runs[s.at("setting").at("power_limit_w").get<double>()] = s.at("n").get<int>();
+  return runs;
+}
+
+int total(const std::map<double, int>& runs) {
+  int n = 0;
+  for (const auto& [w, k] : runs) n += k;
+  return n;
+}
+
+TEST_F(AdaptiveTest, SimulatedV100SweepUsesAThirdOfTheExhaustiveRunsAndSaysWhatItDoes) {
+  const auto r = wattwise(adaptive_sweep(path("a.db").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* stage : {"coarse", "refining", "repeating"})
+    EXPECT_NE(r.err.find(stage), std::string::npos) << stage << "\n" << r.err;
+  EXPECT_NE(r.err.find("runs used"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("adaptive sweep:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("EDS(k=1.5)"), std::string::npos) << r.out;
+  const auto a = wattwise({"analyze", path("a.db").string(), "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto runs = runs_per_limit(nlohmann::json::parse(a.out));
+  EXPECT_LE(total(runs), 53);  // the default budget: 1.7 runs per value of 31, 34% of 31 x 5
+  EXPECT_GE(total(runs), 7);
+  EXPECT_LT(runs.size(), 31u) << "some limits are never run";
+  for (const auto& [w, k] : runs) EXPECT_LE(k, 4) << w;
+}
+
+TEST_F(AdaptiveTest, ResumeAfterABudgetReplaysTheSameDecisions) {
+  // One sweep straight to a budget of 30, one stopped at 12 and resumed to 30: the decisions are a pure
+  // function of the stored runs and the seed (and each run's noise of its plan index), so both databases
+  // hold the same runs.
+  ASSERT_EQ(wattwise(adaptive_sweep(path("whole.db").string(), {"--budget", "30"})).exit_code, 0);
+  ASSERT_EQ(wattwise(adaptive_sweep(path("part.db").string(), {"--budget", "12"})).exit_code, 0);
+  const auto resumed = wattwise({"sweep", "--resume", "--db", path("part.db").string(), "--budget", "30"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("12 were already in the database"), std::string::npos) << resumed.err;
+  const auto whole = nlohmann::json::parse(wattwise({"analyze", path("whole.db").string(), "--json"}).out);
+  const auto part = nlohmann::json::parse(wattwise({"analyze", path("part.db").string(), "--json"}).out);
+  EXPECT_EQ(runs_per_limit(whole), runs_per_limit(part));
+  EXPECT_EQ(total(runs_per_limit(part)), 30);
+  // The same runs, measured again: energies agree to the sampling's alignment (the virtual clock differs).
+  ASSERT_EQ(whole.at("settings").size(), part.at("settings").size());
+  for (std::size_t i = 0; i < whole.at("settings").size(); ++i) {
+    const auto& w = whole.at("settings")[i];
+    const auto& p = part.at("settings")[i];
+    EXPECT_NEAR(w.at("time_s").at("mean").get<double>(), p.at("time_s").at("mean").get<double>(), 1e-6);
+    const double energy_j = w.at("energy_j").at("mean").get<double>();
+    EXPECT_NEAR(energy_j, p.at("energy_j").at("mean").get<double>(), 1e-4 * energy_j);
+  }
+}
+
+TEST_F(AdaptiveTest, ATimeBudgetStopsOnceTheRunsTookThatLong) {
+  const auto r = wattwise(adaptive_sweep(path("h.db").string(), {"--budget", "1h"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("budget spent"), std::string::npos) << r.out;
+  const auto a = nlohmann::json::parse(wattwise({"analyze", path("h.db").string(), "--json"}).out);
+  double total_s = 0, longest_s = 0;
+  for (const auto& s : a.at("settings")) {
+    const double mean_s = s.at("time_s").at("mean").get<double>();
+    total_s += mean_s * s.at("n").get<int>();
+    longest_s = std::max(longest_s, mean_s * 1.1);
+  }
+  EXPECT_GE(total_s, 3600);              // it ran until an hour of runs
+  EXPECT_LT(total_s, 3600 + longest_s);  // and stopped at the run that crossed it
+}
+
+TEST_F(AdaptiveTest, TwoKnobsAreRefusedBeforeAnyRun) {
+  const auto r = wattwise(adaptive_sweep(path("a.db").string(), {"--sm-clock", "1000,1200,1400"}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("one knob"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("a.db")));
+}
+
+TEST_F(AdaptiveTest, BadAdaptiveFlagsAreUsageErrors) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--repeat", "3"},       {"--budget", "0"},         {"--budget", "x"},   {"--precision", "-5W"},
+      {"--precision", "5MHz"}, {"--metric", "gain-loss"}, {"--metric", "nope"}};
+  for (const auto& flags : bad) {
+    const auto r = wattwise(adaptive_sweep(path("a.db").string(), flags));
+    EXPECT_EQ(r.exit_code, 2) << flags[0] << " " << flags[1] << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("a.db")));
+  }
+  const auto r = wattwise({"sweep", "--simulate", "v100:resnet50", "--power-limit", "150:300:50", "--budget",
+                           "10", "--db", path("b.db").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--adaptive"), std::string::npos) << r.err;
+}
+
+TEST_F(AdaptiveTest, AReplayedTableCanBeSweptAdaptively) {
+  std::ofstream(path("t.csv")) << "power_limit_w,time_s,energy_j\n150,12,1500\n200,10,1300\n300,8,1600\n";
+  const auto r = wattwise({"sweep", "--adaptive", "--simulate", "csv:" + path("t.csv").string(),
+                           "--power-limit", "150:300:10", "--metric", "E", "--db", path("a.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Energy is lowest at 200 W in the table (linear in between): the sweep finds it.
+  EXPECT_NE(r.out.find("best power_limit_w=200"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace wattwise::e2e
