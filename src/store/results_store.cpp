@@ -503,7 +503,7 @@ void ResultsStore::add_run_once(const RunRecord& run) {
                      "started_at, ended_at, exit_status, time_s, energy_j, error, ? FROM runs WHERE "
                      "plan_index = ?");
       keep.bind(1, utc_now_iso8601()).bind(2, static_cast<std::int64_t>(run.plan_index)).run();
-      for (const char* table : {"run_settings", "run_gpu_energy", "run_phases", "traces"}) {
+      for (const char* table : {"run_settings", "run_gpu_energy", "run_phases", "traces", "run_gpu_usage"}) {
         const std::string sql =
             fmt::format("DELETE FROM {} WHERE run_id IN (SELECT id FROM runs WHERE plan_index = ?)", table);
         Statement remove(db_, p, sql.c_str());
