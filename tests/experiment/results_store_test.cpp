@@ -511,3 +511,26 @@ TEST_F(StoreTest, AVersion2DatabaseGainsTheGpuUsageTableOnResumeAndKeepsItsRuns)
 
 }  // namespace
 }  // namespace wattwise::experiment
+
+namespace wattwise::experiment {
+namespace {
+
+TEST_F(StoreTest, AFailedRunRunAgainReplacesItsGpuUsageRows) {
+  store::ResultsStore store = create();
+  plan::Plan plan = plan::make_plan(spec());
+  store::RunRecord failed = record_of(plan.runs[1], 3);
+  failed.error = "exit status 1";
+  failed.exit_status = 1;
+  failed.gpu_usage = {{0, "GPU-aaa", true, true, false, {}}};
+  store.add_run(failed);
+  store::RunRecord again = record_of(plan.runs[1], 11);
+  again.gpu_usage = {{0, "GPU-aaa", true, true, true, {77}}};
+  store.add_run(again);  // before: the old run's usage rows collided with the new run's
+  const auto usage = store.gpu_usage(plan.runs[1].index);
+  ASSERT_EQ(usage.size(), 1u);
+  EXPECT_EQ(usage[0].job_seen, true);
+  EXPECT_EQ(usage[0].pids, (std::vector<int>{77}));
+}
+
+}  // namespace
+}  // namespace wattwise::experiment
