@@ -21,6 +21,7 @@
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
 #include "cli/adaptive_flags.hpp"
+#include "workload/stop_signals.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
@@ -409,6 +410,11 @@ class PrivateStateDir {
 };
 
 int run_sweep_command(SweepFlags flags) {
+  // The one stop-signal handler, first (as in `measure`): a SIGINT/SIGTERM/SIGHUP during the set-up below
+  // (reading CUDA_VISIBLE_DEVICES and the GPUs, opening the database) is recorded, and the runner stops
+  // before its first run with the usual message, instead of the signal's default action killing wattwise
+  // without a word.
+  workload::StopSignals stop_signals;
   nlohmann::json stored_plan;  // null unless `--resume --db X` alone takes the plan from X
   if (plan_from_database(flags)) stored_plan = load_stored_sweep(flags);
   const bool simulated = !flags.simulate.empty();
