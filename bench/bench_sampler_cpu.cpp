@@ -91,6 +91,7 @@ struct CpuResult {
   double cpu_s = 0;
   double counter_reads_per_gpu_s = 0;
   double trace_bytes_per_gpu_h = 0;
+  std::uint64_t relock_misses = 0;
   double cpu_pct_per_gpu() const { return 100.0 * cpu_s / (wall_s * gpus); }
 };
 
@@ -115,10 +116,11 @@ CpuResult measure_cpu(const std::string& fake_lib, const std::filesystem::path& 
   result.wall_s = std::chrono::duration<double>(clock.now() - start).count();
   result.cpu_s = cpu_seconds() - cpu_before;
   std::size_t reads = 0, bytes = 0;
-  for (const sampling::GpuTrace& trace : sampler.take_traces()) {
-    reads += trace.energy.size();
-    bytes += trace_bytes(trace);
+  for (const sampling::CounterSchedule& schedule : sampler.counter_schedules()) {
+    reads += schedule.reads();
+    result.relock_misses += schedule.relock_misses();
   }
+  for (const sampling::GpuTrace& trace : sampler.take_traces()) bytes += trace_bytes(trace);
   result.counter_reads_per_gpu_s = static_cast<double>(reads) / (result.wall_s * gpus);
   result.trace_bytes_per_gpu_h = static_cast<double>(bytes) / (result.wall_s * gpus) * 3600.0;
   return result;
@@ -181,18 +183,20 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir);
     const sampling::SamplerConfig config;
     nlohmann::json out = {{"machine", "see docs/evidence/sampler-cpu.md"}, {"cpu", nlohmann::json::array()}};
-    fmt::print("{:>5} {:>8} {:>8} {:>16} {:>18} {:>18}\n", "gpus", "wall_s", "cpu_s", "cpu_pct_per_gpu",
-               "counter_reads/s/gpu", "trace_MB/gpu-hour");
+    fmt::print("{:>5} {:>8} {:>8} {:>16} {:>20} {:>18} {:>13}\n", "gpus", "wall_s", "cpu_s",
+               "cpu_pct_per_gpu", "counter_reads/s/gpu", "trace_MB/gpu-hour", "relock_misses");
     for (unsigned n : gpu_counts) {
       const CpuResult r = measure_cpu(fake_lib, dir, n, seconds, config, free_calls);
-      fmt::print("{:>5} {:>8.2f} {:>8.3f} {:>15.2f}% {:>18.1f} {:>18.2f}\n", r.gpus, r.wall_s, r.cpu_s,
-                 r.cpu_pct_per_gpu(), r.counter_reads_per_gpu_s, r.trace_bytes_per_gpu_h / 1e6);
+      fmt::print("{:>5} {:>8.2f} {:>8.3f} {:>15.2f}% {:>20.2f} {:>18.2f} {:>13}\n", r.gpus, r.wall_s, r.cpu_s,
+                 r.cpu_pct_per_gpu(), r.counter_reads_per_gpu_s, r.trace_bytes_per_gpu_h / 1e6,
+                 r.relock_misses);
       out["cpu"].push_back({{"gpus", r.gpus},
                             {"wall_s", r.wall_s},
                             {"cpu_s", r.cpu_s},
                             {"cpu_pct_per_gpu", r.cpu_pct_per_gpu()},
                             {"counter_reads_per_gpu_s", r.counter_reads_per_gpu_s},
-                            {"trace_bytes_per_gpu_hour", r.trace_bytes_per_gpu_h}});
+                            {"trace_bytes_per_gpu_hour", r.trace_bytes_per_gpu_h},
+                            {"relock_misses", r.relock_misses}});
     }
     std::filesystem::remove_all(dir);
     if (sim_hours > 0) {

@@ -14,12 +14,14 @@ std::optional<PostingGrid> CounterSchedule::fit(std::size_t min_brackets) const 
 }
 
 void CounterSchedule::on_read(Nanos before, Nanos after, std::optional<std::uint64_t> energy_mj) {
-  const Nanos mid = before + (after - before) / 2;
+  ++reads_;
   changed_ = false;
   if (energy_mj) {
-    if (last_mid_ && *energy_mj != last_mj_) {
+    if (last_before_ && *energy_mj != last_mj_) {
       changed_ = true;
-      const PostingBracket bracket{*last_mid_, mid};
+      // The value is taken somewhere inside each read: the posting came after the previous read began
+      // and before this one ended, however long a read was held up (a busy node preempts the spin).
+      const PostingBracket bracket{*last_before_, after};
       const Nanos period = grid_ ? grid_->period : kAssumedPostingPeriod;
       // Only narrow brackets teach anything about the grid; a sparse read's holds k postings.
       if (static_cast<double>(bracket.width().count()) <
@@ -29,7 +31,7 @@ void CounterSchedule::on_read(Nanos before, Nanos after, std::optional<std::uint
         if (brackets_.size() > kKeptBrackets) brackets_.erase(brackets_.begin());
       }
     }
-    last_mid_ = mid;
+    last_before_ = before;
     last_mj_ = *energy_mj;
   }
   last_cost_ = after - before;
@@ -79,15 +81,17 @@ void CounterSchedule::learn(Nanos before, Nanos after) {
     return;
   }
   if (learn_reads_ >= kMaxLearnReads) {
+    // Back off: each failed learning doubles the wait before the next (a counter that does not move).
     mode_ = Mode::kBlind;
-    blind_until_ = after + kMaxRelock;
+    blind_interval_ = std::min(blind_interval_ * 2, kMaxBlindInterval);
+    blind_until_ = after + blind_interval_;
     next_ = after + kAssumedPostingPeriod * config_.postings_per_read;
     return;
   }
   next_ = std::max(before + kLearnSpacing, after);
   // A posting was just bracketed: nothing changes until shortly before the next one, so skip the quiet
   // part of the period (the reads then restart at another place relative to the posting).
-  if (changed_ && !brackets_.empty() && brackets_.back().latest == before + (after - before) / 2) {
+  if (changed_ && !brackets_.empty() && brackets_.back().latest == after) {
     const PostingBracket& b = brackets_.back();
     const Nanos period = grid_ ? grid_->period : kAssumedPostingPeriod;
     next_ = std::max(next_, b.earliest + b.width() / 2 + period - kLearnSpacing * 3 / 2);
@@ -97,6 +101,13 @@ void CounterSchedule::learn(Nanos before, Nanos after) {
 void CounterSchedule::track(Nanos after) {
   if (pre_read_next_) {
     pre_read_next_ = false;
+    // A check read that ends after the posting proves nothing (the sampling thread was late: a busy
+    // node, another GPU's read): try again at the next read instead of taking it for a lost lock.
+    if (after + kBracketSlack > target_posting_) {
+      next_relock_ = after;
+      plan_locked(after);
+      return;
+    }
     checking_ = true;
     next_ = target_posting_ + kReadGuard;
     return;

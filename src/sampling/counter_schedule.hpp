@@ -22,17 +22,18 @@ using namespace std::chrono_literals;
 //             lock and adds a narrow bracket, which refines this GPU's own period over a long baseline;
 //             a miss goes back to learning;
 //   blind     learning found no grid (a counter that does not move, irregular postings): a read every k
-//             assumed periods, and learning again after kMaxRelock;
+//             assumed periods, and learning again after 8 s, doubling up to kMaxBlindInterval;
 //   fixed     --counter-interval: a read every period, no locking (the schedule before phase locking).
 // The counter timeline (counter_timeline.hpp) places every increment on the grid again from the reads
 // alone; this class only decides when to read.
 inline constexpr unsigned kDefaultPostingsPerRead = 5;
 inline constexpr Nanos kLearnSpacing = 13ms;
-inline constexpr Nanos kLockedUncertainty = 3ms;
-inline constexpr std::size_t kMaxLearnReads = 40;  // ~0.5 s of learning, then blind
-inline constexpr Nanos kReadGuard = 5ms;
+inline constexpr Nanos kLockedUncertainty = 6ms;   // >= 2 x kBracketSlack, the least a grid can be known to
+inline constexpr std::size_t kMaxLearnReads = 60;  // ~1 s of learning on a busy node, then blind
+inline constexpr Nanos kReadGuard = 8ms;  // > kLockedUncertainty: a locked read comes after its posting
 inline constexpr Nanos kFirstRelock = 500ms;
 inline constexpr Nanos kMaxRelock = 8s;
+inline constexpr Nanos kMaxBlindInterval = 64s;   // blind: learning again after 8, 16, ... 64 s
 inline constexpr std::size_t kKeptBrackets = 32;  // the fit's memory: a few minutes of relocks
 
 struct CounterScheduleConfig {
@@ -56,6 +57,7 @@ class CounterSchedule {
   Mode mode() const { return mode_; }
   const std::optional<PostingGrid>& grid() const { return grid_; }
   std::uint64_t relock_misses() const { return relock_misses_; }
+  std::uint64_t reads() const { return reads_; }  // every read, whether its value was kept or not
 
  private:
   void learn(Nanos before, Nanos after);
@@ -67,7 +69,7 @@ class CounterSchedule {
   CounterScheduleConfig config_;
   Mode mode_;
   Nanos next_;
-  std::optional<Nanos> last_mid_;  // the last successful read's midpoint and value
+  std::optional<Nanos> last_before_;  // when the last successful read began, and its value
   std::uint64_t last_mj_ = 0;
   bool changed_ = false;  // the last read's value differed from the one before
   std::vector<PostingBracket> brackets_;
@@ -78,11 +80,13 @@ class CounterSchedule {
   Nanos relock_interval_ = kFirstRelock;
   Nanos next_relock_{0};
   Nanos blind_until_{0};
+  Nanos blind_interval_ = kMaxRelock / 2;
   bool pre_read_next_ = false;  // the read planned is the relock's check just before a posting
   bool checking_ = false;       // the read planned is the one after that check
   Nanos target_posting_{0};
   Nanos last_cost_{0};  // the last read's duration: a check read must end before its posting
   std::uint64_t relock_misses_ = 0;
+  std::uint64_t reads_ = 0;
 };
 
 }  // namespace wattwise::sampling

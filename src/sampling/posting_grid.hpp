@@ -23,13 +23,14 @@ inline constexpr double kPeriodFitMinPeriods = 4;
 inline constexpr double kPeriodFitMaxWidth = 0.5;
 // The grid must fall inside this fraction of the brackets; else the postings are not regular (no grid).
 inline constexpr double kGridAgreement = 0.9;
-// Where inside a read (~4 ms on an H100) the driver takes the value is not known; brackets run from read
-// midpoint to read midpoint, so the fit lets each one reach this far beyond its ends.
+// Where inside a read (~4 ms on an H100) the driver takes the value is not known: the schedule's brackets
+// run from the start of one read to the end of the next, the timeline's from read midpoint to midpoint;
+// the fit lets each reach this far beyond its ends.
 inline constexpr Nanos kBracketSlack = std::chrono::milliseconds(2);
 // A fitted period further than this fraction from the guess is not believed (a stall, not a device).
 inline constexpr double kPeriodTolerance = 0.2;
 
-// A posting happened in (earliest, latest]: the midpoints of the reads before and after a change.
+// A posting happened in (earliest, latest]: between the reads before and after a change.
 struct PostingBracket {
   Nanos earliest{0};
   Nanos latest{0};
