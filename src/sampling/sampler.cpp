@@ -119,6 +119,7 @@ void Sampler::reset_stores() {
 
 void Sampler::begin(Nanos now) {
   schedules_.clear();
+  counter_read_at_.assign(gpus_.size(), now);
   const auto n = static_cast<std::int64_t>(std::max<std::size_t>(gpus_.size(), 1));
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     CounterScheduleConfig schedule;
@@ -146,20 +147,37 @@ void Sampler::read_counter(std::size_t gpu, Nanos before) {
     const Nanos after = clock_.now();
     if (energy_mj) record(counters_.readings[gpu], CounterReading{after, after - before, *energy_mj});
   });
-  if (gpu < schedules_.size()) schedules_[gpu].on_read(before, clock_.now(), energy_mj);
+  if (gpu < schedules_.size()) {
+    schedules_[gpu].on_read(before, clock_.now(), energy_mj);
+    counter_read_at_[gpu] = before;
+  }
+}
+
+// GPUs learn their posting grids one at a time: a burst of reads 13 ms apart on one thread leaves no room
+// for another GPU's burst, and reads delayed by another GPU's give brackets too wide to lock on. A GPU
+// waiting for its turn is read as if blind, every k assumed postings.
+Nanos Sampler::counter_due(std::size_t gpu) const {
+  const CounterSchedule& schedule = schedules_[gpu];
+  if (schedule.mode() != CounterSchedule::Mode::kLearning) return schedule.next_read();
+  for (std::size_t i = 0; i < gpu; ++i) {
+    if (!failed(i) && schedules_[i].mode() == CounterSchedule::Mode::kLearning)
+      return std::max(schedule.next_read(),
+                      counter_read_at_[gpu] + kAssumedPostingPeriod * config_.postings_per_read);
+  }
+  return schedule.next_read();
 }
 
 Nanos Sampler::next_counter_read() const {
   Nanos next = Nanos::max();
   for (std::size_t i = 0; i < schedules_.size(); ++i) {
-    if (!failed(i)) next = std::min(next, schedules_[i].next_read());
+    if (!failed(i)) next = std::min(next, counter_due(i));
   }
   return next;
 }
 
 void Sampler::sample_counters(Nanos now) {
   for (std::size_t i = 0; i < schedules_.size(); ++i) {
-    if (!failed(i) && schedules_[i].next_read() <= now) read_counter(i, clock_.now());
+    if (!failed(i) && counter_due(i) <= now) read_counter(i, clock_.now());
   }
 }
 

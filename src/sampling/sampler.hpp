@@ -101,6 +101,7 @@ class Sampler {
   };
 
   void read_counter(std::size_t gpu, Nanos before);
+  Nanos counter_due(std::size_t gpu) const;
   void reset_stores();
   // Runs `read` (the calls to GPU `gpu`) unless that GPU has failed; a failure is counted in `health`
   // and may mark the GPU failed. True when `read` completed.
@@ -120,6 +121,7 @@ class Sampler {
   TelemetryStore telemetry_;                // written only by the telemetry cadence
   DrainStore drain_;                        // written only by the drain cadence
   std::vector<CounterSchedule> schedules_;  // one per GPU, from begin(); outlive take_traces()
+  std::vector<Nanos> counter_read_at_;      // when each GPU's last counter read began
   // Failed GPUs: the flags are read by every cadence before each call; the reasons are written once.
   std::unique_ptr<std::atomic<bool>[]> failed_;
   mutable std::mutex failures_mutex_;

@@ -41,6 +41,7 @@ struct Driver {
   FakeConfig config;
   std::vector<nvmlDevice_st> devices;
   double init_time_s = 0;
+  std::uint64_t config_generation = 0;  // bumped by each load of the config: drops the cached state
   std::int64_t realtime_minus_monotonic_us = 0;
 };
 
@@ -133,18 +134,19 @@ FakeState current_state() {
   static std::mutex mutex;
   static std::optional<FakeState> cached;
   static struct stat cached_stat {};
-  static std::string cached_path;  // a new nvmlInit may name another config
+  static std::uint64_t cached_generation = 0;  // a new nvmlInit may load another config
   struct stat now {};
   const bool exists = ::stat(driver().config.state_file.c_str(), &now) == 0;
   if (!exists) now = {};
   std::lock_guard lock(mutex);
-  const bool same = cached && cached_path == driver().config.state_file && now.st_ino == cached_stat.st_ino &&
-                    now.st_size == cached_stat.st_size && now.st_mtim.tv_sec == cached_stat.st_mtim.tv_sec &&
+  const bool same = cached && cached_generation == driver().config_generation &&
+                    now.st_ino == cached_stat.st_ino && now.st_size == cached_stat.st_size &&
+                    now.st_mtim.tv_sec == cached_stat.st_mtim.tv_sec &&
                     now.st_mtim.tv_nsec == cached_stat.st_mtim.tv_nsec;
   if (!same) {
     cached = read_fake_state(driver().config);
     cached_stat = now;
-    cached_path = driver().config.state_file;
+    cached_generation = driver().config_generation;
   }
   return *cached;
 }
@@ -223,6 +225,7 @@ nvmlReturn_t nvmlInit_v2(void) {
     }
     try {
       d.config = load_fake_config(path);
+      ++d.config_generation;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s\n", e.what());
       return NVML_ERROR_UNKNOWN;

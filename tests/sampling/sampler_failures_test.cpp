@@ -110,8 +110,12 @@ TEST(SamplerFailures, ALostGpuIsNotCalledAgainAndTheOtherGpuIsStillRead) {
   EXPECT_FALSE(traces[0].failure.has_value());
   EXPECT_EQ(traces[0].energy.back().t, 3s) << "the healthy GPU was read to the end";
   EXPECT_NEAR(*EnergyAccounting(traces[0]).energy(0s, 3s).joules, 900, 9);
-  // The lost GPU's trace still accounts for the time before the loss.
-  EXPECT_NEAR(*EnergyAccounting(traces[1]).energy(0s, traces[1].energy.back().t).joules, 200, 20);
+  // The lost GPU's trace still accounts for the time before the loss (its last counter read; phase-locked
+  // reads are ~0.5 s apart, so that may be well before 1 s).
+  const double read_until_s = to_seconds(traces[1].energy.back().t);
+  EXPECT_GT(read_until_s, 0.3);
+  EXPECT_NEAR(*EnergyAccounting(traces[1]).energy(0s, traces[1].energy.back().t).joules, 200 * read_until_s,
+              20 * read_until_s);
 }
 
 TEST(SamplerFailures, AMomentaryErrorCostsOneReadingAndIsCounted) {
