@@ -52,10 +52,9 @@ struct SamplerConfig {
   // Keep only the first and last of a run of equal readings (counter value, telemetry; powers within 1e-9
   // of the run's first). Nothing any figure is computed from is lost: the counter's timeline uses only the
   // reads around a change, and a run of equal powers integrates the same with its inner readings dropped
-  // (to 1e-9). On by default: the instantaneous power changes only every ~100 ms while read every 20 ms,
-  // telemetry mostly repeats, and a simulated job's power is constant between its events, so the kept
-  // trace grows far slower (docs/evidence/sampler-cpu.md); the trace CSV then has fewer rows.
-  bool drop_repeated_readings = true;
+  // (to 1e-9). It bounds the memory of long simulated jobs, whose power is constant between their events;
+  // the trace CSV then has fewer rows (so real measurements keep every reading).
+  bool drop_repeated_readings = false;
   // Phase-locked schedule: read the counter just after every k-th posting (k x ~100 ms apart).
   unsigned postings_per_read = 5;
 };
