@@ -95,7 +95,14 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
   if (knots.empty()) return timeline;
 
   const std::optional<PostingGrid> grid = snap_knots_to_update_grid(knots);
-  timeline.update_period = grid ? grid->period : update_period_of(knots);
+  if (!grid) {
+    // No grid: a bracket wider than a posting period (sparse reads) ends half an assumed period after
+    // its last posting on average, not at its midpoint, which may be hundreds of ms off.
+    for (Knot& knot : knots) {
+      if (knot.latest - knot.earliest > kAssumedUpdatePeriod) knot.t = knot.latest - kAssumedUpdatePeriod / 2;
+    }
+  }
+  timeline.update_period = grid ? grid->period : std::min(update_period_of(knots), kAssumedUpdatePeriod);
   // The first read's value was posted at the last posting before it.
   Nanos begin =
       grid ? grid->at_or_before(read_midpoint(readings.front())) : knots.front().t - timeline.update_period;

@@ -153,18 +153,21 @@ void Sampler::read_counter(std::size_t gpu, Nanos before) {
   }
 }
 
-// GPUs learn their posting grids one at a time: a burst of reads 13 ms apart on one thread leaves no room
-// for another GPU's burst, and reads delayed by another GPU's give brackets too wide to lock on. A GPU
+// At most kConcurrentLearners GPUs learn their posting grids at once: bursts of reads 13 ms apart on one
+// thread leave little room for more, and reads delayed by other GPUs' give brackets too wide to lock on.
+// Two learn together, so that a two-GPU job has both grids within its first few tenths of a second. A GPU
 // waiting for its turn is read as if blind, every k assumed postings.
+constexpr std::size_t kConcurrentLearners = 2;
+
 Nanos Sampler::counter_due(std::size_t gpu) const {
   const CounterSchedule& schedule = schedules_[gpu];
   if (schedule.mode() != CounterSchedule::Mode::kLearning) return schedule.next_read();
-  for (std::size_t i = 0; i < gpu; ++i) {
-    if (!failed(i) && schedules_[i].mode() == CounterSchedule::Mode::kLearning)
-      return std::max(schedule.next_read(),
-                      counter_read_at_[gpu] + kAssumedPostingPeriod * config_.postings_per_read);
-  }
-  return schedule.next_read();
+  std::size_t learners_before = 0;
+  for (std::size_t i = 0; i < gpu; ++i)
+    learners_before += !failed(i) && schedules_[i].mode() == CounterSchedule::Mode::kLearning;
+  if (learners_before < kConcurrentLearners) return schedule.next_read();
+  return std::max(schedule.next_read(),
+                  counter_read_at_[gpu] + kAssumedPostingPeriod * config_.postings_per_read);
 }
 
 Nanos Sampler::next_counter_read() const {
