@@ -167,7 +167,8 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option("--interval", flags->interval_ms, "period of power and telemetry readings, ms, 1 to 10000")
       ->capture_default_str();
   app.add_option("--counter-interval", flags->counter_interval_ms,
-                 "period of energy-counter reads per GPU, ms, 3 x GPUs to 10000 (default max(10, 3 x GPUs))");
+                 "expert: read each GPU's energy counter at this fixed period, ms, 3 x GPUs to 10000 "
+                 "(default: just after every 5th of the counter's ~100 ms postings, locked to them)");
   app.add_option("--trace", flags->trace, "write every reading to this CSV (phases beside it)");
   app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
   app.add_option("--timeout", flags->timeout_s,

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sampling/posting_grid.hpp"
+
 namespace wattwise::sampling {
 namespace {
 
-// Without two knots there is no measured update period: use the H100's (shared/reference/nvml-h100.md).
-constexpr Nanos kAssumedUpdatePeriod = std::chrono::milliseconds(100);
+// Without a grid or two knots there is no measured update period: start from the H100's.
+constexpr Nanos kAssumedUpdatePeriod = kAssumedPostingPeriod;
 constexpr double kJoulesPerMilli = 1e-3;
 
 Nanos read_midpoint(const CounterReading& r) {
@@ -30,68 +32,27 @@ Nanos median_gap(const std::vector<Knot>& knots) {
   return gaps[gaps.size() / 2];
 }
 
-// The device posts the counter on a regular clock (every ~100 ms on an H100). A single change is only
-// bracketed to one polling period, but many brackets pin a regular grid t = phase + n * period far more
-// tightly, provided the polling period does not divide the posting period (then every posting falls at the
-// same place in its bracket and nothing is learnt: use e.g. --counter-interval 17). The period comes from a
-// least-squares fit to the bracket midpoints (a constant bias of the midpoints does not change the slope);
-// the phase is the middle of the region where most brackets, shifted back by n * period, overlap. Each knot
-// moves to its grid instant when that lies inside its own bracket. If the grid does not explain the
-// brackets (more than a tenth fall outside), the device is not regular and the midpoints stay.
-void snap_knots_to_update_grid(std::vector<Knot>& knots, Nanos median_period) {
-  if (knots.size() < 8 || median_period <= Nanos{0}) return;
-  const double t0 = static_cast<double>(knots.front().t.count());
-  // Start from the mean gap (every posting changes the value of a GPU drawing power, so none are missed
-  // unless polling stalled), then refine: number the postings, fit, renumber with the fitted period.
-  double period = (static_cast<double>(knots.back().t.count()) - t0) / static_cast<double>(knots.size() - 1);
-  if (std::fabs(period - static_cast<double>(median_period.count())) > 0.2 * period) return;
-  std::vector<double> n(knots.size());
-  for (int pass = 0; pass < 2; ++pass) {
-    double sum_n = 0, sum_t = 0, sum_nn = 0, sum_nt = 0;
-    for (std::size_t i = 0; i < knots.size(); ++i) {
-      const double t = static_cast<double>(knots[i].t.count()) - t0;
-      n[i] = std::round(t / period);
-      sum_n += n[i];
-      sum_t += t;
-      sum_nn += n[i] * n[i];
-      sum_nt += n[i] * t;
-    }
-    const double count = static_cast<double>(knots.size());
-    const double denominator = count * sum_nn - sum_n * sum_n;
-    if (denominator <= 0) return;
-    period = (count * sum_nt - sum_n * sum_t) / denominator;
-  }
+// Fewer single-posting brackets than this and the grid is not trusted: the midpoints stay. Three is what
+// the read schedule's learning burst leaves behind (reads 13 ms apart around three postings).
+constexpr std::size_t kMinGridBrackets = 3;
+// A grid instant this close outside a knot's bracket still belongs to it (a posting right at a read's edge).
+constexpr Nanos kEdgeTolerance = std::chrono::milliseconds(2);
 
-  // Sweep over the shifted brackets' ends: +1 at each start, -1 at each end; keep the deepest region.
-  std::vector<std::pair<double, int>> ends;
-  ends.reserve(2 * knots.size());
-  for (std::size_t i = 0; i < knots.size(); ++i) {
-    const double shift = t0 + period * n[i];
-    ends.emplace_back(static_cast<double>(knots[i].earliest.count()) - shift, +1);
-    ends.emplace_back(static_cast<double>(knots[i].latest.count()) - shift, -1);
+// The device posts the counter on a regular grid (posting_grid.hpp). Every knot moves to the latest grid
+// instant inside its bracket: for a narrow bracket (dense reads) the one posting in it, for a wide one (the
+// schedule's sparse reads, k postings apart) the last posting before the later read, which is where the
+// increment ends. Without a grid (irregular postings, too few narrow brackets) the midpoints stay.
+std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots) {
+  std::vector<PostingBracket> brackets;
+  brackets.reserve(knots.size());
+  for (const Knot& k : knots) brackets.push_back({k.earliest, k.latest});
+  const std::optional<PostingGrid> grid = fit_posting_grid(brackets, kAssumedUpdatePeriod, kMinGridBrackets);
+  if (!grid) return std::nullopt;
+  for (Knot& knot : knots) {
+    const Nanos on_grid = grid->at_or_before(knot.latest + kEdgeTolerance);
+    if (on_grid >= knot.earliest - kEdgeTolerance) knot.t = std::clamp(on_grid, knot.earliest, knot.latest);
   }
-  std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) {
-    return a.first < b.first || (a.first == b.first && a.second > b.second);
-  });
-  int depth = 0, best_depth = 0;
-  double best_from = 0, best_to = 0;
-  for (std::size_t i = 0; i < ends.size(); ++i) {
-    depth += ends[i].second;
-    if (depth > best_depth && i + 1 < ends.size()) {
-      best_depth = depth;
-      best_from = ends[i].first;
-      best_to = ends[i + 1].first;
-    }
-  }
-  if (static_cast<std::size_t>(best_depth) * 10 < knots.size() * 9) return;
-  const double phase = (best_from + best_to) / 2;
-  for (std::size_t i = 0; i < knots.size(); ++i) {
-    const Nanos on_grid{static_cast<std::int64_t>(std::llround(t0 + phase + period * n[i]))};
-    // A posting right at a read's edge may land a hair outside its bracket: clamp within a small tolerance.
-    constexpr Nanos kEdgeTolerance = std::chrono::milliseconds(2);
-    if (on_grid >= knots[i].earliest - kEdgeTolerance && on_grid <= knots[i].latest + kEdgeTolerance)
-      knots[i].t = std::clamp(on_grid, knots[i].earliest, knots[i].latest);
-  }
+  return grid;
 }
 
 // The posting period. With few knots the gaps are quantised by the polling period (at 17 ms polling a 100 ms
@@ -133,9 +94,19 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
   }
   if (knots.empty()) return timeline;
 
-  timeline.update_period = update_period_of(knots);
-  snap_knots_to_update_grid(knots, timeline.update_period);
-  Nanos begin = knots.front().t - timeline.update_period;
+  const std::optional<PostingGrid> grid = snap_knots_to_update_grid(knots);
+  if (!grid) {
+    // No grid: a bracket wider than a posting period (sparse reads) ends half an assumed period after
+    // its last posting on average, not at its midpoint, which may be hundreds of ms off.
+    for (Knot& knot : knots) {
+      if (knot.latest - knot.earliest > kAssumedUpdatePeriod) knot.t = knot.latest - kAssumedUpdatePeriod / 2;
+    }
+  }
+  timeline.update_period = grid ? grid->period : std::min(update_period_of(knots), kAssumedUpdatePeriod);
+  // The first read's value was posted at the last posting before it.
+  Nanos begin =
+      grid ? grid->at_or_before(read_midpoint(readings.front())) : knots.front().t - timeline.update_period;
+  if (begin >= knots.front().t) begin = knots.front().t - timeline.update_period;
   timeline.pieces.reserve(knots.size());
   for (const Knot& knot : knots) {
     timeline.pieces.push_back(CounterPiece{begin, knot.t, knot.increment_j});

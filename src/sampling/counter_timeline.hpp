@@ -8,12 +8,14 @@
 
 namespace wattwise::sampling {
 
-// The energy counter seen as what it is: a value the device posts every ~100 ms. We poll much faster,
-// so the read at which the value changed brackets the posting instant between two reads; a "knot" is
-// that instant, estimated as the midpoint of the two reads (each read's own midpoint, as the value
-// comes from somewhere inside the ~3 ms call). Between consecutive knots the counter's increment is
-// exactly the energy spent, with a timing uncertainty of half the polling period. When the postings
-// follow a regular grid (they do on an H100), the knots are moved onto the grid fitted to all brackets.
+// The energy counter seen as what it is: a value the device posts every ~100 ms. Two reads between which
+// the value changed bracket the posting(s) in between; a "knot" is the instant the later value was posted.
+// Between consecutive knots the counter's increment is exactly the energy spent. The reads may be dense
+// (every bracket holds one posting) or sparse (the schedule reads only every k-th posting, with short
+// dense bursts now and then): the narrow brackets fix the posting grid (posting_grid.hpp, its period
+// learnt per GPU, 100 ms only the starting guess), and every knot goes to the latest grid instant inside
+// its bracket. Without a grid (irregular postings) a knot is its bracket's midpoint (each read's own
+// midpoint, as the value comes from somewhere inside the ~3 ms call).
 struct CounterPiece {
   Nanos begin{0};
   Nanos end{0};
@@ -28,7 +30,7 @@ struct CounterTimeline {
   Nanos last_read{0};
   double known_energy_j = 0;  // sum of the known increments: last minus first value, across segments
   bool has_break = false;     // some piece has an unknown increment
-  Nanos update_period{0};     // median time between knots (100 ms on an H100)
+  Nanos update_period{0};     // the fitted posting period, else the median time between knots
 };
 
 // The first piece starts one update period before the first knot: the first read's value was posted

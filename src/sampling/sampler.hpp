@@ -11,20 +11,21 @@
 
 #include "core/clock.hpp"
 #include "hw/gpu.hpp"
+#include "sampling/counter_schedule.hpp"
 #include "sampling/sampler_config.hpp"
 #include "sampling/trace.hpp"
 
 namespace wattwise::sampling {
 
-// Reads a set of GPUs into one GpuTrace each, at three cadences:
-//   counters  one read of one GPU's energy counter per tick, GPUs in turn (a read costs ~3 ms);
-//   fast      instantaneous and averaged power of every GPU;
+// Reads a set of GPUs into one GpuTrace each, at four cadences:
+//   counters  each GPU's energy counter on its own CounterSchedule (a read costs ~4 ms of CPU: locked to
+//             the device's ~100 ms postings, one read every k-th posting; or a fixed period);
+//   fast      instantaneous power of every GPU (the ~1 s averaged power only where there is none);
 //   telemetry clocks, utilisation, temperature, P-state, PCIe, memory of every GPU (slower);
 //   drain     the buffered 20 ms power samples of every GPU, device time mapped to our time line.
 // The work of each cadence is a plain method so that drivers decide when it runs: ThreadedDriver (real
-// time, one thread per cadence) or VirtualDriver (simulated time, one thread). Each cadence writes only
-// its own store, so the three may run on three threads without a lock; the stores are merged in
-// take_traces(), after the drivers have stopped. Gpu implementations must allow concurrent reads.
+// time) or VirtualDriver (simulated time), both one thread running a CadenceLoop. Each cadence writes only
+// its own store; the stores are merged in take_traces(), after the drivers have stopped.
 //
 // A failing GPU never stops the sampler: a driver error (UNKNOWN, TIMEOUT, ...) costs that one reading and
 // is counted; a lost GPU (hw::GpuLostError), or kMaxConsecutiveFailures failures in a row on one cadence,
@@ -41,8 +42,12 @@ class Sampler {
   // Before the cadences start: one counter read per GPU (the baseline of the totals), and buffered
   // samples older than `now` are marked as seen so the trace starts at the measurement's start.
   void begin(Nanos now);
-  // Reads the next GPU's counter (round robin), recording the read's cost. `now`: just before the read.
+  // When the next counter read of any GPU is due (after begin(); Nanos::max() when no GPU is left).
+  Nanos next_counter_read() const;
+  // Reads the counter of every GPU whose read is due at `now`, recording each read's cost.
   void sample_counters(Nanos now);
+  // Each GPU's counter schedule (constructor order), for tests and the benchmark; valid after begin().
+  const std::vector<CounterSchedule>& counter_schedules() const { return schedules_; }
   // Reads instantaneous power, averaged power and telemetry of every GPU, stamped `now`.
   void sample_fast(Nanos now);
   // Reads hw::Telemetry of every GPU, stamped `now`.
@@ -74,7 +79,6 @@ class Sampler {
     std::vector<std::uint64_t> failed_readings;
   };
   struct CounterStore {
-    std::size_t next_gpu = 0;
     std::vector<std::vector<CounterReading>> readings;
     Health health;
   };
@@ -97,6 +101,7 @@ class Sampler {
   };
 
   void read_counter(std::size_t gpu, Nanos before);
+  Nanos counter_due(std::size_t gpu) const;
   void reset_stores();
   // Runs `read` (the calls to GPU `gpu`) unless that GPU has failed; a failure is counted in `health`
   // and may mark the GPU failed. True when `read` completed.
@@ -111,10 +116,12 @@ class Sampler {
   Clock& clock_;
   SamplerConfig config_;
   SamplerPeriods periods_;
-  CounterStore counters_;     // written only by the counter cadence
-  FastStore fast_;            // written only by the fast cadence
-  TelemetryStore telemetry_;  // written only by the telemetry cadence
-  DrainStore drain_;          // written only by the drain cadence
+  CounterStore counters_;                   // written only by the counter cadence
+  FastStore fast_;                          // written only by the fast cadence
+  TelemetryStore telemetry_;                // written only by the telemetry cadence
+  DrainStore drain_;                        // written only by the drain cadence
+  std::vector<CounterSchedule> schedules_;  // one per GPU, from begin(); outlive take_traces()
+  std::vector<Nanos> counter_read_at_;      // when each GPU's last counter read began
   // Failed GPUs: the flags are read by every cadence before each call; the reasons are written once.
   std::unique_ptr<std::atomic<bool>[]> failed_;
   mutable std::mutex failures_mutex_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "sampling/posting_grid.hpp"
 
 namespace wattwise::sampling {
 namespace {
@@ -27,10 +28,14 @@ SamplerPeriods resolve_periods(const SamplerConfig& config, std::size_t gpu_coun
                       ms(*config.counter_period), n, ms(counter_floor)));
     }
     periods.counter_per_gpu = *config.counter_period;
+    periods.counter_phase_locked = false;
   } else {
-    periods.counter_per_gpu = std::max(kDefaultCounterPeriod, counter_floor);
+    if (config.postings_per_read < 1 || config.postings_per_read > kMaxPostingsPerRead) {
+      throw usage_error(fmt::format("counter reads every {} postings is out of range: use 1 to {}",
+                                    config.postings_per_read, kMaxPostingsPerRead));
+    }
+    periods.counter_per_gpu = kAssumedPostingPeriod * config.postings_per_read;
   }
-  periods.counter_tick = periods.counter_per_gpu / static_cast<std::int64_t>(n);
 
   if (config.fast_period < kMinFastPeriod) {
     throw usage_error(fmt::format("sampling interval {:g} ms is too short: use at least {:g} ms",

@@ -16,11 +16,14 @@ using namespace std::chrono_literals;
 // The sample buffer holds ~2.4 s, so it is drained at least every second; draining faster than the
 // samples arrive (20 ms) only returns empty batches.
 inline constexpr Nanos kCounterReadBudget = 3ms;
-// 10 ms: a read costs ~2.7 ms of CPU on an H100 (27% of a core). 17 ms (which does not divide the counter's
-// 100 ms, so the posting grid can be pinned, counter_timeline.cpp) was measured on the H100 with the same
-// accuracy over long windows, but on sub-second jobs against the fake driver its wider brackets cost up to
-// ~1% at the run's edges; until that is understood, the finer default stays. --counter-interval 17 opts in.
-inline constexpr Nanos kDefaultCounterPeriod = 10ms;
+// The counter is read on its own schedule by default (counter_schedule.hpp): locked to the device's
+// postings, one read every kDefaultPostingsPerRead postings, at ~1% of a core per GPU
+// (docs/evidence/sampler-cpu.md). A fixed period (--counter-interval) reads every period instead; its
+// floor is n GPUs x 3 ms, and 10 ms was the default before phase locking (~40% of a core per GPU).
+inline constexpr Nanos kLegacyCounterPeriod = 10ms;
+// A read every 2 s at most: the buffered samples span 2.4 s, and the reconciliation needs counter intervals
+// shorter than the buffer's gaps could hide.
+inline constexpr unsigned kMaxPostingsPerRead = 20;
 inline constexpr Nanos kMinFastPeriod = 1ms;
 inline constexpr Nanos kDefaultFastPeriod = 20ms;
 inline constexpr Nanos kMinDrainPeriod = 20ms;
@@ -39,7 +42,8 @@ inline constexpr Nanos kMinTelemetryPeriod = 10ms;
 inline constexpr unsigned kMaxConsecutiveFailures = 5;
 
 struct SamplerConfig {
-  // Period between two counter reads of the same GPU. Unset: max(10 ms, n * 3 ms).
+  // Period between two counter reads of the same GPU, read at fixed times (the expert override
+  // --counter-interval). Unset: phase-locked reads, one every `postings_per_read` postings.
   std::optional<Nanos> counter_period;
   Nanos fast_period = kDefaultFastPeriod;  // instantaneous + averaged power, telemetry (--interval)
   Nanos drain_period = kDefaultDrainPeriod;
@@ -49,14 +53,17 @@ struct SamplerConfig {
   // of the run's first). Nothing any figure is computed from is lost: the counter's timeline uses only the
   // reads around a change, and a run of equal powers integrates the same with its inner readings dropped
   // (to 1e-9). It bounds the memory of long simulated jobs, whose power is constant between their events;
-  // the trace CSV then has fewer rows.
+  // the trace CSV then has fewer rows (so real measurements keep every reading).
   bool drop_repeated_readings = false;
+  // Phase-locked schedule: read the counter just after every k-th posting (k x ~100 ms apart).
+  unsigned postings_per_read = 5;
 };
 
 // The periods the sampler really runs with.
 struct SamplerPeriods {
-  Nanos counter_per_gpu{0};  // between two reads of the same GPU
-  Nanos counter_tick{0};     // between two reads of the counter thread (one GPU each, round robin)
+  // Between two reads of the same GPU: the fixed period, or k postings of ~100 ms when phase-locked.
+  Nanos counter_per_gpu{0};
+  bool counter_phase_locked = true;
   Nanos fast{0};
   Nanos drain{0};
   Nanos telemetry{0};

@@ -4,7 +4,7 @@
 #include <exception>
 #include <utility>
 
-#include "sampling/periodic_schedule.hpp"
+#include "sampling/cadence_loop.hpp"
 
 namespace wattwise::sampling {
 namespace {
@@ -30,27 +30,14 @@ void ThreadedDriver::start() {
   stop_requested_ = false;
   const Nanos start = clock_.now();
   sampler_.begin(start);
-  const SamplerPeriods& p = sampler_.periods();
-  // The first ticks are one period after begin(), which already read every counter.
-  threads_.emplace_back([this, start, p] {
-    run_cadence(start + p.counter_tick, p.counter_tick, [this](Nanos now) { sampler_.sample_counters(now); });
-  });
-  threads_.emplace_back(
-      [this, start, p] { run_cadence(start, p.fast, [this](Nanos now) { sampler_.sample_fast(now); }); });
-  threads_.emplace_back([this, start, p] {
-    run_cadence(start, p.telemetry, [this](Nanos now) { sampler_.sample_telemetry(now); });
-  });
-  threads_.emplace_back([this, start, p] {
-    run_cadence(start + p.drain, p.drain, [this](Nanos now) { sampler_.drain_samples(now); });
-  });
+  thread_ = std::thread([this, start] { run_loop(start); });
   running_ = true;
 }
 
 void ThreadedDriver::stop() {
   if (!running_) return;
   stop_requested_ = true;
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
+  thread_.join();
   running_ = false;
   sampler_.finish(clock_.now());
   if (cadence_error_) std::rethrow_exception(std::exchange(cadence_error_, nullptr));
@@ -64,21 +51,20 @@ void ThreadedDriver::sleep_until_or_stopped(Nanos deadline) {
   }
 }
 
-void ThreadedDriver::run_cadence(Nanos start, Nanos period, const std::function<void(Nanos)>& tick) {
-  PeriodicSchedule schedule(start, period);
+void ThreadedDriver::run_loop(Nanos start) {
+  CadenceLoop loop(sampler_, start);
   while (true) {
-    sleep_until_or_stopped(schedule.next_due());
+    sleep_until_or_stopped(loop.next_due());
     if (stop_requested_) return;
     try {
-      tick(clock_.now());
+      skipped_ += loop.run_due(clock_.now(), clock_);
     } catch (...) {
-      // The sampler handles the GPUs' errors itself; anything else (out of memory, a bug) stops this
-      // cadence and is raised by stop() on the measuring thread, instead of terminating the process.
+      // The sampler handles the GPUs' errors itself; anything else (out of memory, a bug) stops the
+      // sampling and is raised by stop() on the measuring thread, instead of terminating the process.
       std::lock_guard lock(error_mutex_);
       if (!cadence_error_) cadence_error_ = std::current_exception();
       return;
     }
-    skipped_ += schedule.advance(clock_.now());
   }
 }
 

@@ -1,8 +1,6 @@
 #include "sampling/virtual_driver.hpp"
 
-#include <array>
-
-#include "sampling/periodic_schedule.hpp"
+#include "sampling/cadence_loop.hpp"
 
 namespace wattwise::sampling {
 
@@ -11,12 +9,7 @@ VirtualDriver::VirtualDriver(Sampler& sampler, VirtualClock& clock) : sampler_(s
 Nanos VirtualDriver::run_until(Nanos end, const SimulatedJob& job) {
   const Nanos start = clock_.now();
   sampler_.begin(start);
-  const SamplerPeriods& p = sampler_.periods();
-  // Same phases as the threaded driver: begin() already read every counter at `start`.
-  PeriodicSchedule counter(start + p.counter_tick, p.counter_tick);
-  PeriodicSchedule fast(start, p.fast);
-  PeriodicSchedule drain(start + p.drain, p.drain);
-  PeriodicSchedule telemetry(start, p.telemetry);
+  CadenceLoop loop(sampler_, start);
   const bool has_job = static_cast<bool>(job.next_event);
 
   while (true) {
@@ -25,12 +18,9 @@ Nanos VirtualDriver::run_until(Nanos end, const SimulatedJob& job) {
       job_due = job.next_event();
       if (!job_due) break;  // the job has finished
     }
-    PeriodicSchedule* due = &counter;
-    for (PeriodicSchedule* s : std::array{&fast, &drain, &telemetry}) {
-      if (s->next_due() < due->next_due()) due = s;
-    }
-    const bool job_first = job_due && *job_due <= due->next_due();
-    const Nanos when = job_first ? *job_due : due->next_due();
+    const Nanos sampler_due = loop.next_due();
+    const bool job_first = job_due && *job_due <= sampler_due;
+    const Nanos when = job_first ? *job_due : sampler_due;
     if (when > end) {
       clock_.sleep_until(end);
       break;
@@ -40,11 +30,7 @@ Nanos VirtualDriver::run_until(Nanos end, const SimulatedJob& job) {
       job.run_event(clock_.now());
       continue;
     }
-    if (due == &counter) sampler_.sample_counters(clock_.now());
-    if (due == &fast) sampler_.sample_fast(clock_.now());
-    if (due == &drain) sampler_.drain_samples(clock_.now());
-    if (due == &telemetry) sampler_.sample_telemetry(clock_.now());
-    due->advance(clock_.now());
+    loop.run_due(clock_.now(), clock_);
   }
   const Nanos stopped = clock_.now();
   sampler_.finish(stopped);

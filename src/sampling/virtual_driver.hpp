@@ -17,7 +17,7 @@ struct SimulatedJob {
 };
 
 // Runs a Sampler on simulated time, in one thread: it repeatedly picks the earliest due event (a job
-// event, the counter, fast or drain tick), advances the clock to it and runs it. Minutes of a simulated
+// event, or the CadenceLoop's next due tick), advances the clock to it and runs it. Minutes of a simulated
 // run complete in milliseconds, and tick times are exact, which the tests of drift-freedom rely on.
 class VirtualDriver {
  public:

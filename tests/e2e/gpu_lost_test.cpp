@@ -62,7 +62,8 @@ TEST_F(GpuLostTest, TheJobRunsOnBothGpusHaveAResultAndTheLostOneSaysWhen) {
   EXPECT_GT(at_s, 0.0);
   EXPECT_LT(at_s, 2.0);
   EXPECT_LE(covered_s, at_s);
-  EXPECT_GT(covered_s, at_s - 0.1);
+  // Covered up to the last counter read before the loss: one every 5 postings (~0.5 s) when phase-locked.
+  EXPECT_GT(covered_s, at_s - 0.6);
   // Its energy is the constant draw over the covered span only, not over the whole job.
   ASSERT_TRUE(lost.at("energy_j").is_number()) << lost.dump();
   EXPECT_NEAR(lost.at("energy_j").get<double>(), kConstantPowerW * covered_s,

@@ -51,6 +51,12 @@ bool FakeGpuConfig::is_unsupported(const std::string& call) const {
   return std::find(unsupported.begin(), unsupported.end(), call) != unsupported.end();
 }
 
+double FakeGpuConfig::cost_us(const std::string& call, const std::map<std::string, double>& global) const {
+  if (const auto own = call_cost_us.find(call); own != call_cost_us.end()) return own->second;
+  const auto shared = global.find(call);
+  return shared == global.end() ? 0 : shared->second;
+}
+
 bool ErrorInjection::applies_to(const std::string& call, double since_init_s) const {
   if (rate <= 0 || since_init_s < after_s) return false;
   if (until_s && since_init_s >= *until_s) return false;
@@ -73,6 +79,14 @@ ErrorInjection parse_error_injection(const nlohmann::json& j) {
   if (!(e.rate >= 0 && e.rate <= 1)) throw std::runtime_error("fake NVML: errors.rate must be in [0, 1]");
   if (e.codes.empty()) throw std::runtime_error("fake NVML: errors.codes must name at least one code");
   return e;
+}
+
+std::map<std::string, double> parse_call_costs(const nlohmann::json& j) {
+  std::map<std::string, double> costs = j.value("call_cost_us", std::map<std::string, double>{});
+  for (const auto& [call, us] : costs) {
+    if (!(us >= 0)) throw std::runtime_error("fake NVML: call_cost_us of " + call + " must be >= 0");
+  }
+  return costs;
 }
 
 FakeGpuConfig parse_gpu(const nlohmann::json& j, std::size_t index) {
@@ -109,6 +123,11 @@ FakeGpuConfig parse_gpu(const nlohmann::json& j, std::size_t index) {
   gpu.memory_total_mib = j.value("memory_total_mib", gpu.memory_total_mib);
   gpu.pcie_tx_kbps = j.value("pcie_tx_kbps", gpu.pcie_tx_kbps);
   gpu.pcie_rx_kbps = j.value("pcie_rx_kbps", gpu.pcie_rx_kbps);
+  gpu.counter_period_s = j.value("counter_period_ms", gpu.counter_period_s * 1e3) * 1e-3;
+  gpu.counter_phase_s = j.value("counter_phase_ms", gpu.counter_phase_s * 1e3) * 1e-3;
+  if (!(gpu.counter_period_s > 0) || gpu.counter_phase_s < 0 || gpu.counter_phase_s >= gpu.counter_period_s)
+    throw std::runtime_error("fake NVML: counter_period_ms must be > 0 and counter_phase_ms in [0, period)");
+  gpu.call_cost_us = parse_call_costs(j);
   return gpu;
 }
 
@@ -127,6 +146,7 @@ FakeConfig load_fake_config(const std::string& path) {
   config.driver_version = j.value("driver_version", config.driver_version);
   config.state_file = j.value("state_file", path + ".state");
   config.energy_read_delay_ms = j.value("energy_read_delay_ms", 0.0);
+  config.call_cost_us = parse_call_costs(j);
   if (j.contains("init_error")) config.init_error = j.at("init_error").get<std::string>();
   if (j.contains("controls_error")) config.controls_error = j.at("controls_error").get<std::string>();
   if (j.contains("gpus")) {

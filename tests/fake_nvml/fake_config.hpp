@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,14 +77,29 @@ struct FakeGpuConfig {
   double memory_total_mib = 81559;
   unsigned pcie_tx_kbps = 1000;
   unsigned pcie_rx_kbps = 2000;
+  // The energy counter (and the instantaneous power field, which changes at the same instants) is posted
+  // at counter_phase_s + n * counter_period_s of CLOCK_MONOTONIC time, like the H100's ~100 ms postings.
+  // Config: "counter_period_ms": 100, "counter_phase_ms": 0 (phase in [0, period)).
+  double counter_period_s = 0.1;
+  double counter_phase_s = 0;
+  // CPU each call burns on the calling thread, by NVML function name, in microseconds; overrides the
+  // global "call_cost_us" name by name (see FakeConfig).
+  std::map<std::string, double> call_cost_us;
 
   bool is_unsupported(const std::string& call) const;
+  // The cost of `call` on this GPU: its own entry, else the global one, else 0.
+  double cost_us(const std::string& call, const std::map<std::string, double>& global) const;
 };
 
 struct FakeConfig {
   std::string driver_version = "580.159.04";
-  std::string state_file;                     // settings that persist across processes
-  double energy_read_delay_ms = 0;            // the H100 takes ~2.7 ms per energy read
+  std::string state_file;           // settings that persist across processes
+  double energy_read_delay_ms = 0;  // sleeps (no CPU) this long in each energy read
+  // CPU burnt per call, by NVML function name, in microseconds: the call spins on its thread's CPU clock,
+  // as the real driver spins (an H100's energy read costs ~3.97 ms of CPU, shared/reference/nvml-h100.md).
+  // e.g. "call_cost_us": {"nvmlDeviceGetTotalEnergyConsumption": 3970, "nvmlDeviceGetFieldValues": 6}.
+  // Absent: 0, so tests stay fast. A GPU's own "call_cost_us" overrides it name by name.
+  std::map<std::string, double> call_cost_us;
   std::optional<std::string> init_error;      // "DRIVER_NOT_LOADED" or "LIB_RM_VERSION_MISMATCH"
   std::optional<std::string> controls_error;  // e.g. "NO_PERMISSION": every set/reset call fails so
   std::vector<FakeGpuConfig> gpus;

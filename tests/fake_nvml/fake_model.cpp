@@ -13,8 +13,10 @@ double monotonic_now_s() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-double FakeGpuModel::last_update_s(double now_s, double period_s) {
-  return std::floor(now_s / period_s) * period_s;
+double FakeGpuModel::last_posting_s(double now_s) const {
+  const double period_s = gpu_.counter_period_s;
+  const double phase_s = gpu_.counter_phase_s;
+  return phase_s + std::floor((now_s - phase_s) / period_s) * period_s;
 }
 
 double FakeGpuModel::energy_j(double t_s) const {
@@ -25,17 +27,17 @@ double FakeGpuModel::energy_j(double t_s) const {
 }
 
 std::uint64_t FakeGpuModel::counter_mj(double now_s) const {
-  return static_cast<std::uint64_t>(
-      std::floor(energy_j(last_update_s(now_s, kCounterUpdatePeriodS)) * 1000.0));
+  return static_cast<std::uint64_t>(std::floor(energy_j(last_posting_s(now_s)) * 1000.0));
 }
 
 double FakeGpuModel::instant_power_w(double now_s) const {
-  const double end_s = last_update_s(now_s, kCounterUpdatePeriodS);
-  return gpu_.profile.energy_j(end_s - kCounterUpdatePeriodS, end_s, limit_w()) / kCounterUpdatePeriodS;
+  const double end_s = last_posting_s(now_s);
+  const double period_s = gpu_.counter_period_s;
+  return gpu_.profile.energy_j(end_s - period_s, end_s, limit_w()) / period_s;
 }
 
 double FakeGpuModel::average_power_w(double now_s) const {
-  const double end_s = last_update_s(now_s, kCounterUpdatePeriodS);
+  const double end_s = last_posting_s(now_s);
   return gpu_.profile.energy_j(end_s - kAveragePowerWindowS, end_s, limit_w()) / kAveragePowerWindowS;
 }
 

@@ -9,7 +9,6 @@
 namespace wattwise::fake_nvml {
 
 // Timing of the H100 as measured (shared/reference/nvml-h100.md).
-constexpr double kCounterUpdatePeriodS = 0.1;      // energy counter and instantaneous power refresh
 constexpr double kAveragePowerWindowS = 1.0;       // nvmlDeviceGetPowerUsage is a 1 s moving average
 constexpr std::int64_t kSamplePeriodUs = 20000;    // buffered power samples
 constexpr std::int64_t kSampleBufferUs = 2400000;  // how far back the sample buffer reaches
@@ -30,16 +29,17 @@ class FakeGpuModel {
   double limit_w() const { return settings_.power_limit_mw / 1000.0; }
   // Exact energy used since the counter's origin, up to t.
   double energy_j(double t_s) const;
-  // The counter as the driver reports it: only refreshed every 100 ms, so up to 100 ms stale.
+  // The counter as the driver reports it: posted only every counter_period_s (100 ms by default, at
+  // counter_phase_s), so up to one period stale.
   std::uint64_t counter_mj(double now_s) const;
-  double instant_power_w(double now_s) const;  // mean over the last completed 100 ms
+  double instant_power_w(double now_s) const;  // mean over the last completed posting period
   double average_power_w(double now_s) const;  // mean over the last 1 s (lags a step by ~1 s)
   double power_now_w(double t_s) const;        // min(profile, limit) at t
   // Samples whose 20 ms interval ended in (now - 2.4 s, now], oldest first.
   std::vector<FakeSample> buffered_samples(double now_s) const;
 
  private:
-  static double last_update_s(double now_s, double period_s);
+  double last_posting_s(double now_s) const;  // the latest counter posting at or before now
   const FakeGpuConfig& gpu_;
   FakeGpuSettings settings_;
 };

@@ -6,6 +6,7 @@
 // A C library's state is process-global by nature (nvmlInit/nvmlShutdown reference counting), so this
 // file keeps one Driver object behind a mutex; nothing else in wattwise does this.
 
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ struct Driver {
   FakeConfig config;
   std::vector<nvmlDevice_st> devices;
   double init_time_s = 0;
+  std::uint64_t config_generation = 0;  // bumped by each load of the config: drops the cached state
   std::int64_t realtime_minus_monotonic_us = 0;
 };
 
@@ -88,12 +90,29 @@ nvmlReturn_t injected_error(unsigned index, const FakeGpuConfig& gpu, const char
   return parse_error(gpu.errors->codes[pick(found->second)]);
 }
 
-// Common checks of every device call: initialised, valid handle, GPU not lost, call supported.
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+}
+
+// The real driver spins inside some calls (an energy read costs ~3.97 ms of CPU on an H100): burn the
+// configured CPU time on the calling thread, not wall time, so getrusage sees what it would see there.
+void burn_cpu_us(double cost_us) {
+  if (cost_us <= 0) return;
+  const double until_us = thread_cpu_us() + cost_us;
+  while (thread_cpu_us() < until_us) {
+  }
+}
+
+// Common checks of every device call: initialised, valid handle, GPU not lost, call supported; and the
+// call's configured CPU cost, burnt first (a failing call on the real driver costs its time too).
 nvmlReturn_t enter(nvmlDevice_t device, const char* call, const FakeGpuConfig** gpu) {
   Driver& d = driver();
   if (d.init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (device == nullptr || device->index >= d.config.gpus.size()) return NVML_ERROR_INVALID_ARGUMENT;
   *gpu = &d.config.gpus[device->index];
+  burn_cpu_us((*gpu)->cost_us(call, d.config.call_cost_us));
   if ((*gpu)->lost_after_s && monotonic_now_s() - d.init_time_s >= *(*gpu)->lost_after_s) {
     return NVML_ERROR_GPU_IS_LOST;
   }
@@ -109,8 +128,32 @@ nvmlReturn_t enter_control(nvmlDevice_t device, const char* call, const FakeGpuC
   return NVML_SUCCESS;
 }
 
+// The state file as last read, reread only when stat says it was replaced (writes rename a new file into
+// place, so the inode changes): the fake's own bookkeeping then costs a stat per call, not a locked read
+// and a JSON parse, and the CPU benchmark measures the burnt call costs rather than the fake.
+FakeState current_state() {
+  static std::mutex mutex;
+  static std::optional<FakeState> cached;
+  static struct stat cached_stat {};
+  static std::uint64_t cached_generation = 0;  // a new nvmlInit may load another config
+  struct stat now {};
+  const bool exists = ::stat(driver().config.state_file.c_str(), &now) == 0;
+  if (!exists) now = {};
+  std::lock_guard lock(mutex);
+  const bool same = cached && cached_generation == driver().config_generation &&
+                    now.st_ino == cached_stat.st_ino && now.st_size == cached_stat.st_size &&
+                    now.st_mtim.tv_sec == cached_stat.st_mtim.tv_sec &&
+                    now.st_mtim.tv_nsec == cached_stat.st_mtim.tv_nsec;
+  if (!same) {
+    cached = read_fake_state(driver().config);
+    cached_stat = now;
+    cached_generation = driver().config_generation;
+  }
+  return *cached;
+}
+
 FakeGpuModel model_of(const FakeGpuConfig& gpu) {
-  return FakeGpuModel(gpu, read_fake_state(driver().config)[gpu.uuid]);
+  return FakeGpuModel(gpu, current_state()[gpu.uuid]);
 }
 
 nvmlReturn_t copy_string(const std::string& text, char* out, unsigned int length) {
@@ -183,6 +226,7 @@ nvmlReturn_t nvmlInit_v2(void) {
     }
     try {
       d.config = load_fake_config(path);
+      ++d.config_generation;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s\n", e.what());
       return NVML_ERROR_UNKNOWN;
@@ -325,7 +369,7 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, u
   const FakeGpuConfig* gpu = nullptr;
   if (nvmlReturn_t r = enter(device, __func__, &gpu)) return r;
   if (clock == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  const FakeGpuSettings settings = read_fake_state(driver().config)[gpu->uuid];
+  const FakeGpuSettings settings = current_state()[gpu->uuid];
   const auto highest = [](const std::vector<unsigned>& v) {
     return v.empty() ? 0u : *std::max_element(v.begin(), v.end());
   };
@@ -447,7 +491,7 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int
   const FakeGpuConfig* gpu = nullptr;
   if (nvmlReturn_t r = enter(device, __func__, &gpu)) return r;
   if (limit_mw == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  *limit_mw = read_fake_state(driver().config)[gpu->uuid].power_limit_mw;
+  *limit_mw = current_state()[gpu->uuid].power_limit_mw;
   return NVML_SUCCESS;
 }
 
@@ -455,7 +499,7 @@ nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* 
   const FakeGpuConfig* gpu = nullptr;
   if (nvmlReturn_t r = enter(device, __func__, &gpu)) return r;
   if (limit_mw == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  *limit_mw = read_fake_state(driver().config)[gpu->uuid].power_limit_mw;
+  *limit_mw = current_state()[gpu->uuid].power_limit_mw;
   return NVML_SUCCESS;
 }
 

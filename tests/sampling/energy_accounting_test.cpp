@@ -143,13 +143,15 @@ TEST(EnergyAccounting, PhasesThatTileAWindowSumToTheWholeWindowCounterEnergy) {
   auto sim = simulate(square_wave(600, 200ms, 100, 500ms), options, 10s);
   const EnergyAccounting accounting(sim.trace);
 
-  // Between two counter updates the phases add up to the counter's increment exactly.
+  // Between two counter updates the phases add up to the counter's increment exactly (the pieces are
+  // k = 5 postings long under the phase-locked schedule, shorter during its learning and checks).
   const CounterTimeline timeline = build_counter_timeline(sim.trace.energy);
-  ASSERT_GT(timeline.pieces.size(), 90u);
+  ASSERT_GT(timeline.pieces.size(), 18u);
+  const std::size_t last_piece = timeline.pieces.size() - 3;
   const CounterPiece& a = timeline.pieces[3];
-  const CounterPiece& b = timeline.pieces[88];
+  const CounterPiece& b = timeline.pieces[last_piece];
   double counter_j = 0;
-  for (std::size_t i = 4; i <= 88; ++i) counter_j += *timeline.pieces[i].energy_j;
+  for (std::size_t i = 4; i <= last_piece; ++i) counter_j += *timeline.pieces[i].energy_j;
   EXPECT_NEAR(tiled_sum_j(accounting, a.end, b.end), counter_j, 1e-6);
 
   // Over the whole measurement the total is the counter difference, which describes the span between
@@ -173,7 +175,7 @@ TEST(EnergyAccounting, SquareWaveWithShiftedSamplesGivesPerPhaseEnergyAndRecover
   const std::optional<Alignment> alignment = accounting.alignment();
   ASSERT_TRUE(alignment);
   EXPECT_NEAR(to_seconds(alignment->offset), 0.040, 0.004);
-  EXPECT_GT(alignment->intervals, 100u);
+  EXPECT_GT(alignment->intervals, 25u);  // ~2 counter reads a second
   EXPECT_LT(alignment->residual_relative, 0.05);
 
   int phases = 0;

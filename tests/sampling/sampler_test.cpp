@@ -21,10 +21,18 @@ testing::PowerFunction constant_w(double watts) {
   return [watts](Nanos) { return watts; };
 }
 
+// The fixed cadences (and the counter at a fixed --counter-interval), every reading kept.
+SamplerConfig fixed_counter(Nanos period) {
+  SamplerConfig config;
+  config.counter_period = period;
+  config.drop_repeated_readings = false;
+  return config;
+}
+
 TEST(Sampler, VirtualDriverTicksExactlyAtStartPlusKPeriods) {
   VirtualClock clock(7s);
   FakeGpu gpu(clock, constant_w(300), {}, &clock, 0s);
-  Sampler sampler({&gpu}, clock);
+  Sampler sampler({&gpu}, clock, fixed_counter(10ms));
   VirtualDriver(sampler, clock).run_until(7s + 2s);
   const GpuTrace trace = sampler.take_traces().front();
 
@@ -58,7 +66,7 @@ TEST(Sampler, DrainsBufferedSamplesOntoTheMonotonicTimeLine) {
   VirtualClock clock(0s);
   AheadClock ahead(clock);
   FakeGpu gpu(ahead, constant_w(200), {}, nullptr, -5s);
-  Sampler sampler({&gpu}, ahead);
+  Sampler sampler({&gpu}, ahead, fixed_counter(10ms));
   VirtualDriver(sampler, clock).run_until(3s);
   const GpuTrace trace = sampler.take_traces().front();
 
@@ -70,7 +78,7 @@ TEST(Sampler, DrainsBufferedSamplesOntoTheMonotonicTimeLine) {
   EXPECT_EQ(sampler.late_drains(), 0u);
 }
 
-TEST(Sampler, RoundRobinReadsEachGpuOncePerCounterPeriod) {
+TEST(Sampler, FixedCounterReadsOfEightGpusTakeTurnsOverThePeriod) {
   VirtualClock clock(0s);
   std::vector<std::unique_ptr<FakeGpu>> gpus;
   std::vector<hw::Gpu*> pointers;
@@ -78,18 +86,49 @@ TEST(Sampler, RoundRobinReadsEachGpuOncePerCounterPeriod) {
     gpus.push_back(std::make_unique<FakeGpu>(clock, constant_w(100), FakeGpuOptions{}, nullptr, 0s));
     pointers.push_back(gpus.back().get());
   }
-  Sampler sampler(pointers, clock);
-  EXPECT_EQ(sampler.periods().counter_per_gpu, 24ms);  // max(10 ms, 8 x 3 ms)
-  EXPECT_EQ(sampler.periods().counter_tick, 3ms);
+  Sampler sampler(pointers, clock, fixed_counter(24ms));
+  EXPECT_EQ(sampler.periods().counter_per_gpu, 24ms);
+  EXPECT_FALSE(sampler.periods().counter_phase_locked);
   VirtualDriver(sampler, clock).run_until(1200ms);
   const std::vector<GpuTrace> traces = sampler.take_traces();
   for (std::size_t g = 0; g < traces.size(); ++g) {
     const auto& readings = traces[g].energy;
     ASSERT_GT(readings.size(), 45u);
-    // Between begin() and finish(), GPU g is read at 3 ms * (1 + g + 8k).
+    // Between begin() and finish(), GPU g is read at 3 ms * g + 24 ms * k: the GPUs take turns.
     for (std::size_t k = 1; k + 1 < readings.size(); ++k) {
-      EXPECT_EQ(readings[k].t, 3ms * static_cast<std::int64_t>(1 + g + 8 * (k - 1))) << "gpu " << g;
+      EXPECT_EQ((readings[k].t - 3ms * static_cast<std::int64_t>(g)) % 24ms, 0ms) << "gpu " << g;
+      if (k > 1) {
+        EXPECT_EQ(readings[k].t - readings[k - 1].t, 24ms) << "gpu " << g;
+      }
     }
+  }
+}
+
+TEST(Sampler, DefaultCounterReadsAreLockedToEachGpusOwnPostings) {
+  VirtualClock clock(0s);
+  std::vector<std::unique_ptr<FakeGpu>> gpus;
+  std::vector<hw::Gpu*> pointers;
+  for (int i = 0; i < 8; ++i) {
+    FakeGpuOptions options;
+    options.counter_update_phase = 11ms * i + 3ms;
+    options.counter_read_cost = 4ms;  // advances the shared clock: reads of different GPUs collide
+    gpus.push_back(std::make_unique<FakeGpu>(clock, constant_w(100 + 10 * i), options, &clock, 0s));
+    pointers.push_back(gpus.back().get());
+  }
+  Sampler sampler(pointers, clock);
+  EXPECT_TRUE(sampler.periods().counter_phase_locked);
+  VirtualDriver(sampler, clock).run_until(20s);
+  const std::vector<GpuTrace> traces = sampler.take_traces();
+  for (std::size_t g = 0; g < traces.size(); ++g) {
+    const CounterSchedule& schedule = sampler.counter_schedules()[g];
+    EXPECT_EQ(schedule.mode(), CounterSchedule::Mode::kLocked) << "gpu " << g;
+    ASSERT_TRUE(schedule.grid()) << "gpu " << g;
+    Nanos off = (schedule.grid()->phase - (11ms * static_cast<std::int64_t>(g) + 3ms)) % 100ms;
+    if (off < 0ms) off += 100ms;
+    EXPECT_LE(std::min(off, 100ms - off), kLockedUncertainty) << "gpu " << g;
+    // ~2 a second, plus learning, lock checks and the odd relearning when reads of GPUs collide.
+    EXPECT_LT(static_cast<double>(traces[g].energy.size()) / 20.0, 4.5) << "reads a second, gpu " << g;
+    EXPECT_LE(schedule.relock_misses(), 3u) << "gpu " << g;
   }
 }
 
@@ -98,9 +137,7 @@ TEST(Sampler, RecordsTheCostOfEachCounterRead) {
   FakeGpuOptions options;
   options.counter_read_cost = 2700us;
   FakeGpu gpu(clock, constant_w(100), options, &clock, 0s);
-  SamplerConfig config;
-  config.counter_period = 10ms;
-  Sampler sampler({&gpu}, clock, config);
+  Sampler sampler({&gpu}, clock, fixed_counter(10ms));
   VirtualDriver(sampler, clock).run_until(500ms);
   const GpuTrace trace = sampler.take_traces().front();
   ASSERT_GT(trace.energy.size(), 40u);
@@ -116,9 +153,7 @@ TEST(Sampler, OverrunningReadsSkipMissedTicksInsteadOfBursting) {
   FakeGpuOptions options;
   options.counter_read_cost = 25ms;  // longer than two 10 ms periods
   FakeGpu gpu(clock, constant_w(100), options, &clock, 0s);
-  SamplerConfig config;
-  config.counter_period = 10ms;
-  Sampler sampler({&gpu}, clock, config);
+  Sampler sampler({&gpu}, clock, fixed_counter(10ms));
   VirtualDriver(sampler, clock).run_until(1s);
   const GpuTrace trace = sampler.take_traces().front();
   for (std::size_t k = 3; k + 1 < trace.energy.size(); ++k) {  // 1: late after begin()
@@ -146,6 +181,11 @@ TEST(Sampler, IntervalsBelowTheHardwareFloorsAreUsageErrors) {
   expect_usage_error(SamplerConfig{.counter_period = std::nullopt, .fast_period = 20ms, .drain_period = 2s},
                      "1000 ms");
   EXPECT_NO_THROW(Sampler({&a, &b}, clock, SamplerConfig{.counter_period = 6ms, .fast_period = 1ms}));
+  SamplerConfig every_posting;
+  every_posting.postings_per_read = 0;
+  expect_usage_error(every_posting, "use 1 to 20");
+  every_posting.postings_per_read = 21;
+  expect_usage_error(every_posting, "use 1 to 20");
 }
 
 TEST(Sampler, VirtualDriverInterleavesJobEventsAndStopsWhenTheJobEnds) {

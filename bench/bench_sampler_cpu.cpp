@@ -1,0 +1,221 @@
+// What the sampler costs: CPU seconds per GPU-second of the real sampler and driver against 1, 2 and 8 fake
+// GPUs (tests/fake_nvml) whose calls burn the CPU that the H100's do, and the memory its kept trace grows by
+// over a simulated day. One command (from a Release build):
+//
+//   build/bench/bench_sampler_cpu --seconds 25 --gpus 1,2,8 --sim-hours 24
+//
+// The call costs are those measured on an H100 (shared/reference/nvml-h100.md): an energy read 3970 us of
+// CPU, the field-values read of instantaneous power 6 us, the averaged power 2 us; the other calls (buffered
+// samples, clocks, utilisation, temperature, ...) were not measured there and are given 20 us each.
+// CPU comes from getrusage(RUSAGE_SELF) around the measurement: the whole process, fake driver included.
+#include <sys/resource.h>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../tests/sampling/fake_gpu.hpp"
+#include "core/clock.hpp"
+#include "hw/nvml_library.hpp"
+#include "hw/nvml_system.hpp"
+#include "sampling/sampler.hpp"
+#include "sampling/threaded_driver.hpp"
+#include "sampling/virtual_driver.hpp"
+
+namespace {
+
+using namespace wattwise;
+using namespace std::chrono_literals;
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double max_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// Bytes the kept trace holds (element counts times element sizes; vector slack not counted).
+std::size_t trace_bytes(const sampling::GpuTrace& trace) {
+  return trace.energy.size() * sizeof(sampling::CounterReading) +
+         (trace.power_instant.size() + trace.power_average.size() + trace.power_samples.size()) *
+             sizeof(sampling::PowerReading) +
+         trace.telemetry.size() * sizeof(sampling::TelemetryReading);
+}
+
+nlohmann::json call_costs_us(bool free_calls) {
+  const double other_us = free_calls ? 0 : 20;
+  nlohmann::json costs = {{"nvmlDeviceGetTotalEnergyConsumption", free_calls ? 0 : 3970},
+                          {"nvmlDeviceGetFieldValues", free_calls ? 0 : 6},
+                          {"nvmlDeviceGetPowerUsage", free_calls ? 0 : 2}};
+  for (const char* call :
+       {"nvmlDeviceGetSamples", "nvmlDeviceGetClockInfo", "nvmlDeviceGetUtilizationRates",
+        "nvmlDeviceGetTemperature", "nvmlDeviceGetPerformanceState", "nvmlDeviceGetCurrentClocksEventReasons",
+        "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetMemoryInfo"})
+    costs[call] = other_us;
+  return costs;
+}
+
+// N GPUs switching between 450 W and 120 W every 0.2 s, each posting its counter at its own phase.
+std::string write_fake_config(const std::filesystem::path& dir, unsigned gpus, bool free_calls) {
+  nlohmann::json config = {{"state_file", (dir / "state.json").string()},
+                           {"call_cost_us", call_costs_us(free_calls)},
+                           {"gpus", nlohmann::json::array()}};
+  for (unsigned i = 0; i < gpus; ++i) {
+    config["gpus"].push_back(
+        {{"uuid", fmt::format("GPU-bench-{}", i)},
+         {"counter_phase_ms", (13 + 37 * i) % 100},
+         {"profile", {{{"duration_s", 0.2}, {"watts", 450}}, {{"duration_s", 0.2}, {"watts", 120}}}}});
+  }
+  const std::filesystem::path path = dir / fmt::format("fake-{}.json", gpus);
+  std::ofstream(path) << config.dump(2);
+  return path.string();
+}
+
+struct CpuResult {
+  unsigned gpus = 0;
+  double wall_s = 0;
+  double cpu_s = 0;
+  double counter_reads_per_gpu_s = 0;
+  double trace_bytes_per_gpu_h = 0;
+  std::uint64_t relock_misses = 0;
+  double cpu_pct_per_gpu() const { return 100.0 * cpu_s / (wall_s * gpus); }
+};
+
+CpuResult measure_cpu(const std::string& fake_lib, const std::filesystem::path& dir, unsigned gpus,
+                      double seconds, const sampling::SamplerConfig& config, bool free_calls) {
+  ::setenv("WATTWISE_FAKE_NVML_CONFIG", write_fake_config(dir, gpus, free_calls).c_str(), 1);
+  auto nvml = std::make_shared<const hw::NvmlLibrary>(fake_lib);
+  hw::NvmlGpuSystem system(nvml, false);
+  std::vector<hw::Gpu*> devices;
+  for (std::size_t i = 0; i < system.count(); ++i) devices.push_back(&system.gpu(i));
+  MonotonicClock clock;
+  sampling::Sampler sampler(devices, clock, config);
+  sampling::ThreadedDriver driver(sampler, clock);
+
+  const double cpu_before = cpu_seconds();
+  const Nanos start = clock.now();
+  driver.start();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  driver.stop();
+  CpuResult result;
+  result.gpus = gpus;
+  result.wall_s = std::chrono::duration<double>(clock.now() - start).count();
+  result.cpu_s = cpu_seconds() - cpu_before;
+  std::size_t reads = 0, bytes = 0;
+  for (const sampling::CounterSchedule& schedule : sampler.counter_schedules()) {
+    reads += schedule.reads();
+    result.relock_misses += schedule.relock_misses();
+  }
+  for (const sampling::GpuTrace& trace : sampler.take_traces()) bytes += trace_bytes(trace);
+  result.counter_reads_per_gpu_s = static_cast<double>(reads) / (result.wall_s * gpus);
+  result.trace_bytes_per_gpu_h = static_cast<double>(bytes) / (result.wall_s * gpus) * 3600.0;
+  return result;
+}
+
+struct MemoryResult {
+  double hours = 0;
+  std::size_t trace_bytes = 0;
+  std::size_t counter = 0, instant = 0, average = 0, samples = 0, telemetry = 0;
+  double max_rss_mib = 0;
+};
+
+// One GPU on a virtual clock for `hours`: a training-like load (0.35 s at 430-470 W, 0.15 s at 180 W,
+// its level varying from step to step) so that no reading repeats for free.
+MemoryResult measure_memory(double hours, const sampling::SamplerConfig& config) {
+  VirtualClock clock(0ns);
+  const auto power = [](Nanos t) {
+    const std::int64_t step = t / 500ms;
+    const bool busy = t % 500ms < 350ms;
+    return busy ? 430.0 + static_cast<double>((step * 7919) % 41) : 180.0;
+  };
+  sampling::testing::FakeGpu gpu(clock, power, {}, nullptr, -5s);
+  sampling::Sampler sampler({&gpu}, clock, config);
+  const Nanos end = std::chrono::duration_cast<Nanos>(std::chrono::duration<double, std::ratio<3600>>(hours));
+  sampling::VirtualDriver(sampler, clock).run_until(end);
+  const sampling::GpuTrace trace = std::move(sampler.take_traces().front());
+  MemoryResult result;
+  result.hours = hours;
+  result.trace_bytes = trace_bytes(trace);
+  result.counter = trace.energy.size();
+  result.instant = trace.power_instant.size();
+  result.average = trace.power_average.size();
+  result.samples = trace.power_samples.size();
+  result.telemetry = trace.telemetry.size();
+  result.max_rss_mib = max_rss_mib();
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"CPU and memory of the sampler against fake GPUs with real call costs"};
+  double seconds = 25;
+  std::vector<unsigned> gpu_counts = {1, 2, 8};
+  double sim_hours = 24;
+  bool free_calls = false;
+  std::string fake_lib = WATTWISE_BENCH_FAKE_NVML;
+  std::string json_path;
+  app.add_option("--seconds", seconds, "real seconds per GPU count")->check(CLI::PositiveNumber);
+  app.add_option("--gpus", gpu_counts, "GPU counts to run, e.g. 1,2,8")->delimiter(',');
+  app.add_option("--sim-hours", sim_hours, "simulated hours for the memory figure (0: skip)");
+  app.add_flag("--free-calls", free_calls, "calls cost nothing (the sampler's and the fake's own CPU)");
+  app.add_option("--fake-nvml", fake_lib, "the fake libnvidia-ml.so.1");
+  app.add_option("--json", json_path, "also write the results as JSON to this file");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / fmt::format("wattwise-bench-{}", ::getpid());
+    std::filesystem::create_directories(dir);
+    const sampling::SamplerConfig config;
+    nlohmann::json out = {{"machine", "see docs/evidence/sampler-cpu.md"}, {"cpu", nlohmann::json::array()}};
+    fmt::print("{:>5} {:>8} {:>8} {:>16} {:>20} {:>18} {:>13}\n", "gpus", "wall_s", "cpu_s",
+               "cpu_pct_per_gpu", "counter_reads/s/gpu", "trace_MB/gpu-hour", "relock_misses");
+    for (unsigned n : gpu_counts) {
+      const CpuResult r = measure_cpu(fake_lib, dir, n, seconds, config, free_calls);
+      fmt::print("{:>5} {:>8.2f} {:>8.3f} {:>15.2f}% {:>20.2f} {:>18.2f} {:>13}\n", r.gpus, r.wall_s, r.cpu_s,
+                 r.cpu_pct_per_gpu(), r.counter_reads_per_gpu_s, r.trace_bytes_per_gpu_h / 1e6,
+                 r.relock_misses);
+      out["cpu"].push_back({{"gpus", r.gpus},
+                            {"wall_s", r.wall_s},
+                            {"cpu_s", r.cpu_s},
+                            {"cpu_pct_per_gpu", r.cpu_pct_per_gpu()},
+                            {"counter_reads_per_gpu_s", r.counter_reads_per_gpu_s},
+                            {"trace_bytes_per_gpu_hour", r.trace_bytes_per_gpu_h},
+                            {"relock_misses", r.relock_misses}});
+    }
+    std::filesystem::remove_all(dir);
+    if (sim_hours > 0) {
+      const MemoryResult m = measure_memory(sim_hours, config);
+      fmt::print(
+          "\nsimulated {:g} h, one GPU: kept trace {:.1f} MB ({:.2f} MB per GPU-hour); readings kept: "
+          "counter "
+          "{}, instant {}, average {}, samples {}, telemetry {}; max RSS {:.0f} MiB\n",
+          m.hours, m.trace_bytes / 1e6, m.trace_bytes / 1e6 / m.hours, m.counter, m.instant, m.average,
+          m.samples, m.telemetry, m.max_rss_mib);
+      out["memory"] = {{"simulated_hours", m.hours},        {"trace_bytes", m.trace_bytes},
+                       {"counter_readings", m.counter},     {"instant_readings", m.instant},
+                       {"average_readings", m.average},     {"sample_readings", m.samples},
+                       {"telemetry_readings", m.telemetry}, {"max_rss_mib", m.max_rss_mib}};
+    }
+    if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << '\n';
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_sampler_cpu: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,98 @@
+#include "sampling/counter_schedule.hpp"
+
+#include <gtest/gtest.h>
+
+namespace wattwise::sampling {
+namespace {
+
+using namespace std::chrono_literals;
+
+double ms(Nanos t) {
+  return std::chrono::duration<double, std::milli>(t).count();
+}
+
+// A device posting its counter at phase + n * period (1 J a posting), read by a CounterSchedule whose
+// reads each cost `cost`; returns the read instants (before) and the schedule.
+struct ScheduleRun {
+  std::vector<Nanos> reads;
+  std::vector<Nanos> afters;
+  CounterSchedule schedule;
+};
+
+ScheduleRun run_schedule(Nanos period, Nanos phase, Nanos duration, CounterScheduleConfig config = {},
+                         bool counter_moves = true, Nanos cost = 4ms) {
+  ScheduleRun run{{}, {}, CounterSchedule(config, 0ns)};
+  const auto value_at = [&](Nanos t) -> std::uint64_t {
+    if (!counter_moves || t < phase) return 0;
+    return static_cast<std::uint64_t>((t - phase) / period + 1) * 1000;
+  };
+  Nanos now = 0ns;
+  while (now < duration) {
+    const Nanos before = std::max(now, run.schedule.next_read());
+    const Nanos after = before + cost;
+    run.reads.push_back(before);
+    run.afters.push_back(after);
+    run.schedule.on_read(before, after, value_at(before + cost / 2));
+    now = after;
+  }
+  return run;
+}
+
+Nanos since_last_posting(Nanos t, Nanos phase, Nanos period) {
+  Nanos off = (t - phase) % period;
+  if (off < 0ns) off += period;
+  return off;
+}
+
+TEST(CounterSchedule, LocksOnAndReadsJustAfterEveryKthPosting) {
+  const ScheduleRun run = run_schedule(100ms, 37ms, 20s);
+  ASSERT_EQ(run.schedule.mode(), CounterSchedule::Mode::kLocked);
+  EXPECT_EQ(run.schedule.relock_misses(), 0u);
+  // Learning takes a fraction of a second; after it, reads are k = 5 postings apart (checks aside).
+  std::size_t learning = 0;
+  while (learning < run.reads.size() && run.reads[learning] < 1s) ++learning;
+  EXPECT_LT(learning, 20u) << "reads in the first second";
+  std::size_t just_after = 0, later = 0;
+  for (std::size_t i = learning; i < run.reads.size(); ++i) {
+    const Nanos mid = run.reads[i] + 2ms;
+    (since_last_posting(mid, 37ms, 100ms) < 15ms ? just_after : later)++;
+  }
+  EXPECT_GT(just_after, 0u);
+  // The reads after learning: 2 a second plus a check read at each relock (1, 2, 4, 8, 8 s apart).
+  const double per_s = static_cast<double>(run.reads.size() - learning) / 19.0;
+  EXPECT_LT(per_s, 2.5);
+  EXPECT_GT(per_s, 1.9);
+  EXPECT_GE(just_after, (run.reads.size() - learning) * 3 / 4) << "most reads land just after a posting";
+}
+
+TEST(CounterSchedule, LearnsEachGpusOwnPeriod) {
+  const ScheduleRun run = run_schedule(96ms, 11ms, 60s);
+  ASSERT_TRUE(run.schedule.grid());
+  EXPECT_TRUE(run.schedule.grid()->period_fitted);
+  EXPECT_NEAR(ms(run.schedule.grid()->period), 96.0, 0.1);
+  EXPECT_EQ(run.schedule.mode(), CounterSchedule::Mode::kLocked);
+  EXPECT_LE(run.schedule.relock_misses(), 4u);  // each miss narrows the period: 100, then ~98, then 96
+  // The last reads still land just after their postings: the lock holds over a minute.
+  for (std::size_t i = run.reads.size() - 5; i < run.reads.size(); ++i)
+    EXPECT_LT(since_last_posting(run.reads[i] + 2ms, 11ms, 96ms), 15ms);
+}
+
+TEST(CounterSchedule, ACounterThatNeverMovesIsReadBlindAndCheaply) {
+  const ScheduleRun run = run_schedule(100ms, 0ms, 20s, {}, /*counter_moves=*/false);
+  EXPECT_FALSE(run.schedule.grid());
+  // Learning gives up after kMaxLearnReads, then one read every k periods, learning again every 8 s.
+  EXPECT_LT(run.reads.size(), 3 * kMaxLearnReads + 20 * 2 + 10);
+}
+
+TEST(CounterSchedule, AFixedPeriodReadsOnItsOwnGrid) {
+  CounterScheduleConfig config;
+  config.fixed_period = 17ms;
+  config.fixed_offset = 5ms;
+  const ScheduleRun run = run_schedule(100ms, 37ms, 1s, config, true, 1ms);
+  ASSERT_GT(run.reads.size(), 50u);
+  for (std::size_t i = 1; i < run.reads.size(); ++i) EXPECT_EQ((run.reads[i] - 5ms) % 17ms, 0ns);
+  EXPECT_EQ(run.schedule.mode(), CounterSchedule::Mode::kFixed);
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
