@@ -68,7 +68,7 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
 
 // `sweep --adaptive` without --budget and --precision: a budget of kDefaultBudgetPerValue runs per grid value
 // (53 for 31 limits: 34% of the exhaustive 31 x 5) and a precision of kDefaultPrecisionSteps grid steps.
-constexpr double kDefaultBudgetPerValue = 1.7;
+constexpr double kDefaultBudgetPerValue = 1.74;
 constexpr double kDefaultPrecisionSteps = 2;
 AdaptiveConfig default_adaptive_config(std::string knob, std::vector<double> grid, double reference_value,
                                        std::vector<analysis::MetricSpec> metrics, std::uint64_t seed);
