@@ -138,12 +138,14 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
   return config;
 }
 
-std::function<std::string()> wire_adaptive_sweep(const experiment::AdaptiveConfig& config,
-                                                 experiment::SweepOptions& options) {
+std::function<std::string(const std::map<std::string, double>&)> wire_adaptive_sweep(
+    const experiment::AdaptiveConfig& config, experiment::SweepOptions& options) {
   auto log = std::make_shared<experiment::AdaptiveLog>();
   options.next_run = experiment::adaptive_next_run(config, options.plan, options.progress, log);
   if (!config.budget_s) options.progress_total = config.budget_runs;
-  return [config, log] { return experiment::adaptive_summary(config, *log); };
+  return [config, log](const std::map<std::string, double>& recommended) {
+    return experiment::adaptive_summary(config, *log, recommended);
+  };
 }
 
 }  // namespace wattwise::cli

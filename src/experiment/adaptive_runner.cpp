@@ -64,12 +64,20 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
   };
 }
 
-std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log) {
+std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log,
+                             const std::map<std::string, double>& recommended) {
   if (!log.last) return "";
   std::string text = fmt::format("adaptive sweep: {} ({})\n", log.last->reason, log.budget);
+  if (log.last->best.empty()) return text;
+  text +=
+      "  estimate: the measured value nearest the fitted optimum, used to steer the sweep;\n"
+      "  recommended: analyze's pick above (the fastest setting of the band), as analyze and report show\n";
   for (const auto& b : log.last->best) {
-    text += fmt::format("  {:<12} best {}={} (fitted optimum {}={})\n", b.metric.name(), config.knob,
-                        b.pick_value, config.knob, b.fitted_value);
+    const auto rec = recommended.find(b.metric.name());
+    const std::string rec_text =
+        rec == recommended.end() ? "not ranked above" : fmt::format("{}={}", config.knob, rec->second);
+    text += fmt::format("  {:<12} estimate {}={} (fitted optimum {}={}); recommended {}\n", b.metric.name(),
+                        config.knob, b.pick_value, config.knob, b.fitted_value, rec_text);
   }
   return text;
 }

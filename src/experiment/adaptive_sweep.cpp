@@ -14,7 +14,7 @@ namespace {
 constexpr double kZ95 = 1.96;
 // The runs of a metric's fit: its lowest mean and this many measured values on each side.
 // The fit's window, in grid steps either side of the lowest mean.
-constexpr double kFitHalfWidthSteps = 3;
+constexpr double kFitHalfWidthSteps = 6;
 
 struct ValueRuns {
   std::vector<AdaptiveObservation> runs;

@@ -103,7 +103,8 @@ TEST(AdaptiveSweep, RepeatsOnlyNearTheBestAndAtTheReference) {
   for (const auto& [w, n] : counts) {
     EXPECT_LE(n, static_cast<int>(energy_config().max_repeats)) << w;
     if (n > 1) {
-      EXPECT_TRUE(std::abs(w - last.best[0].fitted_value) <= 30 || w == 300) << w;
+      // The fit's window (6 grid steps of 5 W either side) and one step beyond, or the reference.
+      EXPECT_TRUE(std::abs(w - last.best[0].fitted_value) <= 35 || w == 300) << w;
     }
   }
   EXPECT_GE(counts[last.best[0].pick_value], 2);
