@@ -73,7 +73,7 @@ void add_adaptive_flags(CLI::App& app, AdaptiveFlags& flags) {
                "coarse pass, refinement around the optimum, repeats near it (docs/sweep.md)");
   app.add_option(
       "--budget", flags.budget,
-      "--adaptive: at most N runs, or a time (2h, 90m, 600s) of runs (default 1.7 runs per value)");
+      "--adaptive: at most N runs, or a time (2h, 90m, 600s) of runs (default 1.74 runs per value)");
   app.add_option("--precision", flags.precision,
                  "--adaptive: the knob's best known to +- this, e.g. 5W or 50MHz (default two grid steps)");
   app.add_option("--metric", flags.metrics,
