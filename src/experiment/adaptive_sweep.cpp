@@ -87,8 +87,13 @@ AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric) {
   std::size_t first = lowest, last = lowest;
   while (first > 0 && in_window(first - 1)) --first;
   while (last + 1 < m.size() && in_window(last + 1)) ++last;
-  if (first == lowest && first > 0) --first;
-  if (last == lowest && last + 1 < m.size()) ++last;
+  // A neighbour far above the lowest mean is not forced in: the vertex then lies at the window's edge, and
+  // refining it bisects towards that neighbour, which measures the steep side where it matters.
+  const auto below_excess = [&](std::size_t p) {
+    return s.metric_mean(metric, m[p]) <= lowest_mean * (1 + kFitMaxExcess);
+  };
+  if (first == lowest && first > 0 && below_excess(first - 1)) --first;
+  if (last == lowest && last + 1 < m.size() && below_excess(last + 1)) ++last;
   if (last - first < 2) {  // at an end of the grid: the two nearest on the one side
     if (first == 0)
       last = std::min<std::size_t>(2, m.size() - 1);
