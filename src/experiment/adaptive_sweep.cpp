@@ -17,7 +17,7 @@ constexpr double kZ95 = 1.96;
 // of some bias where a curve is far from a parabola (simulated inception3's E, docs/evidence).
 constexpr double kFitHalfWidthSteps = 6;
 // ... and of those only the values whose mean is within this fraction of the lowest mean: a steep side
-// (energy far below the optimal limit: +26% two steps from it on the simulated inception3) is no parabola
+// (energy far below the optimal limit: +26% 20 W below it on the simulated inception3) is no parabola
 // and drags the vertex to the other side. 0.10 chosen on seeds 101..120 (0.02 to 0.2 tried).
 constexpr double kFitMaxExcess = 0.10;
 
@@ -94,7 +94,10 @@ AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric) {
   };
   if (first == lowest && first > 0 && below_excess(first - 1)) --first;
   if (last == lowest && last + 1 < m.size() && below_excess(last + 1)) ++last;
-  if (last - first < 2) {  // at an end of the grid: the two nearest on the one side
+  // Fewer than 3 values: widen on a side that is not steep first, beyond kFitHalfWidthSteps if need be.
+  while (last - first < 2 && last + 1 < m.size() && below_excess(last + 1)) ++last;
+  while (last - first < 2 && first > 0 && below_excess(first - 1)) --first;
+  if (last - first < 2) {  // at an end of the grid or between steep sides: the nearest on one side
     if (first == 0)
       last = std::min<std::size_t>(2, m.size() - 1);
     else
