@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "analysis/phase_basis.hpp"
 #include "store/analysis_runs.hpp"
 
 namespace wattwise::experiment {
@@ -13,7 +14,10 @@ namespace wattwise::experiment {
 std::vector<AdaptiveObservation> adaptive_observations(const store::ResultsStore& store,
                                                        const std::string& knob) {
   std::vector<AdaptiveObservation> runs;
-  for (const auto& r : store::read_analysis_runs(store).runs) {  // successful runs only, warm-ups left out
+  // On the basis analyze uses by default (the work phase where every run carries one, else the whole run),
+  // so that the sweep steers by the figures its recommendation is made from.
+  const auto phased = analysis::judge_on_phase(store::read_analysis_runs(store).runs, std::nullopt);
+  for (const auto& r : phased.runs) {  // successful runs only, warm-ups left out
     const auto value = r.setting.find(knob);
     if (r.ok && value != r.setting.end()) runs.push_back({value->second, r.time_s, r.energy_j});
   }

@@ -14,8 +14,9 @@
 
 namespace wattwise::experiment {
 
-// The successful, non-warm-up runs stored so far, as the adaptive decisions read them. The one place that
-// reads the store for them (today through the runs CSV export; the typed store reader will replace it).
+// The successful, non-warm-up runs stored so far, as the adaptive decisions read them: each run's time and
+// energy on the basis `analyze` uses by default (its work phase where every run carries one, else the whole
+// run; analysis::judge_on_phase). The one place that reads the store for them.
 std::vector<AdaptiveObservation> adaptive_observations(const store::ResultsStore& store,
                                                        const std::string& knob);
 
