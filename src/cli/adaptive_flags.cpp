@@ -73,7 +73,7 @@ void add_adaptive_flags(CLI::App& app, AdaptiveFlags& flags) {
                "coarse pass, refinement around the optimum, repeats near it (docs/sweep.md)");
   app.add_option(
       "--budget", flags.budget,
-      "--adaptive: at most N runs, or a time (2h, 90m, 600s) of runs (default 1.7 runs per value)");
+      "--adaptive: at most N runs, or a time (2h, 90m, 600s) of runs (default 1.74 runs per value)");
   app.add_option("--precision", flags.precision,
                  "--adaptive: the knob's best known to +- this, e.g. 5W or 50MHz (default two grid steps)");
   app.add_option("--metric", flags.metrics,
@@ -138,12 +138,14 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
   return config;
 }
 
-std::function<std::string()> wire_adaptive_sweep(const experiment::AdaptiveConfig& config,
-                                                 experiment::SweepOptions& options) {
+std::function<std::string(const std::map<std::string, double>&)> wire_adaptive_sweep(
+    const experiment::AdaptiveConfig& config, experiment::SweepOptions& options) {
   auto log = std::make_shared<experiment::AdaptiveLog>();
   options.next_run = experiment::adaptive_next_run(config, options.plan, options.progress, log);
   if (!config.budget_s) options.progress_total = config.budget_runs;
-  return [config, log] { return experiment::adaptive_summary(config, *log); };
+  return [config, log](const std::map<std::string, double>& recommended) {
+    return experiment::adaptive_summary(config, *log, recommended);
+  };
 }
 
 }  // namespace wattwise::cli

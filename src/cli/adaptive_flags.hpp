@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +40,9 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
                                            const std::optional<analysis::Setting>& reference,
                                            std::uint64_t seed);
 
-// Sets `options.next_run` and the progress total for an adaptive sweep; returns what to print after it.
-std::function<std::string()> wire_adaptive_sweep(const experiment::AdaptiveConfig& config,
-                                                 experiment::SweepOptions& options);
+// Sets `options.next_run` and the progress total for an adaptive sweep; returns what to print after it,
+// given analyze's recommendation of each metric (by name) over the sweep's runs.
+std::function<std::string(const std::map<std::string, double>&)> wire_adaptive_sweep(
+    const experiment::AdaptiveConfig& config, experiment::SweepOptions& options);
 
 }  // namespace wattwise::cli

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -320,15 +321,31 @@ void check_trace_dir(const std::filesystem::path& dir) {
                     error ? error.message() : std::string(std::strerror(errno))));
 }
 
-void print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference) {
+// Prints analyze's table of the sweep's runs (its default metrics and any of `metrics`, an adaptive sweep's,
+// not among them) and returns each metric's recommended value of `knob` by metric name, for the adaptive
+// summary.
+std::map<std::string, double> print_analysis(const std::string& db,
+                                             const std::optional<analysis::Setting>& reference,
+                                             const std::vector<analysis::MetricSpec>& metrics = {},
+                                             const std::string& knob = "") {
+  std::map<std::string, double> recommended;
   try {
     const auto stored = store::read_analysis_runs(store::ResultsStore::open_read_only(db));
     analysis::AnalysisOptions options;
     options.default_setting = reference;
-    std::cout << report::analysis_text(analysis::analyze(stored.runs, options));
+    for (const auto& metric : metrics) {
+      const auto same = [&](const analysis::MetricSpec& m) { return m.name() == metric.name(); };
+      if (std::ranges::none_of(options.metrics, same)) options.metrics.push_back(metric);
+    }
+    const analysis::Analysis analysis = analysis::analyze(stored.runs, options);
+    std::cout << report::analysis_text(analysis);
+    for (const auto& rec : analysis.recommendations)
+      if (const auto value = rec.setting.find(knob); value != rec.setting.end())
+        recommended[rec.metric.name()] = value->second;
   } catch (const Error& e) {
     std::cout << fmt::format("no analysis: {}\n", e.what());
   }
+  return recommended;
 }
 
 // The sampling periods and time-out of every run, from the duration flags (one parser for all of them).
@@ -498,10 +515,12 @@ int run_sweep_command(SweepFlags flags) {
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   options.progress = &progress;
-  std::function<std::string()> adaptive_summary;
-  if (flags.adaptive.enabled)
-    adaptive_summary =
-        wire_adaptive_sweep(adaptive_config(flags.adaptive, options.plan, reference, flags.seed), options);
+  std::function<std::string(const std::map<std::string, double>&)> adaptive_summary;
+  std::optional<experiment::AdaptiveConfig> adaptive;
+  if (flags.adaptive.enabled) {
+    adaptive = adaptive_config(flags.adaptive, options.plan, reference, flags.seed);
+    adaptive_summary = wire_adaptive_sweep(*adaptive, options);
+  }
 
   experiment::MeasureRunFn measure_run;
   std::unique_ptr<Clock> monotonic;
@@ -527,8 +546,13 @@ int run_sweep_command(SweepFlags flags) {
   const experiment::SweepOutcome outcome = experiment::run_sweep(system, options, measure_run, *clock);
   if (outcome.changed_hardware && !outcome.restore.all_ok())
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
-  if (outcome.runs_done > 0 || outcome.runs_skipped > 0) print_analysis(options.db_path.string(), reference);
-  if (adaptive_summary) std::cout << adaptive_summary();
+  std::map<std::string, double> recommended;
+  if (outcome.runs_done > 0 || outcome.runs_skipped > 0) {
+    recommended = adaptive
+                      ? print_analysis(options.db_path.string(), reference, adaptive->metrics, adaptive->knob)
+                      : print_analysis(options.db_path.string(), reference);
+  }
+  if (adaptive_summary) std::cout << adaptive_summary(recommended);
   std::cout << fmt::format("results: {}\n", options.db_path.string());
   std::fprintf(stderr, "wattwise: %s\n", outcome.summary().c_str());
   return outcome.exit_code();

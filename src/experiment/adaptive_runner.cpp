@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "analysis/phase_basis.hpp"
 #include "store/analysis_runs.hpp"
 
 namespace wattwise::experiment {
@@ -13,7 +14,10 @@ namespace wattwise::experiment {
 std::vector<AdaptiveObservation> adaptive_observations(const store::ResultsStore& store,
                                                        const std::string& knob) {
   std::vector<AdaptiveObservation> runs;
-  for (const auto& r : store::read_analysis_runs(store).runs) {  // successful runs only, warm-ups left out
+  // On the basis analyze uses by default (the work phase where every run carries one, else the whole run),
+  // so that the sweep steers by the figures its recommendation is made from.
+  const auto phased = analysis::judge_on_phase(store::read_analysis_runs(store).runs, std::nullopt);
+  for (const auto& r : phased.runs) {  // successful runs only, warm-ups left out
     const auto value = r.setting.find(knob);
     if (r.ok && value != r.setting.end()) runs.push_back({value->second, r.time_s, r.energy_j});
   }
@@ -64,12 +68,20 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
   };
 }
 
-std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log) {
+std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log,
+                             const std::map<std::string, double>& recommended) {
   if (!log.last) return "";
   std::string text = fmt::format("adaptive sweep: {} ({})\n", log.last->reason, log.budget);
+  if (log.last->best.empty()) return text;
+  text +=
+      "  estimate: the measured value nearest the fitted optimum, used to steer the sweep;\n"
+      "  recommended: analyze's pick above (the fastest setting of the band), as analyze and report show\n";
   for (const auto& b : log.last->best) {
-    text += fmt::format("  {:<12} best {}={} (fitted optimum {}={})\n", b.metric.name(), config.knob,
-                        b.pick_value, config.knob, b.fitted_value);
+    const auto rec = recommended.find(b.metric.name());
+    const std::string rec_text =
+        rec == recommended.end() ? "not ranked above" : fmt::format("{}={}", config.knob, rec->second);
+    text += fmt::format("  {:<12} estimate {}={} (fitted optimum {}={}); recommended {}\n", b.metric.name(),
+                        config.knob, b.pick_value, config.knob, b.fitted_value, rec_text);
   }
   return text;
 }

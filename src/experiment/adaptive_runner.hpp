@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,8 +14,9 @@
 
 namespace wattwise::experiment {
 
-// The successful, non-warm-up runs stored so far, as the adaptive decisions read them. The one place that
-// reads the store for them (today through the runs CSV export; the typed store reader will replace it).
+// The successful, non-warm-up runs stored so far, as the adaptive decisions read them: each run's time and
+// energy on the basis `analyze` uses by default (its work phase where every run carries one, else the whole
+// run; analysis::judge_on_phase). The one place that reads the store for them.
 std::vector<AdaptiveObservation> adaptive_observations(const store::ResultsStore& store,
                                                        const std::string& knob);
 
@@ -32,8 +34,12 @@ struct AdaptiveLog {
 std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adaptive_next_run(
     AdaptiveConfig config, const plan::Plan& plan, Progress* progress, std::shared_ptr<AdaptiveLog> log);
 
-// The lines printed after an adaptive sweep: why it stopped, runs used of the budget, and for each metric
-// the recommended value.
-std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log);
+// The lines printed after an adaptive sweep, below analyze's table: why it stopped, runs used of the budget,
+// and for each metric the sweep's own estimate (the measured value nearest the fitted optimum) beside
+// `recommended`, analyze's recommendation over the same runs (the fastest setting of the band; by metric
+// name, absent when analyze did not rank that metric). The two may differ; the text says which is which,
+// and that the recommendation is the one `analyze` and `report` show.
+std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log,
+                             const std::map<std::string, double>& recommended);
 
 }  // namespace wattwise::experiment

@@ -59,7 +59,7 @@ struct AdaptiveDecision {
 //   coarse:    kCoarsePoints values evenly spread over the grid (ends and reference included), seeded order;
 //   refining:  per metric, run the grid value nearest the fitted vertex, then halve the gaps to its measured
 //              neighbours until they are within `precision` (bisection on the grid);
-//   repeating: each near-best value (measured within 4 grid steps of a vertex, every metric; and the
+//   repeating: each near-best value (measured within 7 grid steps of a vertex, every metric; and the
 //              reference) gets runs until
 //              the 95% CI of its metric mean is within kTargetCiFraction, from the pooled spread between
 //              repeats (at least kMinRepeatsNearBest, at most max_repeats);
@@ -67,8 +67,8 @@ struct AdaptiveDecision {
 AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<AdaptiveObservation>& runs);
 
 // `sweep --adaptive` without --budget and --precision: a budget of kDefaultBudgetPerValue runs per grid value
-// (53 for 31 limits: 34% of the exhaustive 31 x 5) and a precision of kDefaultPrecisionSteps grid steps.
-constexpr double kDefaultBudgetPerValue = 1.7;
+// (54 for 31 limits: 35% of the exhaustive 31 x 5) and a precision of kDefaultPrecisionSteps grid steps.
+constexpr double kDefaultBudgetPerValue = 1.74;
 constexpr double kDefaultPrecisionSteps = 2;
 AdaptiveConfig default_adaptive_config(std::string knob, std::vector<double> grid, double reference_value,
                                        std::vector<analysis::MetricSpec> metrics, std::uint64_t seed);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "e2e_fixture.hpp"
 
@@ -45,10 +46,31 @@ TEST_F(AdaptiveTest, SimulatedV100SweepUsesAThirdOfTheExhaustiveRunsAndSaysWhatI
   const auto a = wattwise({"analyze", path("a.db").string(), "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   const auto runs = runs_per_limit(nlohmann::json::parse(a.out));
-  EXPECT_LE(total(runs), 53);  // the default budget: 1.7 runs per value of 31, 34% of 31 x 5
+  EXPECT_LE(total(runs), 54);  // the default budget: 1.74 runs per value of 31, 35% of 31 x 5
   EXPECT_GE(total(runs), 7);
   EXPECT_LT(runs.size(), 31u) << "some limits are never run";
   for (const auto& [w, k] : runs) EXPECT_LE(k, 4) << w;
+}
+
+TEST_F(AdaptiveTest, SummaryNamesAnalyzesRecommendationBesideTheSweepsOwnEstimate) {
+  const auto r = wattwise(adaptive_sweep(path("a.db").string(), {"--seed", "3"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fastest setting of the band"), std::string::npos) << r.out;
+  const auto a = wattwise({"analyze", path("a.db").string(), "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  // Every metric's summary line names, as "recommended", what `analyze` recommends over the same runs.
+  for (const auto& rec : nlohmann::json::parse(a.out).at("recommendations")) {
+    const std::string metric = rec.at("metric").get<std::string>();
+    if (metric != "E" && metric != "EDP" && metric != "EDS(k=2.0)" && metric != "EDS(k=1.5)") continue;
+    const std::size_t line = r.out.find("  " + metric + " ");
+    ASSERT_NE(line, std::string::npos) << metric << "\n" << r.out;
+    const std::string text = r.out.substr(line, r.out.find('\n', line) - line);
+    const double w = rec.at("setting").at("power_limit_w").get<double>();
+    std::ostringstream expected;
+    expected << "recommended power_limit_w=" << w;
+    EXPECT_NE(text.find(expected.str()), std::string::npos) << text;
+    EXPECT_NE(text.find("estimate power_limit_w="), std::string::npos) << text;
+  }
 }
 
 TEST_F(AdaptiveTest, ResumeAfterABudgetReplaysTheSameDecisions) {
@@ -118,7 +140,7 @@ TEST_F(AdaptiveTest, AReplayedTableCanBeSweptAdaptively) {
                            "--power-limit", "150:300:10", "--metric", "E", "--db", path("a.db").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Energy is lowest at 200 W in the table (linear in between): the sweep finds it.
-  EXPECT_NE(r.out.find("best power_limit_w=200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("estimate power_limit_w=200"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -25,14 +25,16 @@ AdaptiveConfig energy_config(std::uint64_t seed = 1) {
   return default_adaptive_config("power_limit_w", limits_150_to_300(), 300, {parse_metric("E")}, seed);
 }
 
-// A job whose energy is lowest at `best_w` (a parabola, 1000 J there), time constant; `noise` relative.
+// A job whose energy is lowest at `best_w` (a parabola, 1000 J there; 25% more at and below `wall_w`, where
+// the GPU starves), time constant; `noise` relative.
 struct SyntheticJob {
   double best_w = 190;
   double noise = 0;
   std::uint64_t seed = 1;
+  double wall_w = 0;
   AdaptiveObservation run(double w, std::size_t index) const {
     sim::Noise n(seed * 7919 + index);
-    const double energy_j = 1000 + 0.05 * (w - best_w) * (w - best_w);
+    const double energy_j = (1000 + 0.05 * (w - best_w) * (w - best_w)) * (w <= wall_w ? 1.25 : 1.0);
     return {w, 100 * (1 + noise * n.normal()), energy_j * (1 + noise * n.normal())};
   }
 };
@@ -103,7 +105,8 @@ TEST(AdaptiveSweep, RepeatsOnlyNearTheBestAndAtTheReference) {
   for (const auto& [w, n] : counts) {
     EXPECT_LE(n, static_cast<int>(energy_config().max_repeats)) << w;
     if (n > 1) {
-      EXPECT_TRUE(std::abs(w - last.best[0].fitted_value) <= 30 || w == 300) << w;
+      // The fit's window (6 grid steps of 5 W either side) and one step beyond, or the reference.
+      EXPECT_TRUE(std::abs(w - last.best[0].fitted_value) <= 35 || w == 300) << w;
     }
   }
   EXPECT_GE(counts[last.best[0].pick_value], 2);
@@ -113,6 +116,15 @@ TEST(AdaptiveSweep, NoisyRunsStillLandWithinTenWattsOfTheMinimum) {
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     const auto [runs, last] = run_to_end(energy_config(), SyntheticJob{190, 0.01, seed});
     EXPECT_NEAR(last.best[0].pick_value, 190, 10) << "seed " << seed;
+  }
+}
+
+TEST(AdaptiveSweep, ASteepSideFarAboveTheBestDoesNotDragThePickAway) {
+  // +27% 20 W below the optimum, +2% 20 W above it (the simulated inception3's energy has such a wall):
+  // a parabola through both sides puts its vertex well above 170 W; the fit leaves the wall out.
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto [runs, last] = run_to_end(energy_config(seed), SyntheticJob{170, 0.005, seed, 150});
+    EXPECT_NEAR(last.best[0].pick_value, 170, 10) << "seed " << seed;  // the default precision
   }
 }
 
