@@ -6,7 +6,7 @@ namespace {
 using nlohmann::json;
 
 // The band test's name in the JSON contract (docs/analysis-json.md "band"; band.hpp).
-constexpr const char* kBandTest = "one-sided Welch t at 95% on the per-run metric";
+constexpr const char* kBandTest = "one-sided pooled-variance t at 95% on the per-run metric";
 
 json optional_json(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);

@@ -40,19 +40,22 @@ std::vector<MetricEstimate> metric_estimates(const std::vector<SettingAggregate>
       pooled_df += spreads.back().n - 1;
     }
   }
+  // One run's noise is a property of the job, not of the setting: pooled over every setting with repeats
+  // (as the error mean square of a one-way analysis of variance), it has far more degrees of freedom than
+  // any one setting's two to five runs, whose own t quantile (6.3 at n = 2) would make the band so wide
+  // that settings 10% worse could not be told apart from the best.
+  const std::optional<double> pooled_sd =
+      pooled_df > 0 ? std::optional<double>(std::sqrt(pooled_squares / pooled_df)) : std::nullopt;
   std::vector<MetricEstimate> estimates;
   for (std::size_t i = 0; i < settings.size(); ++i) {
     MetricEstimate e;
     const double value = metric_value(metric, settings[i].energy_j.mean, settings[i].time_s.mean, ref);
     e.score = metric.higher_is_better() ? -value : value;
     const Spread& spread = spreads[i];
-    if (spread.n >= 2) {
-      e.standard_error = std::sqrt(spread.variance / spread.n);
-      e.df = spread.n - 1;
-    } else if (pooled_df > 0 && spread.n == 1) {
-      e.standard_error = std::sqrt(pooled_squares / pooled_df);
+    if (pooled_sd && spread.n >= 1) {
+      e.standard_error = *pooled_sd / std::sqrt(static_cast<double>(spread.n));
       e.df = pooled_df;
-      e.borrowed = true;
+      e.borrowed = spread.n == 1;
     }
     estimates.push_back(e);
   }
@@ -72,21 +75,23 @@ Band indistinguishable_band(const std::vector<MetricEstimate>& estimates, std::s
       const double var_i = *e.standard_error * *e.standard_error;
       const double var_b = *b.standard_error * *b.standard_error;
       const double var = var_i + var_b;
-      // Welch-Satterthwaite; with no spread at all only equal scores are inside (above).
-      if (var > 0) {
-        const double df = var * var / (var_i * var_i / e.df + var_b * var_b / b.df);
-        inside = e.score - b.score <= t_quantile_95(df) * std::sqrt(var);
-      }
+      // Both standard errors come from the one pooled spread, so its degrees of freedom are the test's;
+      // with no spread at all only equal scores are inside (above).
+      if (var > 0) inside = e.score - b.score <= t_quantile_95(e.df) * std::sqrt(var);
     }
     if (inside) band.members.push_back(i);
   }
   return band;
 }
 
-std::size_t pick_in_band(const std::vector<SettingAggregate>& settings, const Band& band, std::size_t best) {
+std::size_t pick_in_band(const std::vector<SettingAggregate>& settings,
+                         const std::vector<MetricEstimate>& estimates, const Band& band, std::size_t best) {
+  const double best_score = estimates.at(best).score;
+  const double margin = kTieMargin * std::fabs(best_score);
   std::size_t pick = best;
   for (std::size_t i : band.members)
-    if (settings[i].time_s.mean < settings[pick].time_s.mean) pick = i;
+    if (estimates[i].score - best_score <= margin && settings[i].time_s.mean < settings[pick].time_s.mean)
+      pick = i;
   return pick;
 }
 

@@ -25,22 +25,29 @@ struct Band {
 };
 
 // The band test (docs/analysis-json.md "band"): setting i is in the band of the best b when
-//   score_i - score_b <= t_0.95(df) * sqrt(se_i^2 + se_b^2)
-// a one-sided Welch test at 95%: the data do not show i worse than b. se is the standard deviation of the
-// per-run metric values over sqrt(n); df is Welch-Satterthwaite's. A setting measured once has no spread of
-// its own: it borrows the pooled standard deviation of the settings with repeats (the noise of one run of
-// this job), with their pooled degrees of freedom. With no repeats anywhere the band is unknown: it holds
-// the best and the settings whose score equals it. Only settings flagged in `eligible` are considered.
+//   score_i - score_b <= t_0.95(df) * s * sqrt(1/n_i + 1/n_b)
+// a one-sided pooled-variance t test at 95%: the data do not show i worse than b. s is the standard deviation
+// of one run's metric value pooled over every setting with repeats (the noise of one run of this job), df
+// its pooled degrees of freedom, n the runs of each setting. With no repeats anywhere the band is unknown:
+// it holds the best and the settings whose score equals it. Only settings flagged in `eligible` are
+// considered.
 std::vector<MetricEstimate> metric_estimates(const std::vector<SettingAggregate>& settings,
                                              const ReferencePoint& ref, const MetricSpec& metric);
 Band indistinguishable_band(const std::vector<MetricEstimate>& estimates, std::size_t best,
                             const std::vector<bool>& eligible);
 
-// The tie rule inside the band, one for every metric: the fastest member (lowest mean time); equal times
-// keep the earlier member (the best first when it is among them). Inside the band the metric cannot tell
-// the settings apart, so the pick is the one that costs the job the least time (for `time` itself that is
-// the best). Picking on the other axis instead (least energy for `time`) was tried and rejected: with two
-// noisy repeats it recommended the slowest setting "for time".
-std::size_t pick_in_band(const std::vector<SettingAggregate>& settings, const Band& band, std::size_t best);
+// How much worse than the best's a band member's metric may be and still be picked by the tie rule: the
+// precision a recommendation promises (0.5%), so that a wide band (few repeats, noisy job) never hands the
+// user a setting that is likely worse by more than that.
+inline constexpr double kTieMargin = 0.005;
+
+// The tie rule inside the band, one for every metric: among the band's members whose metric is within
+// kTieMargin of the best's, the fastest (lowest mean time); equal times keep the earlier member (the best
+// first when it is among them). There the metric cannot tell the settings apart, so the pick is the one
+// that costs the job the least time (for `time` itself that is the best). Picking on the other axis instead
+// (least energy for `time`) was tried and rejected: with two noisy repeats it recommended the slowest
+// setting "for time".
+std::size_t pick_in_band(const std::vector<SettingAggregate>& settings,
+                         const std::vector<MetricEstimate>& estimates, const Band& band, std::size_t best);
 
 }  // namespace wattwise::analysis

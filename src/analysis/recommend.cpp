@@ -77,8 +77,8 @@ void fill_band(Recommendation& recommendation, const std::vector<SettingAggregat
     recommendation.band.push_back(
         {i, settings[i].setting, value, estimates[i].standard_error, estimates[i].borrowed});
   }
-  recommendation.tie_rule = "fastest";
-  recommendation.setting_index = pick_in_band(settings, band, recommendation.best_index);
+  recommendation.tie_rule = "fastest within 0.5%";
+  recommendation.setting_index = pick_in_band(settings, estimates, band, recommendation.best_index);
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ struct Recommendation {
   double best_metric_value = 0;
   std::vector<BandMember> band;  // settings not distinguishable from the best, the best among them
   bool band_known = false;       // false: no repeats anywhere, the band is the best (and exact ties)
-  std::string tie_rule;          // "fastest" or "least energy": how the pick was made inside the band
+  std::string tie_rule;          // "fastest within 0.5%": how the pick was made inside the band
 };
 
 // Chooses the best setting for `metric`, its band (band.hpp) and the pick inside the band by the tie rule

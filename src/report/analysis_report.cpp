@@ -111,8 +111,8 @@ std::string analysis_text(const analysis::Analysis& a) {
   }
   out += best.render("   ");
   out +=
-      "   band: the settings not distinguishable from the best (one-sided Welch t at 95% on the per-run\n"
-      "   metric; a setting run once borrows the pooled spread); the pick inside it is the fastest.\n";
+      "   band: the settings not distinguishable from the best (one-sided t at 95% on the per-run metric,\n"
+      "   one run's noise pooled over the settings); the pick: the fastest of them within 0.5% of the best.\n";
   for (const auto& r : a.recommendations)
     if (!r.note.empty()) out += fmt::format("   {}: {}\n", r.metric.name(), for_terminal(r.note));
   return out;

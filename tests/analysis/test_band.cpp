@@ -30,7 +30,7 @@ constexpr std::size_t kReference300 = 3;  // settings are 150, 200, 250, 300
 TEST(Band, IncludesASettingWithinTheNoiseAndPicksTheFastestInIt) {
   std::vector<RunRecord> runs;
   add_repeats(runs, 300, 1000, 10, 10);
-  add_repeats(runs, 250, 905, 10, 11);  // 5 J above the best; the noise bound is ~17 J
+  add_repeats(runs, 250, 903, 10, 11);  // 3 J (0.3%) above the best; the noise bound is ~15 J
   add_repeats(runs, 200, 900, 10, 12);  // lowest mean energy: the best
   add_repeats(runs, 150, 950, 10, 14);  // 50 J above: beyond the noise
   const Recommendation r = recommend(aggregate_runs(runs), kReference300, {MetricKind::kEnergy});
@@ -38,8 +38,18 @@ TEST(Band, IncludesASettingWithinTheNoiseAndPicksTheFastestInIt) {
   EXPECT_TRUE(r.band_known);
   EXPECT_EQ(band_limits(r), (std::vector<double>{200, 250}));
   EXPECT_DOUBLE_EQ(r.setting.at("power_limit_w"), 250);  // the faster of the two
-  EXPECT_EQ(r.tie_rule, "fastest");
-  EXPECT_NE(r.note.find("picked the fastest of the 2 settings"), std::string::npos) << r.note;
+  EXPECT_EQ(r.tie_rule, "fastest within 0.5%");
+  EXPECT_NE(r.note.find("picked the fastest within 0.5% of the 2 settings"), std::string::npos) << r.note;
+}
+
+TEST(Band, TieRuleNeverPicksAMemberMoreThanHalfAPercentWorse) {
+  std::vector<RunRecord> runs;
+  add_repeats(runs, 300, 1000, 10, 10);
+  add_repeats(runs, 250, 908, 10, 11);  // in the band (~15 J bound) but 0.9% above the best
+  add_repeats(runs, 200, 900, 10, 12);
+  const Recommendation r = recommend(aggregate_runs(runs), 2, {MetricKind::kEnergy});
+  EXPECT_EQ(band_limits(r), (std::vector<double>{200, 250}));
+  EXPECT_DOUBLE_EQ(r.setting.at("power_limit_w"), 200);  // faster 250 W is outside the 0.5% margin
 }
 
 TEST(Band, ExcludesASettingWhenTheRepeatsAreTight) {
@@ -86,7 +96,7 @@ TEST(Band, TimeMetricKeepsTheFastestEvenWhenItsBandIsWide) {
   const Recommendation r = recommend(aggregate_runs(runs), 2, {MetricKind::kTime});
   EXPECT_EQ(band_limits(r), (std::vector<double>{250, 300}));
   EXPECT_DOUBLE_EQ(r.setting.at("power_limit_w"), 300);  // the one tie rule: the fastest
-  EXPECT_EQ(r.tie_rule, "fastest");
+  EXPECT_EQ(r.tie_rule, "fastest within 0.5%");
 }
 
 TEST(Band, LeavesOutSettingsThatMaxSlowdownExcludes) {
@@ -101,7 +111,7 @@ TEST(Band, LeavesOutSettingsThatMaxSlowdownExcludes) {
 TEST(Band, ReferencePickedInsideTheBandIsNotCalledTheBest) {
   std::vector<RunRecord> runs;
   add_repeats(runs, 300, 1000, 10, 10);  // the reference, fastest
-  add_repeats(runs, 250, 995, 10, 11);   // lowest energy by 5 J: within the noise
+  add_repeats(runs, 250, 997, 10, 11);   // lowest energy by 3 J (0.3%): within the noise and margin
   const Recommendation r = recommend(aggregate_runs(runs), 1, {MetricKind::kEnergy});
   EXPECT_DOUBLE_EQ(r.setting.at("power_limit_w"), 300);
   EXPECT_EQ(r.note.rfind("the reference setting is within the noise of the best; picked the fastest", 0), 0u)

@@ -86,14 +86,14 @@ TEST(HtmlReport, TableHasOneRowPerSettingWithTheReferenceMarked) {
   EXPECT_NE(html.find("<tr class=\"reference\"><td>power_limit_w=300 (reference)</td><td>100.9</td>"),
             std::string::npos);
   EXPECT_NE(html.find("<tr><td>power_limit_w=250</td><td>77.3</td><td>850.0</td><td>-15.0</td><td>11.000</td>"
-                      "<td>+10.0</td><td>E</td></tr>"),
+                      "<td>+10.0</td><td>EDP, EDS(k=2.0), gain-loss</td></tr>"),
             std::string::npos);
 }
 
 TEST(HtmlReport, RecommendationsShowTheBandAndThePick) {
   const auto html = render_html_report(testing::sweep_model());
-  EXPECT_NE(html.find("within the noise of the best (power_limit_w=200, one-sided Welch t at 95%): "
-                      "power_limit_w=200, power_limit_w=250; picked the fastest"),
+  EXPECT_NE(html.find("within the noise of the best (power_limit_w=300, one-sided t at 95% on the pooled "
+                      "noise): power_limit_w=250, power_limit_w=300; picked the fastest within 0.5%"),
             std::string::npos);
   EXPECT_NE(html.find("<dt>analysis</dt><dd>judged on the whole run</dd>"), std::string::npos);
 }

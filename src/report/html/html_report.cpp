@@ -128,7 +128,7 @@ std::string band_html(const ReportModel& model, const analysis::Recommendation& 
   for (const auto& member : r.band)
     labels += (labels.empty() ? "" : ", ") + escape_html(model.settings.at(member.setting_index).label);
   return fmt::format(
-      "<br><span class=\"band\">within the noise of the best ({}, one-sided Welch t at 95%): {}; "
+      "<br><span class=\"band\">within the noise of the best ({}, one-sided t at 95% on the pooled noise): {}; "
       "picked the {}</span>",
       escape_html(model.settings.at(r.best_index).label), labels, escape_html(r.tie_rule));
 }
