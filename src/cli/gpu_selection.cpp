@@ -10,23 +10,11 @@
 
 namespace wattwise::cli {
 
-namespace {
-
-std::string present(hw::GpuSystem& system) {
-  std::string out;
-  for (std::size_t i = 0; i < system.count(); ++i)
-    out += fmt::format("{}{} ({})", i ? ", " : "", system.gpu(i).identity().index,
-                       system.gpu(i).identity().uuid);
-  return out.empty() ? "none" : out;
-}
-
-}  // namespace
-
 std::vector<std::size_t> select_gpus(hw::GpuSystem& system, const std::string& list) {
   std::vector<std::size_t> positions;
   if (list.empty())
-    throw usage_error(
-        fmt::format("--gpus '' names no GPU: give indices or UUIDs (present: {}), or all", present(system)));
+    throw usage_error(fmt::format("--gpus '' names no GPU: give indices or UUIDs (present: {}), or all",
+                                  measure::present_gpus(system)));
   if (list == "all") {
     for (std::size_t i = 0; i < system.count(); ++i) positions.push_back(i);
     if (positions.empty())
@@ -42,8 +30,8 @@ std::vector<std::size_t> select_gpus(hw::GpuSystem& system, const std::string& l
       if (item == std::to_string(id.index) || item == id.uuid) found = i;
     }
     if (!found)
-      throw usage_error(
-          fmt::format("--gpus: no GPU '{}' on this machine; present: {}", item, present(system)));
+      throw usage_error(fmt::format("--gpus: no GPU '{}' on this machine; present: {}", item,
+                                    measure::present_gpus(system)));
     if (std::find(positions.begin(), positions.end(), *found) == positions.end()) positions.push_back(*found);
   }
   return positions;

@@ -9,15 +9,15 @@
 
 namespace wattwise::measure {
 
-namespace {
-
-std::string present(hw::GpuSystem& system) {
+std::string present_gpus(hw::GpuSystem& system) {
   std::string out;
   for (std::size_t i = 0; i < system.count(); ++i)
     out += fmt::format("{}{} ({})", i ? ", " : "", system.gpu(i).identity().index,
                        system.gpu(i).identity().uuid);
   return out.empty() ? "none" : out;
 }
+
+namespace {
 
 JobGpuSelection all_gpus(std::vector<std::size_t> positions, std::string source) {
   JobGpuSelection s;
@@ -49,7 +49,7 @@ JobGpuSelection from_cuda_visible_devices(hw::GpuSystem& system, const JobGpuReq
     throw usage_error(fmt::format(
         "CUDA_VISIBLE_DEVICES='{}': '{}' {}, so CUDA would give the job no GPU (present: {}); fix the "
         "variable or give --gpus",
-        value, *resolved.stopped_at, resolved.stop_reason, present(system)));
+        value, *resolved.stopped_at, resolved.stop_reason, present_gpus(system)));
 
   JobGpuSelection s;
   s.source = "CUDA_VISIBLE_DEVICES";
@@ -62,7 +62,7 @@ JobGpuSelection from_cuda_visible_devices(hw::GpuSystem& system, const JobGpuReq
     s.warnings.push_back(fmt::format(
         "warning: CUDA_VISIBLE_DEVICES='{}': '{}' {}; CUDA ignores it and every entry after it, so the job's "
         "GPUs are {} (present: {})",
-        value, *resolved.stopped_at, resolved.stop_reason, s.positions.size(), present(system)));
+        value, *resolved.stopped_at, resolved.stop_reason, s.positions.size(), present_gpus(system)));
   if (auto w = hw::device_order_warning(resolved, request.cuda_device_order, names))
     s.warnings.push_back("warning: " + *w);
   if (std::find(s.via_mig.begin(), s.via_mig.end(), true) != s.via_mig.end())

@@ -25,6 +25,9 @@ enum class OtherGpus {
 // "omit" or "report"; anything else is a usage error naming the flag.
 OtherGpus parse_other_gpus(const std::string& text);
 
+// "0 (GPU-...), 1 (GPU-...)", or "none": the GPUs present, for error lines that name what to give instead.
+std::string present_gpus(hw::GpuSystem& system);
+
 struct JobGpuRequest {
   std::optional<std::vector<std::size_t>> gpus_flag;  // positions named by --gpus; absent: not given
   std::optional<std::string> cuda_visible_devices;    // the variable's value; absent: unset
