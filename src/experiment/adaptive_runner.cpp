@@ -75,7 +75,7 @@ std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& lo
   if (log.last->best.empty()) return text;
   text +=
       "  estimate: the measured value nearest the fitted optimum, used to steer the sweep;\n"
-      "  recommended: analyze's pick above (the fastest setting of the band), as analyze and report show\n";
+      "  recommended: analyze's pick above (the fastest band member within 0.5% of the best), as analyze and report show\n";
   for (const auto& b : log.last->best) {
     const auto rec = recommended.find(b.metric.name());
     const std::string rec_text =

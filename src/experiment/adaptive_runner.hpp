@@ -36,7 +36,7 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
 
 // The lines printed after an adaptive sweep, below analyze's table: why it stopped, runs used of the budget,
 // and for each metric the sweep's own estimate (the measured value nearest the fitted optimum) beside
-// `recommended`, analyze's recommendation over the same runs (the fastest setting of the band; by metric
+// `recommended`, analyze's recommendation over the same runs (the fastest band member within 0.5% of the best; by metric
 // name, absent when analyze did not rank that metric). The two may differ; the text says which is which,
 // and that the recommendation is the one `analyze` and `report` show.
 std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log,
