@@ -157,6 +157,7 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
     workload::WaitOptions wait;
     wait.timeout = options.timeout;
     process.wait(wait);
+    sampler.read_densely();  // the tail's postings bracketed to a few ms: the job's end is placed on them
     m.gpu_usage = usage.stop();
     // When the end was seen, not after the clean-up of the job's leftovers (Process ends those).
     m.job_end = process.ended_at().value_or(clock.now());

@@ -17,6 +17,7 @@ Nanos CadenceLoop::next_due() const {
 
 std::uint64_t CadenceLoop::run_due(Nanos now, Clock& clock) {
   std::uint64_t skipped = 0;
+  sampler_.apply_dense_request(now);
   if (sampler_.next_counter_read() <= now) sampler_.sample_counters(now);
   if (fast_.next_due() <= now) {
     sampler_.sample_fast(clock.now());

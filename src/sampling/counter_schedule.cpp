@@ -60,6 +60,10 @@ void CounterSchedule::on_read(Nanos before, Nanos after, std::optional<std::uint
   }
 }
 
+void CounterSchedule::relearn(Nanos now) {
+  if (mode_ != Mode::kFixed) start_learning(std::min(next_, now));
+}
+
 void CounterSchedule::start_learning(Nanos after) {
   mode_ = Mode::kLearning;
   learn_reads_ = 0;

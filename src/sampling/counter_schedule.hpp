@@ -54,6 +54,10 @@ class CounterSchedule {
   // the GPU has no counter); plans the next one.
   void on_read(Nanos before, Nanos after, std::optional<std::uint64_t> energy_mj);
 
+  // Reads densely again from `now` (as when learning), so that the next postings are bracketed to a few ms:
+  // asked at a job's end, whose last sparse read may be ~0.5 s before it. The fixed mode stays as it is.
+  void relearn(Nanos now);
+
   Mode mode() const { return mode_; }
   const std::optional<PostingGrid>& grid() const { return grid_; }
   std::uint64_t relock_misses() const { return relock_misses_; }

@@ -32,9 +32,11 @@ Nanos median_gap(const std::vector<Knot>& knots) {
   return gaps[gaps.size() / 2];
 }
 
-// Fewer single-posting brackets than this and the grid is not trusted: the midpoints stay. Three is what
-// the read schedule's learning burst leaves behind (reads 13 ms apart around three postings).
-constexpr std::size_t kMinGridBrackets = 3;
+// Fewer single-posting brackets than this and the grid is not trusted: the midpoints stay. The same two the
+// read schedule locks on (counter_schedule.cpp): a learning burst cut short on a busy node may leave only
+// those, and the schedule's sparse reads that follow sit just after postings, where the no-grid rule
+// (half a period before the later read) would misplace each knot by ~45 ms (seen: 3-5% on a 1 s job).
+constexpr std::size_t kMinGridBrackets = 2;
 // A grid instant this close outside a knot's bracket still belongs to it (a posting right at a read's edge).
 constexpr Nanos kEdgeTolerance = std::chrono::milliseconds(2);
 
@@ -103,9 +105,13 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
     }
   }
   timeline.update_period = grid ? grid->period : std::min(update_period_of(knots), kAssumedUpdatePeriod);
-  // The first read's value was posted at the last posting before it.
-  Nanos begin =
-      grid ? grid->at_or_before(read_midpoint(readings.front())) : knots.front().t - timeline.update_period;
+  // The first read's value was posted at the last posting before it. A grid instant within the grid's
+  // uncertainty after that read is taken to be before it: had it come after, the next read would have
+  // seen it change and the first knot would be there, a period earlier (a first piece of two periods with
+  // one posting's energy halved the power of a 1 s job's first 100 ms).
+  const Nanos first_read_mid = read_midpoint(readings.front());
+  Nanos begin = grid ? grid->at_or_before(first_read_mid + grid->uncertainty + kEdgeTolerance)
+                     : knots.front().t - timeline.update_period;
   if (begin >= knots.front().t) begin = knots.front().t - timeline.update_period;
   timeline.pieces.reserve(knots.size());
   for (const Knot& knot : knots) {

@@ -227,6 +227,11 @@ void Sampler::drain_samples(Nanos now) {
   }
 }
 
+void Sampler::apply_dense_request(Nanos now) {
+  if (!dense_reads_requested_.exchange(false)) return;
+  for (CounterSchedule& schedule : schedules_) schedule.relearn(now);
+}
+
 void Sampler::finish(Nanos now) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) read_counter(i, clock_.now());
   drain_samples(now);

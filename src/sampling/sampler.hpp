@@ -54,6 +54,12 @@ class Sampler {
   void sample_telemetry(Nanos now);
   // Fetches the samples buffered since the last drain.
   void drain_samples(Nanos now);
+  // Asks every GPU's counter to be read densely from the sampling thread's next tick (CounterSchedule::
+  // relearn): the postings after a job's end are then bracketed to a few ms instead of falling between
+  // sparse reads ~0.5 s apart, which a busy node can misplace by a whole posting. Safe from any thread.
+  void read_densely() { dense_reads_requested_ = true; }
+  // On the sampling thread: applies a pending read_densely().
+  void apply_dense_request(Nanos now);
   // After the cadences stopped: one last counter read per GPU and a last drain, so totals cover the end.
   void finish(Nanos now);
 
@@ -127,6 +133,7 @@ class Sampler {
   mutable std::mutex failures_mutex_;
   std::vector<std::optional<SourceFailure>> failures_;
   FailureListener on_failure_;
+  std::atomic<bool> dense_reads_requested_{false};
 };
 
 }  // namespace wattwise::sampling

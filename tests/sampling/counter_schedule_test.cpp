@@ -77,6 +77,31 @@ TEST(CounterSchedule, LearnsEachGpusOwnPeriod) {
     EXPECT_LT(since_last_posting(run.reads[i] + 2ms, 11ms, 96ms), 15ms);
 }
 
+TEST(CounterSchedule, RelearnReadsDenselyAtOnceAndLocksAgain) {
+  // Locked on a 100 ms grid with reads every 5th posting; a job's end asks for dense reads so that the
+  // next posting is bracketed to a few ms instead of up to 0.5 s.
+  auto run = run_schedule(100ms, 37ms, 3s);
+  ASSERT_EQ(run.schedule.mode(), CounterSchedule::Mode::kLocked);
+  const Nanos end = run.afters.back();
+  run.schedule.relearn(end);
+  EXPECT_EQ(run.schedule.mode(), CounterSchedule::Mode::kLearning);
+  EXPECT_LE(run.schedule.next_read(), end);
+  // Read on as the schedule asks: the next change is bracketed within kLearnSpacing + a read.
+  std::uint64_t value = (end - 37ms) / 100ms + 1;
+  Nanos before = end, bracket_width = 1s;
+  std::uint64_t last = value * 1000;
+  for (int i = 0; i < 20 && run.schedule.mode() == CounterSchedule::Mode::kLearning; ++i) {
+    const Nanos at = std::max(before, run.schedule.next_read());
+    const std::uint64_t now_value = static_cast<std::uint64_t>((at + 2ms - 37ms) / 100ms + 1) * 1000;
+    if (now_value != last) bracket_width = at + 4ms - before;
+    last = now_value;
+    run.schedule.on_read(at, at + 4ms, now_value);
+    before = at;
+  }
+  EXPECT_LE(bracket_width, kLearnSpacing + 8ms);
+  EXPECT_EQ(run.schedule.mode(), CounterSchedule::Mode::kLocked);
+}
+
 TEST(CounterSchedule, ACounterThatNeverMovesIsReadBlindAndCheaply) {
   const ScheduleRun run = run_schedule(100ms, 0ms, 20s, {}, /*counter_moves=*/false);
   EXPECT_FALSE(run.schedule.grid());

@@ -54,5 +54,27 @@ TEST(CounterTimeline, IrregularPostingsKeepTheBracketMidpoints) {
     EXPECT_EQ(piece.end.count() % 5'000'000, 0) << "midpoint of 10 ms reads";
 }
 
+TEST(CounterTimeline, AFirstReadJustBeforeAnUncertainGridInstantStartsOnePeriodBeforeTheFirstKnot) {
+  // The reads of a CI run where a 300 W GPU came out 5% low: postings 100 ms apart, the learning burst's
+  // brackets fix the grid only to a few ms, and the first read (-0.35 ms) falls inside that uncertainty of
+  // a grid instant. Its value was posted a period before the first knot, not two.
+  const std::vector<double> read_ms = {-0.35, 14.4,  27.4,  40.5,  53.6,  66.7,  79.8,
+                                       92.9,  105.9, 179.9, 193.0, 206.7, 280.4, 293.5,
+                                       306.6, 380.7, 393.8, 406.9, 481.0, 494.1, 507.3};
+  std::vector<CounterReading> readings;
+  for (double t_ms : read_ms) {
+    const Nanos t{static_cast<std::int64_t>(t_ms * 1e6)};
+    // Postings at 97 ms + n * 100 ms (the truth lies in (94.9, 99.7) ms for these reads).
+    const std::int64_t postings = t < 97ms ? 0 : (t - 97ms) / 100ms + 1;
+    readings.push_back(CounterReading{t, 50us, static_cast<std::uint64_t>(postings) * 30'000});
+  }
+  const auto timeline = build_counter_timeline(readings);
+  ASSERT_FALSE(timeline.pieces.empty());
+  const CounterPiece& first = timeline.pieces.front();
+  const double first_ms = std::chrono::duration<double, std::milli>(first.end - first.begin).count();
+  EXPECT_NEAR(first_ms, 100.0, 1.0);
+  EXPECT_LT(std::chrono::abs(first.begin - (97ms - 100ms)), 5ms);  // the true posting, to the grid's few ms
+}
+
 }  // namespace
 }  // namespace wattwise::sampling

@@ -1,0 +1,92 @@
+#pragma once
+
+// The online tuner's contract: what `wattwise tune` (live, through markers) and the simulated tuner (virtual
+// time) both drive. It only decides; it never touches a GPU. The caller holds the setting it names, feeds it
+// the iterations measured at that setting, and applies a new setting (through the settings guard) when
+// observe() says so. The same object decides on a real job and in the benchmark, so the benchmark's figures
+// are the tool's.
+//
+// Vocabulary (docs/tune.md): a *candidate* is one value of the knob; *profiling iterations* are iterations
+// spent at candidates other than the settled one before it settled; *warm-up* iterations right after a
+// change are discarded (the GPU's clocks and power settle within ~1 s).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics.hpp"
+
+namespace wattwise::tune {
+
+enum class TuneKnob { kPowerLimit, kSmClock };
+
+// What the tuner is asked to find.
+struct TunerConfig {
+  TuneKnob knob = TuneKnob::kPowerLimit;
+  double min_value = 0;  // the knob's range (W or MHz), from the GPU's constraints
+  double max_value = 0;
+  double step = 5;         // the knob's resolution: candidates are min + k * step, and max
+  double start_value = 0;  // the setting the job starts at (its captured value): the reference point
+  analysis::MetricSpec metric{analysis::MetricKind::kEnergy, 0};
+  std::optional<double> max_slowdown;   // 0.10: iteration time at most 10% above the start's
+  std::uint64_t warmup_iterations = 5;  // discarded after every change
+  double confidence = 0.95;             // of the intervals behind every comparison
+};
+
+// One iteration measured at the setting the tuner holds now. Energy may be missing (a window the sampler
+// cannot resolve yet): such an iteration counts for time only.
+struct IterationObservation {
+  double time_s = 0;
+  std::optional<double> energy_j;
+};
+
+// Why the setting changes (or does not).
+enum class DecisionKind {
+  kProbe,   // try another candidate
+  kSettle,  // hold this setting: the search ended
+  kRetune,  // drift seen while settled: the search starts again
+};
+
+// One entry of the decision trace (DB, JSON, HTML report).
+struct Decision {
+  DecisionKind kind = DecisionKind::kProbe;
+  double value = 0;                // the setting to hold from now on
+  std::uint64_t at_iteration = 0;  // the job's iteration count when decided
+  // The estimate behind the decision, for the setting just left (metric value normalised to the start's,
+  // and its confidence interval), with how many iterations it rests on.
+  double estimate = 0;
+  double interval_low = 0;
+  double interval_high = 0;
+  std::uint64_t iterations = 0;
+  std::string reason;  // one line for people: "bracket [200, 260] W", "drift: +8% time"
+};
+
+class Tuner {
+ public:
+  explicit Tuner(TunerConfig config);  // usage_error for an empty or inverted range
+  ~Tuner();
+  Tuner(Tuner&&) noexcept;
+  Tuner& operator=(Tuner&&) noexcept;
+
+  // The setting to hold now (the start value before the first decision).
+  double current_value() const;
+  // Feeds one iteration measured at current_value(); returns a decision when the setting should change
+  // (kProbe, kRetune) or the search ends (kSettle). The caller applies decision->value before the next
+  // iteration it feeds.
+  std::optional<Decision> observe(const IterationObservation& iteration);
+
+  bool settled() const;
+  std::optional<double> settled_value() const;
+  // Iterations fed at values other than the settled one before it settled (the figure of merit).
+  std::uint64_t profiling_iterations() const;
+  std::uint64_t iterations_seen() const;
+  const std::vector<Decision>& decisions() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace wattwise::tune
