@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/parse_error_line.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/version.hpp"
@@ -41,9 +42,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(
-        stderr, "wattwise: %s (see `wattwise %s--help`)\n", e.what(),
-        app.get_subcommands().empty() ? "" : (app.get_subcommands().front()->get_name() + " ").c_str());
+    std::fprintf(stderr, "wattwise: %s\n", wattwise::cli::parse_error_line(app, e, argc, argv).c_str());
     return static_cast<int>(wattwise::ErrorKind::kUsage);
   }
 

@@ -103,6 +103,7 @@ int run_measure(const MeasureFlags& flags) {
   if (!flags.json.empty()) json.emplace(flags.json);
 
   measure::MeasureOptions options = measure_options(flags);
+  options.job_stdout_to_stderr = json && json->path() == "-";
 
   measure::Measurement m;
   if (!flags.simulate.empty()) {
@@ -170,7 +171,9 @@ CommandRun add_measure_command(CLI::App& app) {
                  "expert: read each GPU's energy counter at this fixed period, ms, 3 x GPUs to 10000 "
                  "(default: just after every 5th of the counter's ~100 ms postings, locked to them)");
   app.add_option("--trace", flags->trace, "write every reading to this CSV (phases beside it)");
-  app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
+  app.add_option("--json", flags->json,
+                 "write the result as JSON to this file ('-': stdout, which then carries the JSON alone: the "
+                 "job's own stdout goes to stderr, and so does the summary)");
   app.add_option("--timeout", flags->timeout_s,
                  "stop the job after this many seconds, 0.001 to 31622400 (SIGTERM, then SIGKILL)");
   app.add_option(

@@ -124,6 +124,7 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   workload::LaunchSpec spec;
   spec.argv = argv;
   spec.extra_environment = options.extra_environment;
+  spec.stdout_to_stderr = options.job_stdout_to_stderr;
   spec.extra_environment[workload::MarkerReceiver::kEnvironmentVariable] = receiver.socket_path().string();
 
   // job_start is set just after the cadences start; a failure before it reads as 0 s.

@@ -22,7 +22,8 @@ struct MeasureOptions {
   sampling::SamplerConfig sampler;
   std::optional<Nanos> timeout;
   std::map<std::string, std::string> extra_environment;
-  NodeOptions node;  // node power beside the GPUs (real runs only)
+  bool job_stdout_to_stderr = false;  // `--json -`: stdout carries the JSON alone
+  NodeOptions node;                   // node power beside the GPUs (real runs only)
   // Told at once when a sampled GPU is lost or its readings keep failing (from a sampling thread); the
   // measurement goes on without it and says so in the result.
   std::function<void(const hw::GpuIdentity& gpu, Nanos since_job_start, const sampling::SourceFailure&)>

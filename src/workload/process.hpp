@@ -22,6 +22,8 @@ struct LaunchSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> extra_environment;  // added to (or replacing in) our environment
   std::optional<std::filesystem::path> working_directory;
+  // The job's stdout goes to wattwise's stderr: `--json -` keeps stdout for the JSON alone.
+  bool stdout_to_stderr = false;
 };
 
 // How long a job may take to end after wattwise passed it a stop signal (SIGINT/SIGTERM/SIGHUP) before

@@ -53,6 +53,19 @@ class BadInputTest : public E2eTest {
   }
 };
 
+TEST_F(BadInputTest, AnUnknownSubcommandIsNamedWithTheChoices) {
+  expect_refused({"frobnicate", "--", E2E_JOB, "touch", path("job-ran").string()},
+                 "unknown subcommand 'frobnicate': choose one of info, measure");
+  expect_refused({}, "a subcommand is needed: one of info, measure");
+}
+
+TEST_F(BadInputTest, AJobsOwnOptionWithoutDoubleDashSaysToPutItFirst) {
+  // `wattwise measure python3 -c ...`: CLI11 would say only that -c was not expected.
+  expect_refused({"measure", E2E_JOB, "touch", "-c", path("job-ran").string()},
+                 "put `--` before the job's command");
+  expect_refused({"sweep", "--power-limit", "300", E2E_JOB, "-x"}, "put `--` before the job's command");
+}
+
 TEST_F(BadInputTest, DurationsThatAreNotFiniteNumbersInRangeAreRefused) {
   for (const char* bad : {"abc", "nan", "inf", "1e300", "-1", "0", ""}) {
     expect_refused(measure({"--timeout", bad}), "--timeout");
