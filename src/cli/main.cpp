@@ -1,7 +1,10 @@
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <map>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -13,8 +16,23 @@
 #include "core/version.hpp"
 #include "safety/restore.hpp"
 #include "safety/state_dir.hpp"
+#include "workload/stop_signals.hpp"
+
+namespace {
+
+// Commands that run jobs or change settings keep the stop signals recorded from main's first line to
+// their end (workload/stop_signals.hpp); the others get the default dispositions back once parsed.
+bool runs_jobs(const std::string& command) {
+  return command == "measure" || command == "sweep";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  // First: a SIGINT/SIGTERM/SIGHUP while the command line is parsed is recorded, and a sweep or measure
+  // then stops before it starts with the usual line, instead of the default action killing wattwise
+  // without a word (seen on a loaded machine: SIGHUP 8-60 ms after the start, exit 129, nothing said).
+  std::optional<wattwise::workload::StopSignals> stop_signals(std::in_place);
   CLI::App app{
       "wattwise: measure the energy of GPU jobs and find the settings that trade it best against time"};
   app.set_version_flag("--version", std::string("wattwise ") + wattwise::kVersion);
@@ -44,6 +62,17 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::fprintf(stderr, "wattwise: %s\n", wattwise::cli::parse_error_line(app, e, argc, argv).c_str());
     return static_cast<int>(wattwise::ErrorKind::kUsage);
+  }
+
+  const std::string command = app.get_subcommands().front()->get_name();
+  if (!runs_jobs(command)) {
+    if (wattwise::workload::StopSignals::stop_requested()) {
+      const int signal_number = wattwise::workload::StopSignals::signal_number();
+      std::fprintf(stderr, "wattwise: stopped by SIG%s before `%s` started\n",
+                   ::sigabbrev_np(signal_number) ? ::sigabbrev_np(signal_number) : "?", command.c_str());
+      return wattwise::workload::StopSignals::exit_code();
+    }
+    stop_signals.reset();
   }
 
   // Every command warns about GPU settings a killed wattwise left behind (restore reports them itself).

@@ -88,7 +88,8 @@ int run_measure(const MeasureFlags& flags) {
   // The one stop-signal handler, from here to the exit: a SIGINT/SIGTERM/SIGHUP is passed on to the job
   // while it runs, and recorded (never fatal) before it starts and while the tail is sampled and the
   // files are written; measure then exits 128+N whatever the job made of the signal.
-  workload::StopSignals stop_signals;
+  std::optional<workload::StopSignals> own_signals;  // main() installs them first; a library caller may not
+  if (!workload::StopSignals::installed()) own_signals.emplace();
   if (flags.simulate.empty() && flags.command.empty())
     throw usage_error("no command to measure: `wattwise measure -- CMD ARGS`, or --simulate GPU:MODEL");
   if (!flags.simulate.empty() && !flags.command.empty())

@@ -22,7 +22,6 @@
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
 #include "cli/adaptive_flags.hpp"
-#include "workload/stop_signals.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
@@ -44,6 +43,7 @@
 #include "sim/simulation.hpp"
 #include "store/analysis_runs.hpp"
 #include "store/durable_file.hpp"
+#include "workload/stop_signals.hpp"
 
 namespace wattwise::cli {
 
@@ -431,7 +431,9 @@ int run_sweep_command(SweepFlags flags) {
   // (reading CUDA_VISIBLE_DEVICES and the GPUs, opening the database) is recorded, and the runner stops
   // before its first run with the usual message, instead of the signal's default action killing wattwise
   // without a word.
-  workload::StopSignals stop_signals;
+  // main() installs them before it parses the command line; a library caller may not have.
+  std::optional<workload::StopSignals> own_signals;
+  if (!workload::StopSignals::installed()) own_signals.emplace();
   nlohmann::json stored_plan;  // null unless `--resume --db X` alone takes the plan from X
   if (plan_from_database(flags)) stored_plan = load_stored_sweep(flags);
   const bool simulated = !flags.simulate.empty();
