@@ -1,5 +1,7 @@
 #include "experiment/progress.hpp"
 
+#include "core/units.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -38,6 +40,12 @@ void Progress::run_finished(double run_time_s, bool ok) {
   run_time_sum_s_ += run_time_s;
 }
 
+void Progress::last_run_result(std::optional<double> energy_j, double job_time_s, bool simulated) {
+  simulated_ = simulated;
+  last_result_ = fmt::format("last {} in {}{}", format_energy_j(energy_j), format_seconds(job_time_s),
+                             simulated ? " of simulated time" : "");
+}
+
 void Progress::end() {
   if (line_open_) std::fputc('\n', out_);
   line_open_ = false;
@@ -53,10 +61,12 @@ std::string Progress::format_eta(double seconds) {
 
 std::string Progress::line() const {
   std::string text = fmt::format("run {}/{} {}", std::min(done_ + 1, total_), total_, setting_);
+  if (!last_result_.empty()) text += " | " + last_result_;
   if (!stage_.empty()) text += " | " + stage_;
   if (failed_ > 0) text += fmt::format(" | {} failed", failed_);
   // The ETA needs at least one measured run of this invocation; the runs still to do include this one.
-  if (done_here_ > 0) {
+  // Simulated runs take no wall time worth an ETA.
+  if (done_here_ > 0 && !simulated_) {
     const double mean_s = run_time_sum_s_ / static_cast<double>(done_here_);
     text += " | ETA " + format_eta(mean_s * static_cast<double>(total_ - done_));
   }

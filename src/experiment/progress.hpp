@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace wattwise::experiment {
@@ -25,10 +26,14 @@ class Progress {
   // The run's wall time on this machine (a simulated run's virtual time would give a useless ETA).
   void run_finished(bool ok);
   void run_finished(double run_time_s, bool ok);
+  // What the run just finished measured, shown on the following lines ("last 54.27 kJ in 294.98 s"). A
+  // simulated run's time is virtual: the line says so and shows no ETA (its runs take no wall time).
+  void last_run_result(std::optional<double> energy_j, double job_time_s, bool simulated);
   // Ends the in-place line so the next output starts on a fresh one.
   void end();
 
-  // The text of the line, for tests: "run 3/10 power_limit_w=200 | 1 failed | ETA 1m05s".
+  // The text of the line, for tests: "run 3/10 power_limit_w=200 | last 54.27 kJ in 294.98 s | 1 failed |
+  // ETA 1m05s".
   std::string line() const;
   static std::string format_eta(double seconds);
 
@@ -44,6 +49,8 @@ class Progress {
   double run_time_sum_s_ = 0;
   std::string setting_;
   std::string stage_;
+  std::string last_result_;
+  bool simulated_ = false;
   bool line_open_ = false;
   std::chrono::steady_clock::time_point run_start_{};
 };

@@ -325,7 +325,12 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
       store.add_run(record);
       ++outcome.runs_done;
       if (!record.error.empty()) ++outcome.runs_failed;
-      if (progress) progress->run_finished(record.error.empty());
+      if (progress) {
+        progress->run_finished(record.error.empty());
+        progress->last_run_result(m.total_energy_j(),
+                                  std::chrono::duration<double>(m.job_end - m.job_start).count(),
+                                  m.backend == "simulated");
+      }
       if (options.max_failures > 0 && outcome.runs_failed >= options.max_failures && more_after()) {
         outcome.end = SweepEnd::kTooManyFailures;
         break;

@@ -55,8 +55,8 @@ std::string analysis_text(const analysis::Analysis& a) {
                        for_terminal(a.basis.phase));
   if (const auto warning = analysis::startup_warning(a.basis); !warning.empty())
     out += fmt::format(" warning: {}\n", for_terminal(warning));
-  out += fmt::format(" Reference: {} ({} runs)  E = {}, t = {}\n\n", for_terminal(setting_text(ref.setting)),
-                     ref.runs.size(), format_energy_j(ref.energy_j.mean), format_seconds(ref.time_s.mean));
+  out += fmt::format(" Reference: {} ({} run{})  E = {}, t = {}\n\n", for_terminal(setting_text(ref.setting)),
+                     ref.runs.size(), ref.runs.size() == 1 ? "" : "s", format_energy_j(ref.energy_j.mean), format_seconds(ref.time_s.mean));
 
   std::vector<std::string> headers = {"setting",      "runs",   "energy (± std)", "vs ref",
                                       "time (± std)", "vs ref", "avg power"};

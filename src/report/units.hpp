@@ -1,15 +1,15 @@
 #pragma once
 
-#include <optional>
-#include <string>
+// The report's names for core/units.hpp: the formatting lives in core, so that the layers below report
+// (experiment's progress lines) print quantities the same way.
+#include "core/units.hpp"
 
 namespace wattwise::report {
 
-// Formatting of quantities for people. Absent values print as "n/a", never as 0.
-std::string format_energy_j(std::optional<double> joules);  // "12.3 J", "4.56 kJ", "7.89 MJ"
-std::string format_power_w(std::optional<double> watts);    // "245.1 W"
-std::string format_seconds(std::optional<double> seconds);  // "0.512 s", "12.34 s", "5 min 03 s"
-std::string format_percent(std::optional<double> percent, bool with_sign = true);  // "+4.2%"
-std::string format_number(std::optional<double> value, int decimals);
+using wattwise::format_energy_j;
+using wattwise::format_number;
+using wattwise::format_percent;
+using wattwise::format_power_w;
+using wattwise::format_seconds;
 
 }  // namespace wattwise::report

@@ -1,10 +1,10 @@
-#include "report/units.hpp"
+#include "core/units.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-namespace wattwise::report {
+namespace wattwise {
 
 namespace {
 const char* const kAbsent = "n/a";
@@ -45,4 +45,4 @@ std::string format_number(std::optional<double> value, int decimals) {
   return fmt::format("{:.{}f}", *value, decimals);
 }
 
-}  // namespace wattwise::report
+}  // namespace wattwise

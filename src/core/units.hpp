@@ -1,0 +1,16 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace wattwise {
+
+// Formatting of quantities for people, the same everywhere (summaries, tables, progress lines). Absent values
+// print as "n/a", never as 0.
+std::string format_energy_j(std::optional<double> joules);  // "12.3 J", "4.56 kJ", "7.89 MJ"
+std::string format_power_w(std::optional<double> watts);    // "245.1 W"
+std::string format_seconds(std::optional<double> seconds);  // "0.512 s", "12.34 s", "5 min 03 s"
+std::string format_percent(std::optional<double> percent, bool with_sign = true);  // "+4.2%"
+std::string format_number(std::optional<double> value, int decimals);
+
+}  // namespace wattwise
