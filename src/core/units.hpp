@@ -8,6 +8,10 @@ namespace wattwise {
 // Formatting of quantities for people, the same everywhere (summaries, tables, progress lines). Absent values
 // print as "n/a", never as 0.
 std::string format_energy_j(std::optional<double> joules);  // "12.3 J", "4.56 kJ", "7.89 MJ"
+// The mean with its standard deviation in the same unit: "68.68 ± 1.02 kJ", "294.98 ± 0.0041 s"; the
+// mean alone when there is no spread (a single run).
+std::string format_energy_spread_j(std::optional<double> mean_j, std::optional<double> stddev_j);
+std::string format_seconds_spread(std::optional<double> mean_s, std::optional<double> stddev_s);
 std::string format_power_w(std::optional<double> watts);    // "245.1 W"
 std::string format_seconds(std::optional<double> seconds);  // "0.512 s", "12.34 s", "5 min 03 s"
 std::string format_percent(std::optional<double> percent, bool with_sign = true);  // "+4.2%"

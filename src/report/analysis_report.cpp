@@ -13,12 +13,6 @@ namespace wattwise::report {
 
 namespace {
 
-std::string with_spread(const analysis::Summary& s, const std::string& mean_text, double scale,
-                        int decimals) {
-  if (!s.stddev) return mean_text;
-  return fmt::format("{} ± {:.{}f}", mean_text, *s.stddev * scale, decimals);
-}
-
 std::string setting_text(const analysis::Setting& setting) {
   return analysis::to_string(setting);
 }
@@ -56,7 +50,8 @@ std::string analysis_text(const analysis::Analysis& a) {
   if (const auto warning = analysis::startup_warning(a.basis); !warning.empty())
     out += fmt::format(" warning: {}\n", for_terminal(warning));
   out += fmt::format(" Reference: {} ({} run{})  E = {}, t = {}\n\n", for_terminal(setting_text(ref.setting)),
-                     ref.runs.size(), ref.runs.size() == 1 ? "" : "s", format_energy_j(ref.energy_j.mean), format_seconds(ref.time_s.mean));
+                     ref.runs.size(), ref.runs.size() == 1 ? "" : "s", format_energy_j(ref.energy_j.mean),
+                     format_seconds(ref.time_s.mean));
 
   std::vector<std::string> headers = {"setting",      "runs",   "energy (± std)", "vs ref",
                                       "time (± std)", "vs ref", "avg power"};
@@ -72,14 +67,11 @@ std::string analysis_text(const analysis::Analysis& a) {
     const auto& s = a.settings[i];
     std::vector<std::string> row = {setting_text(s.setting) + (i == a.reference_index ? " (ref)" : ""),
                                     std::to_string(s.runs.size()),
-                                    with_spread(s.energy_j, format_energy_j(s.energy_j.mean), 1.0, 1) + " J",
+                                    format_energy_spread_j(s.energy_j.mean, s.energy_j.stddev),
                                     format_percent(100 * (s.energy_j.mean / ref_point.energy_j - 1)),
-                                    with_spread(s.time_s, format_seconds(s.time_s.mean), 1.0, 2) + " s",
+                                    format_seconds_spread(s.time_s.mean, s.time_s.stddev),
                                     format_percent(100 * (s.time_s.mean / ref_point.time_s - 1)),
                                     format_power_w(s.power_w.mean)};
-    // The spread is printed in plain units after the scaled mean, so strip the duplicated unit for clarity.
-    if (!s.energy_j.stddev) row[2] = format_energy_j(s.energy_j.mean);
-    if (!s.time_s.stddev) row[4] = format_seconds(s.time_s.mean);
     if (any_work) row.push_back(s.j_per_sample ? format_number(s.j_per_sample->mean, 4) : "n/a");
     for (const auto& m : a.metrics) {
       if (m.kind == analysis::MetricKind::kEnergy || m.kind == analysis::MetricKind::kTime) continue;
@@ -112,7 +104,8 @@ std::string analysis_text(const analysis::Analysis& a) {
   out += best.render("   ");
   out +=
       "   band: the settings not distinguishable from the best (one-sided t at 95% on the per-run metric,\n"
-      "   one run's noise pooled over the settings); the pick: the fastest of them within 0.5% of the best.\n";
+      "   one run's noise pooled over the settings); the pick: the fastest of them within 0.5% of the "
+      "best.\n";
   for (const auto& r : a.recommendations)
     if (!r.note.empty()) out += fmt::format("   {}: {}\n", r.metric.name(), for_terminal(r.note));
   return out;

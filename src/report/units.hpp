@@ -7,9 +7,11 @@
 namespace wattwise::report {
 
 using wattwise::format_energy_j;
+using wattwise::format_energy_spread_j;
 using wattwise::format_number;
 using wattwise::format_percent;
 using wattwise::format_power_w;
 using wattwise::format_seconds;
+using wattwise::format_seconds_spread;
 
 }  // namespace wattwise::report

@@ -42,6 +42,13 @@ TEST(Units, AbsentIsNotZero) {
   EXPECT_EQ(format_power_w(0.0), "0.0 W");
 }
 
+TEST(Units, ASpreadIsInTheMeansUnitWithTwoSignificantDigits) {
+  EXPECT_EQ(format_energy_spread_j(68680, 1018.1), "68.68 ± 1.02 kJ");  // not "68.68 kJ ± 1018.1 J"
+  EXPECT_EQ(format_seconds_spread(294.98, 0.0041), "294.98 ± 0.0041 s");  // not "± 0.00 s"
+  EXPECT_EQ(format_seconds_spread(294.98, 0.0), "294.98 ± 0.00 s");
+  EXPECT_EQ(format_energy_spread_j(68680, std::nullopt), "68.68 kJ");  // one run: no spread
+}
+
 TEST(Units, EnergyScalesItsUnit) {
   EXPECT_EQ(format_energy_j(12.5), "12.500 J");
   EXPECT_EQ(format_energy_j(250), "250.0 J");
