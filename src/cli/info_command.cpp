@@ -6,6 +6,7 @@
 #include "cli/gpu_system.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "report/info_live.hpp"
 #include "report/info_report.hpp"
 #include "safety/gpu_lock.hpp"
 #include "safety/state_dir.hpp"
@@ -53,11 +54,16 @@ std::vector<std::optional<report::SetProbe>> probe_set_permission(hw::GpuSystem&
 CommandRun add_info_command(CLI::App& app) {
   struct Flags {
     bool json = false;
+    std::string format = "table";
     bool probe = false;
     std::string simulate;
   };
   auto flags = std::make_shared<Flags>();
-  app.add_flag("--json", flags->json, "print JSON for programs instead of tables");
+  app.add_option("--format", flags->format,
+                 "table (for people), json or csv (for programs: docs/info.md); all show live readings")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  app.add_flag("--json", flags->json, "the same as --format json");
   app.add_flag("--probe", flags->probe,
                "ask the driver whether settings may change, by setting each power limit to the value it "
                "has (changes nothing)");
@@ -76,8 +82,10 @@ CommandRun add_info_command(CLI::App& app) {
     hw::GpuSystem& gpus = simulation ? static_cast<hw::GpuSystem&>(*simulation->system) : *system;
     const auto probes =
         flags->probe ? probe_set_permission(gpus) : std::vector<std::optional<report::SetProbe>>{};
-    if (flags->json) {
+    if (flags->json || flags->format == "json") {
       std::cout << json_text(report::info_json(gpus, probes), 2) << "\n";
+    } else if (flags->format == "csv") {
+      std::cout << report::info_csv(gpus);
     } else {
       std::cout << report::info_text(gpus, probes);
     }

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"  // generated
+#include "report/info_live.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
 
@@ -112,6 +113,7 @@ std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<Set
                    mem.empty() ? "n/a" : mem_text + " MHz"});
   }
   out += table.render();
+  out += "\nNow:\n" + live_table(system);
   for (std::size_t i = 0; i < system.count(); ++i) {
     auto& gpu = system.gpu(i);
     if (unreadable(gpu)) continue;  // said in the table above
@@ -165,6 +167,7 @@ nlohmann::json info_json(hw::GpuSystem& system, const std::vector<std::optional<
     json controls = json::object();
     for (const auto& f : kControls) controls[f.name] = caps.*f.flag;
     g["readings"] = readings;
+    g["now"] = live_json(read_live(gpu));
     g["controls"] = controls;
     // true, false, or null: unknown until tried (see info_text).
     const auto permission = setting_permission(caps, probe_of(probes, i));

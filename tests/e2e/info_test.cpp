@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "e2e_fixture.hpp"
@@ -156,6 +157,55 @@ TEST_F(InfoTest, ProbeSaysYesWhenTheDriverAcceptsAndChangesNothing) {
   const auto after = nlohmann::json::parse(wattwise({"info", "--json"}).out);
   EXPECT_DOUBLE_EQ(after["gpus"][0]["power_limit_w"]["current"], 600);
   EXPECT_DOUBLE_EQ(after["gpus"][1]["power_limit_w"]["current"], 320);
+}
+
+// Issue 15: `info` shows what each GPU reads now (as nvidia-smi does), for people and programs.
+TEST_F(InfoTest, LiveReadingsShowEachGpusOwnPowerAndTemperature) {
+  use_config(two_gpu_config());
+  const auto r = wattwise({"info"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // GPU 1 draws a constant 300 W at 45 °C (the fake's telemetry); GPU 0's square wave has no fixed level.
+  EXPECT_NE(line_with(r.out, {"1  ", "300.0 W", "45 °C", "MHz"}), "") << r.out;
+  EXPECT_NE(line_with(r.out, {"energy since driver load"}), "") << r.out;
+}
+
+TEST_F(InfoTest, CsvHasOneRowPerGpuWithTheHeaderItsDocumentNames) {
+  use_config(two_gpu_config());
+  const auto r = wattwise({"info", "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+    rows.push_back(fields);
+  }
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    EXPECT_NE(it, rows[0].end()) << name;
+    return static_cast<std::size_t>(it - rows[0].begin());
+  };
+  EXPECT_EQ(rows[1].at(column("uuid")), "GPU-e2e-square");
+  EXPECT_EQ(rows[2].at(column("uuid")), "GPU-e2e-constant");
+  EXPECT_DOUBLE_EQ(std::stod(rows[2].at(column("power_w"))), 300.0);
+  EXPECT_DOUBLE_EQ(std::stod(rows[2].at(column("power_limit_w"))), 320.0);
+  EXPECT_GT(std::stod(rows[2].at(column("energy_j"))), 0.0);
+  for (const auto& row : rows) EXPECT_EQ(row.size(), rows[0].size()) << r.out;
+}
+
+TEST_F(InfoTest, JsonNowHasLiveReadingsAndAnUnsupportedOneIsNull) {
+  auto config = two_gpu_config();
+  config["gpus"][1]["unsupported"] = {"nvmlDeviceGetTemperature"};
+  use_config(config);
+  const auto r = wattwise({"info", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["gpus"][1].at("now").at("power_w").get<double>(), 300.0);
+  EXPECT_TRUE(j["gpus"][1].at("now").at("temp_c").is_null());
+  EXPECT_TRUE(j["gpus"][0].at("now").at("temp_c").is_number());
+  EXPECT_EQ(wattwise({"info", "--format", "xml"}).exit_code, 2);
 }
 
 }  // namespace
