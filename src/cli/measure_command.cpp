@@ -33,6 +33,7 @@ struct MeasureFlags {
   std::optional<std::string> counter_interval_ms;  // absent: the default
   std::string trace;
   std::string json;
+  std::string output;                    // the summary for people; default stderr
   std::optional<std::string> timeout_s;  // absent: no time-out
   std::optional<std::string> job_gpus;   // absent: every measured GPU
   std::string simulate;
@@ -102,6 +103,12 @@ int run_measure(const MeasureFlags& flags) {
     phases.emplace(phases_path(flags.trace));
   }
   if (!flags.json.empty()) json.emplace(flags.json);
+  std::optional<OutputFile> summary;
+  if (!flags.output.empty()) {
+    if (flags.output == "-" && json && json->path() == "-")
+      throw usage_error("-o - and --json - both want stdout: write one of them to a file");
+    summary.emplace(flags.output);
+  }
 
   measure::MeasureOptions options = measure_options(flags);
   options.job_stdout_to_stderr = json && json->path() == "-";
@@ -131,9 +138,12 @@ int run_measure(const MeasureFlags& flags) {
     json->stream() << json_text(report::measure_json(m), 1) << "\n";
     json->commit();
   }
-  std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
+  // The job owns stdout and stderr; the summary goes where `perf stat` puts its own, to stderr, after the
+  // job's output (or to -o FILE).
+  std::ostream& human = summary ? summary->stream() : std::cerr;
   human << report::measure_summary(m);
   if (trace) human << fmt::format("   trace: {} (phases: {})\n", flags.trace, phases_path(flags.trace));
+  if (summary) summary->commit();
   if (workload::StopSignals::stop_requested()) {
     const int signal_number = workload::StopSignals::signal_number();
     std::fprintf(stderr, "wattwise: stopped by SIG%s (the job's exit status: %d)\n",
@@ -171,6 +181,9 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option("--counter-interval", flags->counter_interval_ms,
                  "expert: read each GPU's energy counter at this fixed period, ms, 3 x GPUs to 10000 "
                  "(default: just after every 5th of the counter's ~100 ms postings, locked to them)");
+  app.add_option("-o,--output", flags->output,
+                 "write the summary to this file ('-': stdout) instead of stderr, where it follows the job's "
+                 "own output");
   app.add_option("--trace", flags->trace, "write every reading to this CSV (phases beside it)");
   app.add_option("--json", flags->json,
                  "write the result as JSON to this file ('-': stdout, which then carries the JSON alone: the "

@@ -85,10 +85,10 @@ TEST_F(MeasureEnergyTest, PhasesFromBothClientsHaveCountsSamplesAndJoulesPerSamp
   EXPECT_EQ(m_.at("markers").at("unmatched"), 0);
 
   // The summary for people says the same.
-  EXPECT_NE(result_.out.find("markers: 13 received, 0 malformed, 0 unmatched"), std::string::npos)
-      << result_.out;
-  EXPECT_NE(result_.out.find("c_step"), std::string::npos) << result_.out;
-  EXPECT_NE(result_.out.find("epoch"), std::string::npos) << result_.out;
+  EXPECT_NE(result_.err.find("markers: 13 received, 0 malformed, 0 unmatched"), std::string::npos)
+      << result_.err;
+  EXPECT_NE(result_.err.find("c_step"), std::string::npos) << result_.err;
+  EXPECT_NE(result_.err.find("epoch"), std::string::npos) << result_.err;
 }
 
 TEST_F(MeasureEnergyTest, PhaseEnergyOnTheConstantGpuIsPowerTimesDurationWithinOnePercent) {
@@ -203,7 +203,7 @@ TEST_F(HostileMarkersTest, MeasureKeepsTheResultAndPrintsNoRawEscapes) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("\\e[2J"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("\\e[2J"), std::string::npos) << r.err;
   const auto m = read_json("m.json");  // parses: valid UTF-8 throughout
   EXPECT_TRUE(m.at("energy_j").is_number());
   EXPECT_GE(m.at("markers").at("unmatched").get<int>(), 1);  // the end before its begin

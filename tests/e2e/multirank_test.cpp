@@ -115,7 +115,7 @@ TEST_F(MultirankTest, TheIdleGpuIsNotInTheJobTotal) {
   ASSERT_GT(idle_j, 60.0);  // >= 60 W for > 1 s: leaving it out is visible
   EXPECT_NEAR(m_.at("energy_j").get<double>(), gpu0_j + gpu1_j, 1e-6 * (gpu0_j + gpu1_j));
   // The people's summary marks it too.
-  EXPECT_NE(result_.out.find("(idle)"), std::string::npos) << result_.out;
+  EXPECT_NE(result_.err.find("(idle)"), std::string::npos) << result_.err;
 }
 
 TEST_F(MultirankTest, EachRanksPhasesAreChargedToItsGpuOnlyAtThatGpusPower) {
@@ -222,7 +222,7 @@ TEST_F(MultirankTest, IterationsCarryFlopsSoThePhaseReportsGflopsPerWatt) {
     EXPECT_DOUBLE_EQ(p.at("flops").get<double>(), 2 * kIterationsPerRank * kFlopsPerIteration);
     const double energy_j = p.at("energy_j");
     EXPECT_NEAR(p.at("gflops_per_w").get<double>(), p.at("flops").get<double>() / 1e9 / energy_j, 1e-9);
-    EXPECT_NE(result_.out.find("GFLOPS/W"), std::string::npos) << result_.out;
+    EXPECT_NE(result_.err.find("GFLOPS/W"), std::string::npos) << result_.err;
     return;
   }
   FAIL() << "no iteration phase in " << m_.at("phases").dump();

@@ -86,9 +86,9 @@ TEST_F(NodePowerTest, CpuDramAndWattsMeterAreMeasuredAndSummed) {
               gpus_j + node.at("cpu_package_j").get<double>() + node.at("dram_j").get<double>(), 1e-6);
   EXPECT_EQ(node.at("sum_parts"), nlohmann::json({"gpus", "cpu_package", "dram"}));
   // The summary for people names the sources and the totals.
-  EXPECT_NE(r.out.find("node power, read every"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("GPUs+CPU+DRAM"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("meter `"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("node power, read every"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPUs+CPU+DRAM"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("meter `"), std::string::npos) << r.err;
 }
 
 TEST_F(NodePowerTest, JoulesMeterIsDifferenced) {
