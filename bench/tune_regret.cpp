@@ -72,23 +72,31 @@ Curve noise_free_curve(const SimulatedJob& job, const ww::tune::TunerConfig& con
 }
 
 double metric_at(const Curve& c, const Objective& o, double limit_w) {
-  const IterationMean m = c.at.count(limit_w) ? c.at.at(limit_w) : IterationMean{};
-  if (o.max_slowdown && m.time_s > c.start.time_s * (1 + *o.max_slowdown))
-    return std::numeric_limits<double>::infinity();
+  const IterationMean m = c.at.at(limit_w);
   return ww::analysis::metric_value(o.metric, m.energy_j, m.time_s, {c.start.energy_j, c.start.time_s});
+}
+
+// How far the noise-free time at `limit_w` lies over the budget, in % of the budget (<= 0: within it).
+double over_budget_pct(const Curve& c, const Objective& o, double limit_w) {
+  if (!o.max_slowdown) return 0;
+  return 100 * (c.at.at(limit_w).time_s / (c.start.time_s * (1 + *o.max_slowdown)) - 1);
 }
 
 double best_limit(const Curve& c, const Objective& o) {
   double best = c.limits_w.back();
   for (double w : c.limits_w)
-    if (metric_at(c, o, w) < metric_at(c, o, best)) best = w;
+    if (over_budget_pct(c, o, w) <= 0 && metric_at(c, o, w) < metric_at(c, o, best)) best = w;
   return best;
 }
 
-// Regret in %, with the time budget judged on the noise-free curve (an over-budget pick is a miss).
+// Regret in % against the best limit within the budget on the noise-free curve. A pick over the budget by
+// more than the time noise a tuner can resolve (kBudgetNoisePct) is a miss (infinite regret); one over it by
+// less is judged on its metric (never below 0: it bought energy with a sliver of time).
+constexpr double kBudgetNoisePct = 0.5;
 double regret_pct(const Curve& c, const Objective& o, std::optional<double> limit_w) {
-  if (!limit_w) return std::numeric_limits<double>::infinity();
-  return 100 * (metric_at(c, o, *limit_w) / metric_at(c, o, best_limit(c, o)) - 1);
+  if (!limit_w || over_budget_pct(c, o, *limit_w) > kBudgetNoisePct)
+    return std::numeric_limits<double>::infinity();
+  return std::max(0.0, 100 * (metric_at(c, o, *limit_w) / metric_at(c, o, best_limit(c, o)) - 1));
 }
 
 struct Outcome {
@@ -147,10 +155,11 @@ Outcome tuned(const Profile& p, const Objective& obj, std::uint64_t seed) {
   config.metric = obj.metric;
   config.max_slowdown = obj.max_slowdown;
   const auto r = ww::tune::simulate(p.simulate, config, seed, kJobIterations);
-  if (const char* trace = std::getenv("DEBUG_TRACE"); trace && fmt::format("{} {} {}", p.name, obj.name, seed) == trace)
+  if (const char* trace = std::getenv("DEBUG_TRACE");
+      trace && fmt::format("{} {} {}", p.name, obj.name, seed) == trace)
     for (const auto& d : r.decisions)
-      fmt::print(stderr, "  @{} -> {} W: {:.4f} [{:.4f}, {:.4f}] n={} {}\n", d.at_iteration, d.value, d.estimate,
-                 d.interval_low, d.interval_high, d.iterations, d.reason);
+      fmt::print(stderr, "  @{} -> {} W: {:.4f} [{:.4f}, {:.4f}] n={} {}\n", d.at_iteration, d.value,
+                 d.estimate, d.interval_low, d.interval_high, d.iterations, d.reason);
   // A search that never settled spent all its iterations profiling.
   return {r.settled_value, r.settled_value ? r.profiling_iterations : kJobIterations, r.energy_j, r.time_s};
 }

@@ -68,11 +68,7 @@ std::optional<std::size_t> Search::next_in_bracket() {
     // The budget's edge lies above the bracket: on a unimodal metric the best feasible candidate is the
     // lowest feasible one.
     if (lo_ > hi_) hi_ = lo_;
-    if (hi_ - lo_ < 3) {
-      for (std::size_t i = lo_; i <= hi_; ++i)
-        if (!measured(i)) return i;
-      return std::nullopt;
-    }
+    if (hi_ - lo_ < 3) return next_in_final_window();
     // Reuse the best measured interior point (golden section keeps the better of its pair); place the other
     // symmetrically, or both at the golden points when none is measured yet.
     std::optional<std::size_t> anchor;
@@ -91,6 +87,21 @@ std::optional<std::size_t> Search::next_in_bracket() {
     else
       lo_ = c;
   }
+}
+
+std::optional<std::size_t> Search::next_in_final_window() {
+  // The bracket's last few candidates and one more on each side: a comparison the noise got wrong on the
+  // way (two neighbours 1-2% apart) may have cut the optimum off by a step or two.
+  const std::size_t from = std::max(lowest_feasible_, lo_ > 0 ? lo_ - 1 : 0);
+  const std::size_t to = std::min(candidates_ - 1, hi_ + 1);
+  for (std::size_t i = from; i <= to; ++i)
+    if (!measured(i)) return i;
+  // Then downhill from the best to any neighbour not yet measured, until both of its neighbours are.
+  const std::optional<std::size_t> b = best();
+  if (!b) return std::nullopt;
+  if (*b > lowest_feasible_ && !measured(*b - 1)) return *b - 1;
+  if (*b + 1 < candidates_ && !measured(*b + 1)) return *b + 1;
+  return std::nullopt;
 }
 
 std::optional<std::size_t> Search::check_unimodal() {

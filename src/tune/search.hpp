@@ -44,6 +44,7 @@ class Search {
   double score(std::size_t index) const;
   std::optional<std::size_t> next_in_bracket();
   std::optional<std::size_t> next_in_scan();
+  std::optional<std::size_t> next_in_final_window();
 
   std::size_t lo_ = 0;
   std::size_t hi_;

@@ -72,6 +72,7 @@ struct Tuner::State {
   std::optional<Probe> probe;  // the iterations kept at the current setting
   std::optional<analysis::ReferencePoint> ref;
   std::optional<Search> search;
+  NoisePool noise;                    // of the probes ended in this search
   std::vector<std::uint64_t> fed_at;  // iterations fed at each candidate during this search
 
   // While settled: the first window after settling, and the window being filled.
@@ -100,6 +101,7 @@ struct Tuner::State {
     phase = Phase::kBaseline;
     ref.reset();
     search.emplace(grid.size());
+    noise = NoisePool{};
     fed_at.assign(grid.size(), 0);
     drift_reference.reset();
     drift_window.reset();
@@ -133,13 +135,20 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
   if (e.iterations < config.min_probe_iterations) return ProbeEnd::kNotYet;
   if (phase == Phase::kSearch && config.max_slowdown && e.mean_time_s - e.time_half_s > budget_time_s())
     return ProbeEnd::kOverBudget;
+  if (e.iterations >= config.max_probe_iterations) return ProbeEnd::kCap;
+  // Near the budget's edge only more iterations tell whether this candidate may be held.
+  if (phase == Phase::kSearch && config.max_slowdown &&
+      std::abs(e.mean_time_s - budget_time_s()) <= e.time_half_s)
+    return ProbeEnd::kNotYet;
   if (e.score_half <= precision()) return ProbeEnd::kPrecise;
   if (phase == Phase::kSearch) {
     if (const auto best = search->best(); best && *best != current) {
-      if (e.low() > search->estimates().at(*best).high()) return ProbeEnd::kWorse;
+      const ProbeEstimate& b = search->estimates().at(*best);
+      // (Ending a probe that is clearly better as well was tried: it then rests on too few iterations to
+      // be the yardstick of the next comparisons, and the regret doubled.)
+      if (e.low() > b.high()) return ProbeEnd::kWorse;
     }
   }
-  if (e.iterations >= config.max_probe_iterations) return ProbeEnd::kCap;
   return ProbeEnd::kNotYet;
 }
 
@@ -167,6 +176,7 @@ std::optional<Decision> Tuner::State::end_probe(const ProbeEstimate& e, ProbeEnd
                            : why == ProbeEnd::kCap ? "iteration cap"
                                                    : "precise enough");
   }
+  noise.add(e);
   if (const auto bump = search->check_unimodal())
     reason += fmt::format("; not unimodal (a bump at {:g} {}): coarse scan", grid[*bump], unit);
 
@@ -264,6 +274,7 @@ std::optional<Decision> Tuner::observe(const IterationObservation& iteration) {
   const auto ref = s.phase == Phase::kBaseline ? s.probe->reference() : s.ref;
   std::optional<ProbeEstimate> e;
   if (ref) e = s.probe->estimate(s.config.metric, *ref, s.config.confidence);
+  if (e) e = s.noise.pooled(*e, s.config.confidence);
   if (!e) {
     // Time only so far: end on the cap alone, with a time-only estimate that ranks last.
     if (s.probe->iterations() < 3 * s.config.max_probe_iterations || !s.ref) return std::nullopt;
