@@ -141,6 +141,12 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
       std::abs(e.mean_time_s - budget_time_s()) <= e.time_half_s)
     return ProbeEnd::kNotYet;
   if (e.score_half <= precision()) return ProbeEnd::kPrecise;
+  // The baseline is the yardstick every candidate is divided by, the same for all: its own precision moves
+  // every estimate alike and decides no comparison. Only the slowdown budget (a time relative to it) needs
+  // it precise: to half the precision, as the time noise is half the energy's.
+  if (phase == Phase::kBaseline && e.iterations >= 2 * config.min_probe_iterations &&
+      (!config.max_slowdown || e.time_half_s <= e.mean_time_s * config.precision / 2))
+    return ProbeEnd::kPrecise;
   if (phase == Phase::kSearch) {
     if (const auto best = search->best(); best && *best != current) {
       const ProbeEstimate& b = search->estimates().at(*best);
