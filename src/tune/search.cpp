@@ -1,5 +1,7 @@
 #include "tune/search.hpp"
 
+#include "analysis/fit.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,6 +15,8 @@ namespace {
 constexpr double kGolden = 0.3819660112501051;
 // The coarse scan of the fallback measures about this many candidates over the feasible range.
 constexpr std::size_t kScanPoints = 6;
+// The final pick is a quadratic through this many measured candidates nearest the bracket.
+constexpr std::size_t kFitPoints = 5;
 
 }  // namespace
 
@@ -90,18 +94,50 @@ std::optional<std::size_t> Search::next_in_bracket() {
 }
 
 std::optional<std::size_t> Search::next_in_final_window() {
-  // The bracket's last few candidates and one more on each side: a comparison the noise got wrong on the
-  // way (two neighbours 1-2% apart) may have cut the optimum off by a step or two.
-  const std::size_t from = std::max(lowest_feasible_, lo_ > 0 ? lo_ - 1 : 0);
-  const std::size_t to = std::min(candidates_ - 1, hi_ + 1);
-  for (std::size_t i = from; i <= to; ++i)
+  for (std::size_t i = lo_; i <= hi_; ++i)
     if (!measured(i)) return i;
-  // Then downhill from the best to any neighbour not yet measured, until both of its neighbours are.
-  const std::optional<std::size_t> b = best();
-  if (!b) return std::nullopt;
-  if (*b > lowest_feasible_ && !measured(*b - 1)) return *b - 1;
-  if (*b + 1 < candidates_ && !measured(*b + 1)) return *b + 1;
+  // The fitted optimum at the edge of the points it rests on, with a candidate beyond not yet measured: the
+  // curve may go on falling there (a comparison the noise got wrong on the way may have cut it off).
+  const auto fit = fitted_choice();
+  if (!fit) return std::nullopt;
+  if (fit->choice == fit->lowest && fit->choice > lowest_feasible_ && !measured(fit->choice - 1))
+    return fit->choice - 1;
+  if (fit->choice == fit->highest && fit->choice + 1 < candidates_ && !measured(fit->choice + 1))
+    return fit->choice + 1;
   return std::nullopt;
+}
+
+std::optional<Search::FittedChoice> Search::fitted_choice() const {
+  // The measured candidates nearest the bracket: each comparison of the search was a pair of noisy
+  // estimates, while a curve through several neighbours averages their noise.
+  std::vector<std::size_t> nearest;
+  for (const auto& entry : estimates_) nearest.push_back(entry.first);
+  const double centre = (static_cast<double>(lo_) + static_cast<double>(hi_)) / 2;
+  std::sort(nearest.begin(), nearest.end(), [&](std::size_t a, std::size_t b) {
+    return std::abs(static_cast<double>(a) - centre) < std::abs(static_cast<double>(b) - centre);
+  });
+  if (nearest.size() > kFitPoints) nearest.resize(kFitPoints);
+  if (nearest.size() < 3) {
+    const auto b = best();
+    if (!b) return std::nullopt;
+    return FittedChoice{*b, *b, *b};
+  }
+  std::vector<double> xs, ys;
+  for (std::size_t i : nearest) {
+    xs.push_back(static_cast<double>(i));
+    ys.push_back(estimates_.at(i).score);
+  }
+  const analysis::QuadraticFit fit = analysis::fit_quadratic(xs, ys);
+  FittedChoice c;
+  c.lowest = *std::min_element(nearest.begin(), nearest.end());
+  c.highest = *std::max_element(nearest.begin(), nearest.end());
+  c.choice = std::clamp(static_cast<std::size_t>(std::lround(fit.optimum_x)), c.lowest, c.highest);
+  return c;
+}
+
+std::size_t Search::choice() const {
+  if (const auto fit = fitted_choice()) return fit->choice;
+  return lowest_feasible_;
 }
 
 std::optional<std::size_t> Search::check_unimodal() {

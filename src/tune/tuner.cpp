@@ -193,7 +193,7 @@ std::optional<Decision> Tuner::State::end_probe(const ProbeEstimate& e, ProbeEnd
     return d;
   }
   // The search is over: hold the best. Iterations fed elsewhere during this search are its cost.
-  const std::size_t best = search->best().value_or(start_index);
+  const std::size_t best = search->choice();
   for (std::size_t i = 0; i < fed_at.size(); ++i)
     if (i != best) profiling += fed_at[i];
   reason += fmt::format("; settled at {:g} {}", grid[best], unit);
