@@ -31,6 +31,17 @@ void Search::record_infeasible(std::size_t index) {
   std::erase_if(estimates_, [&](const auto& entry) { return entry.first < lowest_feasible_; });
 }
 
+bool Search::on_plateau(std::size_t a, std::size_t b) const {
+  const auto ea = estimates_.find(a);
+  const auto eb = estimates_.find(b);
+  if (ea == estimates_.end() || eb == estimates_.end()) return false;
+  const ProbeEstimate& x = ea->second;
+  const ProbeEstimate& y = eb->second;
+  const bool same_score = x.low() <= y.high() && y.low() <= x.high();
+  const bool same_time = std::abs(x.mean_time_s - y.mean_time_s) <= x.time_half_s + y.time_half_s;
+  return same_score && same_time;
+}
+
 double Search::score(std::size_t index) const {
   const auto it = estimates_.find(index);
   return it == estimates_.end() ? std::numeric_limits<double>::infinity() : it->second.score;
@@ -85,8 +96,10 @@ std::optional<std::size_t> Search::next_in_bracket() {
     if (c == d) d = c + 1;
     if (!measured(c)) return c;
     if (!measured(d)) return d;
-    // A unimodal metric has its minimum on the side of the better point.
-    if (score(c) <= score(d))
+    // A unimodal metric has its minimum on the side of the better point. On the plateau that settings above
+    // what the job draws make (they change neither its time nor its energy), the two cannot be told apart
+    // and the minimum lies below them: the lower side is kept.
+    if (score(c) <= score(d) || on_plateau(c, d))
       hi_ = d;
     else
       lo_ = c;

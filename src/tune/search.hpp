@@ -45,6 +45,8 @@ class Search {
 
  private:
   double score(std::size_t index) const;
+  // Neither the metric nor the time tells the two apart (their intervals overlap).
+  bool on_plateau(std::size_t a, std::size_t b) const;
   std::optional<std::size_t> next_in_bracket();
   std::optional<std::size_t> next_in_scan();
   std::optional<std::size_t> next_in_final_window();
