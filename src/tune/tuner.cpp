@@ -87,8 +87,11 @@ struct Tuner::State {
   double value() const { return grid[current]; }
   double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * ref->time_s; }
   // Precision is relative to the start's metric, which is 1, or 0% for gain-loss (in percent).
-  double precision() const {
-    return config.metric.kind == analysis::MetricKind::kGainLoss ? 100 * config.precision : config.precision;
+  // How wide an estimate's interval may be: +-precision of the estimate itself (a candidate 25% below the start
+  // is held to the same relative precision as the start), or of 100% for gain-loss (in percent, around 0).
+  double precision_at(const ProbeEstimate& e) const {
+    return config.metric.kind == analysis::MetricKind::kGainLoss ? 100 * config.precision
+                                                                  : config.precision * std::abs(e.score);
   }
 
   void hold(std::size_t index) {
@@ -140,7 +143,7 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
   if (phase == Phase::kSearch && config.max_slowdown &&
       std::abs(e.mean_time_s - budget_time_s()) <= e.time_half_s)
     return ProbeEnd::kNotYet;
-  if (e.score_half <= precision()) return ProbeEnd::kPrecise;
+  if (e.score_half <= precision_at(e)) return ProbeEnd::kPrecise;
   // The baseline is the yardstick every candidate is divided by, the same for all: its own precision moves
   // every estimate alike and decides no comparison. Only the slowdown budget (a time relative to it) needs
   // it precise: to half the precision, as the time noise is half the energy's.
