@@ -138,11 +138,12 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
   if (e.iterations < config.min_probe_iterations) return ProbeEnd::kNotYet;
   if (phase == Phase::kSearch && config.max_slowdown && e.mean_time_s - e.time_half_s > budget_time_s())
     return ProbeEnd::kOverBudget;
-  if (e.iterations >= config.max_probe_iterations) return ProbeEnd::kCap;
-  // Near the budget's edge only more iterations tell whether this candidate may be held.
-  if (phase == Phase::kSearch && config.max_slowdown &&
-      std::abs(e.mean_time_s - budget_time_s()) <= e.time_half_s)
-    return ProbeEnd::kNotYet;
+  // Near the budget's edge only more iterations tell whether this candidate may be held: there a step of the
+  // knob is worth a few percent of the metric, so the edge gets up to twice the iterations of a probe.
+  const bool at_edge = phase == Phase::kSearch && config.max_slowdown &&
+                       std::abs(e.mean_time_s - budget_time_s()) <= e.time_half_s;
+  if (e.iterations >= (at_edge ? 2 : 1) * config.max_probe_iterations) return ProbeEnd::kCap;
+  if (at_edge) return ProbeEnd::kNotYet;
   if (e.score_half <= precision_at(e)) return ProbeEnd::kPrecise;
   // The baseline is the yardstick every candidate is divided by, the same for all: its own precision moves
   // every estimate alike and decides no comparison. Only the slowdown budget (a time relative to it) needs
