@@ -87,11 +87,12 @@ struct Tuner::State {
   double value() const { return grid[current]; }
   double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * ref->time_s; }
   // Precision is relative to the start's metric, which is 1, or 0% for gain-loss (in percent).
-  // How wide an estimate's interval may be: +-precision of the estimate itself (a candidate 25% below the start
-  // is held to the same relative precision as the start), or of 100% for gain-loss (in percent, around 0).
+  // How wide an estimate's interval may be: +-precision of the estimate itself (a candidate 25% below the
+  // start is held to the same relative precision as the start), or of 100% for gain-loss (in percent, around
+  // 0).
   double precision_at(const ProbeEstimate& e) const {
     return config.metric.kind == analysis::MetricKind::kGainLoss ? 100 * config.precision
-                                                                  : config.precision * std::abs(e.score);
+                                                                 : config.precision * std::abs(e.score);
   }
 
   void hold(std::size_t index) {
