@@ -175,9 +175,12 @@ struct Tally {
   std::size_t cases = 0, within = 0, cheap = 0, goal = 0, zeus_within = 0, retunes = 0;
   double max_regret = 0, zeus_max_regret = 0;
   std::vector<std::uint64_t> profiling;
-  double energy_over = 0, time_over = 0, zeus_energy_over = 0, zeus_time_over = 0;  // sums of % vs oracle
+  // Sums of % against the oracle over the whole job: energy, time and the metric of the job's means.
+  double energy_over = 0, time_over = 0, metric_over = 0;
+  double zeus_energy_over = 0, zeus_time_over = 0, zeus_metric_over = 0;
 
-  void add(double regret, const Outcome& t, double zeus_regret, const Outcome& z, const Outcome& oracle) {
+  void add(const Objective& obj, double regret, const Outcome& t, double zeus_regret, const Outcome& z,
+           const Outcome& oracle) {
     ++cases;
     retunes += t.retunes;
     within += regret <= kRegretGoalPct;
@@ -191,6 +194,14 @@ struct Tally {
     time_over += 100 * (t.time_s / oracle.time_s - 1);
     zeus_energy_over += 100 * (z.energy_j / oracle.energy_j - 1);
     zeus_time_over += 100 * (z.time_s / oracle.time_s - 1);
+    // The same number of iterations in all three jobs: the metric of their totals, normalised to the
+    // oracle's.
+    const ww::analysis::ReferencePoint ref{oracle.energy_j, oracle.time_s};
+    const double oracle_metric = ww::analysis::metric_value(obj.metric, oracle.energy_j, oracle.time_s, ref);
+    metric_over +=
+        100 * (ww::analysis::metric_value(obj.metric, t.energy_j, t.time_s, ref) / oracle_metric - 1);
+    zeus_metric_over +=
+        100 * (ww::analysis::metric_value(obj.metric, z.energy_j, z.time_s, ref) / oracle_metric - 1);
   }
 };
 
@@ -199,18 +210,20 @@ std::string row(const std::string& name, Tally t) {
   const auto mean = [&](double sum) { return sum / double(t.cases); };
   std::sort(t.profiling.begin(), t.profiling.end());
   return fmt::format(
-      "{:<30} {:>5} {:>7.1f}% {:>6.1f}% {:>7.1f}% {:>6.2f}% {:>6} {:>6} | {:>7.1f}% {:>6.2f}% | {:>+6.2f}% "
-      "{:>+6.2f}% | {:>+6.2f}% {:>+6.2f}%\n",
+      "{:<32} {:>5} {:>7.1f}% {:>6.1f}% {:>7.1f}% {:>6.2f}% {:>6} {:>6} | {:>7.1f}% {:>6.2f}% | {:>+6.2f}% "
+      "{:>+6.2f}% {:>+6.2f}% | {:>+6.2f}% {:>+6.2f}% {:>+6.2f}%\n",
       name, t.cases, pct(t.goal), pct(t.within), pct(t.cheap), t.max_regret,
       t.profiling[t.profiling.size() / 2], t.profiling.back(), pct(t.zeus_within), t.zeus_max_regret,
-      mean(t.energy_over), mean(t.time_over), mean(t.zeus_energy_over), mean(t.zeus_time_over));
+      mean(t.energy_over), mean(t.time_over), mean(t.metric_over), mean(t.zeus_energy_over),
+      mean(t.zeus_time_over), mean(t.zeus_metric_over));
 }
 
 std::string header() {
   return fmt::format(
-      "{:<30} {:>5} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} | {:>8} {:>7} | {:>7} {:>7} | {:>7} {:>7}\n", "case",
-      "cases", "goal", "<=1%", "<=200it", "maxreg", "p50it", "maxit", "zeus<=1%", "zmaxreg", "dE", "dt",
-      "zeus dE", "zeus dt");
+      "{:<32} {:>5} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} | {:>8} {:>7} | {:>7} {:>7} {:>7} | {:>7} {:>7} "
+      "{:>7}\n",
+      "case", "cases", "goal", "<=1%", "<=200it", "maxreg", "p50it", "maxit", "zeus<=1%", "zmaxreg", "dE",
+      "dt", "dM", "zeus dE", "zeus dt", "zeus dM");
 }
 
 // The published table's rows of one model, as a runs CSV replay can read (the model column dropped).
@@ -247,7 +260,7 @@ int main(int argc, char** argv) {
   const std::uint64_t last = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20;
   const auto started = std::chrono::steady_clock::now();
   std::map<std::string, Tally> by_objective;
-  Tally sim_total, replay_total;
+  Tally sim_total, replay_total, sim_metrics, replay_metrics;  // metrics: E, EDP, EDS without a budget
   std::string per_case;
   for (const Profile& p : bench_profiles()) {
     const SimulatedJob job(p.simulate, ww::tune::TuneKnob::kPowerLimit);
@@ -263,7 +276,9 @@ int main(int argc, char** argv) {
         const double zeus_regret = regret_pct(curve, obj, z.limit_w);
         for (Tally* each : {&t, &by_objective[(replayed ? "replayed " : "simulated ") + obj.name],
                             replayed ? &replay_total : &sim_total})
-          each->add(regret, a, zeus_regret, z, best);
+          each->add(obj, regret, a, zeus_regret, z, best);
+        if (!obj.max_slowdown)
+          (replayed ? replay_metrics : sim_metrics).add(obj, regret, a, zeus_regret, z, best);
         if (std::getenv("DEBUG_CASES") && (regret > kRegretGoalPct || a.profiling > kIterationBudget))
           fmt::print(stderr, "{} {} seed {}: settled {} (best {}), regret {:.2f}%, {} profiling iterations\n",
                      p.name, obj.name, seed, a.limit_w.value_or(-1), best_limit(curve, obj), regret,
@@ -279,11 +294,13 @@ int main(int argc, char** argv) {
       first, last, kRegretGoalPct, kIterationBudget, kJobIterations);
   fmt::print(
       "# columns: cases | goal met (both) | regret <= 1% | profiling <= 200 | max regret | median and max "
-      "profiling iterations | Zeus-like (25 W x 50 it): regret <= 1%, max regret | whole job vs oracle: "
-      "tuner "
-      "energy and time, Zeus energy and time (mean over seeds)\n");
+      "profiling iterations | Zeus-like (25 W x 50 it): regret <= 1%, max regret | the whole job against an "
+      "oracle holding the best limit from the start, mean over seeds: the tuner's energy, time and metric "
+      "(dE, dt, dM), the same for Zeus-like\n");
   fmt::print("{}{}\n{}", header(), per_case, header());
   for (const auto& [name, t] : by_objective) fmt::print("{}", row(name, t));
+  fmt::print("{}{}", row("simulated E, EDP, EDS(k=2.0)", sim_metrics),
+             row("replayed E, EDP, EDS(k=2.0)", replay_metrics));
   fmt::print("{}{}", row("ALL simulated", sim_total), row("ALL replayed", replay_total));
   fmt::print("# false retunes (none of these jobs drifts): {} in {} simulated and {} replayed jobs\n",
              sim_total.retunes + replay_total.retunes, sim_total.cases, replay_total.cases);
