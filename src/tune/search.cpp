@@ -148,9 +148,9 @@ std::optional<Search::FittedChoice> Search::fitted_choice() const {
   return c;
 }
 
-std::size_t Search::choice() const {
+std::optional<std::size_t> Search::choice() const {
   if (const auto fit = fitted_choice()) return fit->choice;
-  return lowest_feasible_;
+  return std::nullopt;
 }
 
 std::optional<std::size_t> Search::check_unimodal() {

@@ -29,8 +29,9 @@ class Search {
   // The feasible measured candidate with the lowest score.
   std::optional<std::size_t> best() const;
   // The candidate to settle on once next() is absent: the lowest point of a quadratic through the measured
-  // candidates nearest the bracket (the best measured one while fewer than three are).
-  std::size_t choice() const;
+  // candidates nearest the bracket (the best measured one while fewer than three are); absent when no
+  // feasible candidate was measured.
+  std::optional<std::size_t> choice() const;
   bool measured(std::size_t index) const { return estimates_.contains(index) || infeasible(index); }
   bool infeasible(std::size_t index) const { return lowest_feasible_ > index; }
   const std::map<std::size_t, ProbeEstimate>& estimates() const { return estimates_; }

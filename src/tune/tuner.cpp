@@ -86,7 +86,6 @@ struct Tuner::State {
 
   double value() const { return grid[current]; }
   double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * ref->time_s; }
-  // Precision is relative to the start's metric, which is 1, or 0% for gain-loss (in percent).
   // How wide an estimate's interval may be: +-precision of the estimate itself (a candidate 25% below the
   // start is held to the same relative precision as the start), or of 100% for gain-loss (in percent, around
   // 0).
@@ -198,7 +197,7 @@ std::optional<Decision> Tuner::State::end_probe(const ProbeEstimate& e, ProbeEnd
     return d;
   }
   // The search is over: hold the best. Iterations fed elsewhere during this search are its cost.
-  const std::size_t best = search->choice();
+  const std::size_t best = search->choice().value_or(start_index);
   for (std::size_t i = 0; i < fed_at.size(); ++i)
     if (i != best) profiling += fed_at[i];
   reason += fmt::format("; settled at {:g} {}", grid[best], unit);
