@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -214,6 +215,46 @@ TEST(Tuner, KeepsTheLowerSideOnThePlateauAboveTheJobsDraw) {
     EXPECT_LE(capped_job(*tuner.settled_value()).energy_j, capped_job(115).energy_j * 1.02)
         << "seed " << seed << " settled " << *tuner.settled_value();
   }
+}
+
+TEST(Tuner, CountsAsProfilingTheIterationsAtOtherSettingsBeforeItSettled) {
+  Tuner tuner(power_config());
+  sim::Noise noise(21);
+  std::vector<double> held_before_settling;
+  while (!tuner.settled()) {
+    ASSERT_LT(held_before_settling.size(), 2000u);
+    const double held = tuner.current_value();
+    held_before_settling.push_back(held);
+    const Point p = bowl(held);
+    tuner.observe({p.time_s * (1 + 0.01 * noise.normal()), p.energy_j * (1 + 0.02 * noise.normal())});
+  }
+  const auto elsewhere = std::count_if(held_before_settling.begin(), held_before_settling.end(),
+                                       [&](double w) { return w != *tuner.settled_value(); });
+  EXPECT_EQ(tuner.profiling_iterations(), static_cast<std::uint64_t>(elsewhere));
+  EXPECT_EQ(tuner.iterations_seen(), held_before_settling.size());
+  // Held from then on: more iterations add nothing.
+  drive(tuner, bowl, 500, 22);
+  EXPECT_EQ(tuner.profiling_iterations(), static_cast<std::uint64_t>(elsewhere));
+}
+
+TEST(Tuner, TracesEveryDecisionWithItsEstimateAndInterval) {
+  Tuner tuner(power_config());
+  drive(tuner, bowl, 1000, 23);
+  const auto& trace = tuner.decisions();
+  ASSERT_GE(trace.size(), 3u);
+  std::uint64_t last_at = 0;
+  for (const Decision& d : trace) {
+    EXPECT_GT(d.at_iteration, last_at);
+    last_at = d.at_iteration;
+    EXPECT_LE(d.interval_low, d.estimate) << d.reason;
+    EXPECT_GE(d.interval_high, d.estimate) << d.reason;
+    EXPECT_GE(d.iterations, power_config().min_probe_iterations) << d.reason;
+    EXPECT_FALSE(d.reason.empty());
+  }
+  // The first decision leaves the start, whose estimate is the reference itself.
+  EXPECT_NEAR(trace.front().estimate, 1.0, 1e-12);
+  EXPECT_EQ(trace.back().kind, DecisionKind::kSettle);
+  EXPECT_EQ(trace.back().value, *tuner.settled_value());
 }
 
 TEST(Tuner, BadConfigIsAUsageError) {
