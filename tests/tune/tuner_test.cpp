@@ -257,6 +257,35 @@ TEST(Tuner, TracesEveryDecisionWithItsEstimateAndInterval) {
   EXPECT_EQ(trace.back().value, *tuner.settled_value());
 }
 
+TEST(Tuner, SkipsACandidateWhoseIterationsNeverCarryEnergy) {
+  Tuner tuner(power_config());
+  sim::Noise noise(31);
+  // Energy arrives at every setting but 175 W (the first probe, at 0.382 of the range): there the sampler
+  // never resolves a window.
+  for (int i = 0; i < 3000; ++i) {
+    const double held = tuner.current_value();
+    const Point p = bowl(held);
+    std::optional<double> energy_j;
+    if (held != 175) energy_j = p.energy_j * (1 + 0.02 * noise.normal());
+    tuner.observe({p.time_s * (1 + 0.01 * noise.normal()), energy_j});
+  }
+  ASSERT_TRUE(tuner.settled());
+  EXPECT_NE(*tuner.settled_value(), 175);
+  bool skipped = false;
+  for (const Decision& d : tuner.decisions()) {
+    skipped = skipped || d.reason.find("175 W: no iteration with energy, skipped") != std::string::npos;
+    EXPECT_TRUE(std::isfinite(d.estimate)) << d.reason;
+  }
+  EXPECT_TRUE(skipped);
+}
+
+TEST(Tuner, WithoutEnergyStaysAtTheStart) {
+  Tuner tuner(power_config());
+  for (int i = 0; i < 500; ++i) EXPECT_FALSE(tuner.observe({0.1, std::nullopt}));
+  EXPECT_EQ(tuner.current_value(), 300);
+  EXPECT_FALSE(tuner.settled());
+}
+
 TEST(Tuner, BadConfigIsAUsageError) {
   const auto expect_usage = [](TunerConfig c) {
     try {
