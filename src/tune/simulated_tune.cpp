@@ -18,20 +18,29 @@ SimulatedJob::SimulatedJob(std::string_view profile_spec, TuneKnob knob)
 }
 
 TunerConfig SimulatedJob::with_gpu_range(TunerConfig config) const {
-  if (config.min_value != 0 || config.max_value != 0) return config;
   const sim::SimGpuSpec& gpu = profile_.gpu;
-  if (knob_ == TuneKnob::kPowerLimit) {
-    config.min_value = gpu.min_limit_w;
-    config.max_value = gpu.max_limit_w;
-    config.start_value = gpu.default_limit_w;
-  } else {
+  double lowest = gpu.min_limit_w;
+  double highest = gpu.max_limit_w;
+  double start = gpu.default_limit_w;
+  if (knob_ == TuneKnob::kSmClock) {
     // The supported clocks are descending; their mean spacing (V100: 7.5 MHz, listed as 7 and 8) is the
     // knob's resolution.
-    config.min_value = gpu.sm_clocks_mhz.back();
-    config.max_value = gpu.sm_clocks_mhz.front();
-    config.step = (config.max_value - config.min_value) / static_cast<double>(gpu.sm_clocks_mhz.size() - 1);
-    config.start_value = std::min<double>(gpu.boost_sm_clock_mhz, config.max_value);
+    lowest = gpu.sm_clocks_mhz.back();
+    highest = gpu.sm_clocks_mhz.front();
+    start = std::min<double>(gpu.boost_sm_clock_mhz, highest);
+    if (config.step == TunerConfig{}.step)
+      config.step = (highest - lowest) / static_cast<double>(gpu.sm_clocks_mhz.size() - 1);
   }
+  const char* unit = knob_ == TuneKnob::kPowerLimit ? "W" : "MHz";
+  if (config.min_value == 0) config.min_value = lowest;
+  if (config.max_value == 0) config.max_value = highest;
+  if (config.min_value < lowest || config.max_value > highest)
+    throw usage_error(
+        fmt::format("the range [{:g}, {:g}] {} is outside what {} supports, [{:g}, {:g}] {}: narrow it",
+                    config.min_value, config.max_value, unit, gpu.name, lowest, highest, unit));
+  // The job starts at the GPU's default, or at the range's top when the range leaves the default out.
+  if (config.start_value == 0)
+    config.start_value = start >= config.min_value && start <= config.max_value ? start : config.max_value;
   return config;
 }
 

@@ -38,8 +38,10 @@ class SimulatedJob {
   // clock on a replayed table (it only knows power limits).
   SimulatedJob(std::string_view profile_spec, TuneKnob knob);
 
-  // `config` with the knob's range, step and start value taken from the simulated GPU where they are unset
-  // (zero): the power limit's constraints and default, or the supported SM clocks and the boost clock.
+  // `config` with the knob's range and start value taken from the simulated GPU where they are unset (zero):
+  // the power limit's constraints and default, or the supported SM clocks (their spacing as the step, unless
+  // one was given) and the boost clock. A start left out of a given range is the range's top; a range beyond
+  // what the GPU supports is a usage error.
   TunerConfig with_gpu_range(TunerConfig config) const;
   IterationMean mean_at(double value) const;
   // One noisy iteration at `value`. `since_change_s`: time since the setting was lowered to `value` (the

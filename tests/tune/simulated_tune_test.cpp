@@ -45,6 +45,31 @@ TEST(SimulatedTune, SettlesNearTheNoiseFreeOptimumAndSavesEnergy) {
   EXPECT_LT(r.energy_j, job.mean_at(300).energy_j * 5000 * 0.95);
 }
 
+TEST(SimulatedTune, AGivenRangeKeepsTheGpuDefaultAsStartOrItsTop) {
+  TunerConfig config;
+  config.min_value = 200;
+  const auto low_end_given = simulate("v100:resnet50", config, 1, 10);
+  EXPECT_EQ(low_end_given.config.min_value, 200);
+  EXPECT_EQ(low_end_given.config.max_value, 300);
+  EXPECT_EQ(low_end_given.config.start_value, 300);
+  config.max_value = 250;
+  const auto both_given = simulate("v100:resnet50", config, 1, 10);
+  EXPECT_EQ(both_given.config.max_value, 250);
+  EXPECT_EQ(both_given.config.start_value, 250);  // the default (300 W) lies outside: the range's top
+}
+
+TEST(SimulatedTune, ARangeBeyondTheGpuIsAUsageError) {
+  TunerConfig config;
+  config.min_value = 100;  // the V100's lowest limit is 150 W
+  try {
+    simulate("v100:resnet50", config, 1, 10);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("[150, 300] W"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SimulatedTune, UnknownProfileIsAUsageError) {
   try {
     SimulatedJob("v100:nosuchmodel", TuneKnob::kPowerLimit);
