@@ -57,13 +57,23 @@ IterationMean SimulatedJob::mean_at(double value) const {
   return {time_s, point.power_w * time_s};
 }
 
-IterationMean SimulatedJob::iterate(double value, double since_change_s, sim::Noise& noise,
-                                    const IterationNoise& spread) const {
-  const IterationMean mean = mean_at(value);
+IterationNoiseSource::Deviation IterationNoiseSource::next() {
+  // Energy is power times time: the power's own spread is what the energy's leaves beside the time's.
   const double power_cv =
-      std::sqrt(std::max(0.0, spread.energy_cv * spread.energy_cv - spread.time_cv * spread.time_cv));
-  const double time_s = mean.time_s * std::max(0.1, 1 + spread.time_cv * noise.normal());
-  double power_w = mean.energy_j / mean.time_s * std::max(0.1, 1 + power_cv * noise.normal());
+      std::sqrt(std::max(0.0, spread_.energy_cv * spread_.energy_cv - spread_.time_cv * spread_.time_cv));
+  // AR(1) with the same spread as the independent noise: x' = rho x + sqrt(1 - rho^2) e.
+  const double rho = std::clamp(spread_.correlation, 0.0, 0.99);
+  const double fresh = std::sqrt(1 - rho * rho);
+  last_.time = rho * last_.time + fresh * spread_.time_cv * noise_.normal();
+  last_.power = rho * last_.power + fresh * power_cv * noise_.normal();
+  return last_;
+}
+
+IterationMean SimulatedJob::iterate(double value, double since_change_s, IterationNoiseSource& noise) const {
+  const IterationMean mean = mean_at(value);
+  const IterationNoiseSource::Deviation deviation = noise.next();
+  const double time_s = mean.time_s * std::max(0.1, 1 + deviation.time);
+  double power_w = mean.energy_j / mean.time_s * std::max(0.1, 1 + deviation.power);
   // Right after a lower limit the controller needs a moment to pull the clock down (sim::SimGpuSpec).
   const double overshoot_s = std::chrono::duration<double>(profile_.gpu.overshoot_duration).count();
   if (since_change_s < overshoot_s)
@@ -79,14 +89,14 @@ SimulatedTuneResult simulate(std::string_view profile_spec, TunerConfig config, 
   result.gpu_name = job.profile().gpu.name;
   result.model = job.profile().workload.model;
   Tuner tuner(result.config);
-  sim::Noise noise(seed);
+  IterationNoiseSource noise(seed, spread);
   double held = tuner.current_value();
   double since_change_s = 1e9;  // the job starts at its setting: no transient
   for (std::uint64_t i = 0; i < iterations; ++i) {
     const double value = tuner.current_value();
     if (value != held) since_change_s = value < held ? 0 : 1e9;
     held = value;
-    const IterationMean it = job.iterate(value, since_change_s, noise, spread);
+    const IterationMean it = job.iterate(value, since_change_s, noise);
     since_change_s += it.time_s;
     result.energy_j += it.energy_j;
     result.time_s += it.time_s;
