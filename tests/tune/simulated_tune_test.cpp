@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "core/error.hpp"
 
@@ -82,7 +85,9 @@ TEST(SimulatedTune, UnknownProfileIsAUsageError) {
 
 // A replayed table: the published V100 ResNet-50 rows (shared/reference/v100_cnn_power_caps.csv).
 std::string replayed_table() {
-  const auto path = std::filesystem::temp_directory_path() / "wattwise-test-tune-replay.csv";
+  // One file per process: ctest runs these tests in parallel processes.
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wattwise-test-tune-replay-" + std::to_string(::getpid()) + ".csv");
   std::ofstream(path) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
                          "default,300,262.3,69.87,266.4\n"
                          "min_E,150,149.0,54.10,363.1\n"
