@@ -83,27 +83,36 @@ TEST(SimulatedTune, UnknownProfileIsAUsageError) {
   }
 }
 
-// A replayed table: the published V100 ResNet-50 rows (shared/reference/v100_cnn_power_caps.csv).
-std::string replayed_table() {
-  // One file per process: ctest runs these tests in parallel processes.
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("wattwise-test-tune-replay-" + std::to_string(::getpid()) + ".csv");
-  std::ofstream(path) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
-                         "default,300,262.3,69.87,266.4\n"
-                         "min_E,150,149.0,54.10,363.1\n"
-                         "min_EDP,195,190.6,56.59,296.9\n"
-                         "mid,240,231.5,63.10,272.6\n";
-  return "csv:" + path.string();
-}
+// A replayed table: the published V100 ResNet-50 rows (shared/reference/v100_cnn_power_caps.csv), in a file
+// of its own per process (ctest runs these tests in parallel processes), removed when done.
+class ReplayedTable {
+ public:
+  ReplayedTable()
+      : path_(std::filesystem::temp_directory_path() /
+              ("wattwise-test-tune-replay-" + std::to_string(::getpid()) + ".csv")) {
+    std::ofstream(path_) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
+                            "default,300,262.3,69.87,266.4\n"
+                            "min_E,150,149.0,54.10,363.1\n"
+                            "min_EDP,195,190.6,56.59,296.9\n"
+                            "mid,240,231.5,63.10,272.6\n";
+  }
+  ~ReplayedTable() { std::filesystem::remove(path_); }
+  std::string spec() const { return "csv:" + path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
 
 TEST(SimulatedTune, SmClockOnAReplayedTableIsAUsageError) {
+  const ReplayedTable table;
   TunerConfig config;
   config.knob = TuneKnob::kSmClock;
-  EXPECT_THROW(simulate(replayed_table(), config, 1, 100), Error);
+  EXPECT_THROW(simulate(table.spec(), config, 1, 100), Error);
 }
 
 TEST(SimulatedTune, TunesAReplayedTableOverItsMeasuredRange) {
-  const auto r = simulate(replayed_table(), TunerConfig{}, 2, 3000);
+  const ReplayedTable table;
+  const auto r = simulate(table.spec(), TunerConfig{}, 2, 3000);
   EXPECT_EQ(r.config.min_value, 150);
   EXPECT_EQ(r.config.max_value, 300);
   ASSERT_TRUE(r.settled_value);
