@@ -133,14 +133,12 @@ TEST(SimJob, TwoGpusShareTheEpoch) {
   EXPECT_GT(*two.system->gpu(1).energy_mj(), 0u);
 }
 
-TEST(SimJob, AFullEpochSimulatesFast) {
+// (How fast a simulated epoch runs is bench/'s to say, not a timed unit test's.)
+TEST(SimJob, AFullEpochMarksEveryIterationAndFewerMarkersChangeNothingElse) {
   SimulationOptions options;
   Simulation sim = make_simulation("v100:resnet50", options);  // 782 marked iterations
-  const auto start = std::chrono::steady_clock::now();
   const auto markers = run_to_end(sim, *sim.job);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(count(markers, "iteration", MarkerKind::kEnd), 782);
-  EXPECT_LT(elapsed, 20ms);  // generous for a loaded CI machine; typically well under 1 ms
 
   options.iteration_markers_per_epoch = 10;
   Simulation coarse = make_simulation("v100:resnet50", options);
