@@ -4,6 +4,7 @@
 // energy. Skipped, saying why, where the SLURM packages are missing or the test is not root.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -19,13 +20,13 @@ namespace {
 constexpr double kPowerW[2][2] = {{400, 150}, {250, 100}};  // [node n1, n2][GPU 0, 1]
 constexpr int kIterations = 3;                              // slurm_task_job.py and multirank_job.py
 
-// Each task's whole-run energy and each phase's against power x time. The fake's counter is exact for a
-// constant draw; what can be off is the window: the sampler reads the counter just after its ~100 ms
-// postings and cuts phases from the 20 ms samples, so an edge is placed within one sample period. Here two
-// wattwise, python jobs and four SLURM daemons share 2 cores; a starved sampler (reads 30-40 ms late) moved a
-// square wave's total by 1.8% in the e2e suite (tests/e2e/CMakeLists.txt). 3% keeps that margin while a
-// mix-up (>= 33%) cannot pass.
-constexpr double kTolerance = 0.03;
+// Each task's, node's and phase's energy against power x time. With a constant draw that product is exact
+// whatever the window's edges (the energy and the time come from the same window), so this checks what SLURM
+// adds: that every figure is charged to the right GPU, rank, task and node and added up once. Timing accuracy
+// under changing power is tests/e2e's (measure_energy, multirank). 1% is left for the fake counter's mJ
+// steps and the rounding of times in the JSON; 60 checks over 5 runs on the loaded 2-core VM deviated by
+// < 0.001% (docs/evidence/slurm.md), and a mix-up misses by >= 33%.
+constexpr double kTolerance = 0.01;
 
 nlohmann::json node_config(int node) {
   nlohmann::json gpus = nlohmann::json::array();
@@ -49,7 +50,10 @@ nlohmann::json rank_phase(const nlohmann::json& task, int rank, const std::strin
 void expect_power(const nlohmann::json& energy_j, double power_w, double time_s, const std::string& what) {
   ASSERT_TRUE(energy_j.is_number()) << what;
   ASSERT_GT(time_s, 0.1) << what;
-  EXPECT_NEAR(energy_j.get<double>(), power_w * time_s, kTolerance * power_w * time_s) << what;
+  const double expected_j = power_w * time_s;
+  EXPECT_NEAR(energy_j.get<double>(), expected_j, kTolerance * expected_j) << what;
+  // The deviation, for docs/evidence/slurm.md: how much of the tolerance a run used.
+  std::printf("deviation: %+.3f%% %s\n", 100 * (energy_j.get<double>() / expected_j - 1), what.c_str());
 }
 
 class SlurmClusterTest : public E2eTest {
