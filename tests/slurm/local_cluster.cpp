@@ -142,7 +142,7 @@ std::optional<std::string> LocalCluster::unavailable_reason() {
   return std::nullopt;
 }
 
-LocalCluster::LocalCluster(const fs::path& dir, int nodes, int gpus_per_node)
+LocalCluster::LocalCluster(const fs::path& dir, int nodes, int gpus_per_node, const std::string& extra_conf)
     : dir_(dir), conf_(dir / "slurm.conf") {
   try {
     fs::create_directories(dir_ / "state");
@@ -155,7 +155,7 @@ LocalCluster::LocalCluster(const fs::path& dir, int nodes, int gpus_per_node)
                              fs::perms::others_read | fs::perms::others_exec);
     write_munge_key(dir_ / "munge" / "munge.key");
     write_file(dir_ / "plugstack.conf", "");
-    write_file(conf_, slurm_conf(dir_, nodes, gpus_per_node));
+    write_file(conf_, slurm_conf(dir_, nodes, gpus_per_node) + extra_conf);
     write_file(dir_ / "gres.conf", gres_conf(dir_, gpus_per_node));
 
     const auto socket = dir_ / "munge-socket" / "munge.socket";

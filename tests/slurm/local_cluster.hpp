@@ -24,7 +24,9 @@ class LocalCluster {
 
   // Starts munged, slurmctld and the slurmds, and waits until every node is idle. Throws std::runtime_error
   // with the daemons' last log lines when one does not come up.
-  LocalCluster(const std::filesystem::path& dir, int nodes, int gpus_per_node);
+  // `extra_conf`: lines added to slurm.conf (e.g. Prolog=, Epilog=).
+  LocalCluster(const std::filesystem::path& dir, int nodes, int gpus_per_node,
+               const std::string& extra_conf = "");
   ~LocalCluster();
   LocalCluster(const LocalCluster&) = delete;
   LocalCluster& operator=(const LocalCluster&) = delete;
