@@ -36,6 +36,7 @@ std::string tasks_table(const json& merged) {
                    report::format_energy_j(number(task.at("energy_j"))),
                    std::to_string(task.at("phases").size())});
   }
+  table.set_align(0, Table::Align::kRight);
   table.set_align(1, Table::Align::kLeft);
   return table.render("   ");
 }
