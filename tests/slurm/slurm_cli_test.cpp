@@ -2,7 +2,9 @@
 // (no cluster needed): the task's file, its name and `slurm` object, and every refusal.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "e2e_fixture.hpp"
 
@@ -103,6 +105,26 @@ TEST_F(SlurmCliTest, AMergedFileWrittenIntoTheDirectoryIsSkippedNextTime) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("skipped '" + path("out/merged.json").string() + "'"), std::string::npos) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).at("tasks").size(), 1u);  // stdout is the JSON alone
+}
+
+TEST_F(SlurmCliTest, CounterSinceAnEarlierReadingIsTheGpusPowerTimesTheTimeBetween) {
+  ASSERT_EQ(wattwise({"counter", "--gpus", "1", "--json", path("start.json").string()}).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const auto r = wattwise({"counter", "--gpus", "1", "--since", path("start.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto e = nlohmann::json::parse(r.out);
+  const double elapsed_s = e.at("elapsed_s");
+  ASSERT_GT(elapsed_s, 0.8);
+  ASSERT_EQ(e.at("gpus").size(), 1u);
+  EXPECT_EQ(e["gpus"][0].at("uuid"), "GPU-e2e-constant");
+  // Each reading is up to one 100 ms counter posting stale: their difference is off by one posting at most.
+  EXPECT_NEAR(e.at("energy_j").get<double>(), kConstantPowerW * elapsed_s, kConstantPowerW * 0.1);
+}
+
+TEST_F(SlurmCliTest, CounterSinceAFileThatIsNotThereIsAUsageErrorBeforeAnyGpuIsRead) {
+  const auto r = wattwise({"counter", "--since", path("nowhere.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(single_error_line(r).find("nowhere.json"), std::string::npos);
 }
 
 }  // namespace

@@ -256,6 +256,9 @@ TEST_F(SlurmClusterTest, PrologAndEpilogRecordEveryJobsGpuEnergyOnEachNode) {
       const double power_w = kPowerW[node][g];
       EXPECT_NEAR(gpu.at("energy_j").get<double>(), power_w * elapsed_s, power_w * kCounterPostingS)
           << name << " GPU " << g;
+      std::printf("deviation: %+.1f J of +-%.0f J %s GPU %d prolog-epilog\n",
+                  gpu.at("energy_j").get<double>() - power_w * elapsed_s, power_w * kCounterPostingS,
+                  name.c_str(), g);
       sum_j += gpu.at("energy_j").get<double>();
     }
     EXPECT_DOUBLE_EQ(e.at("energy_j").get<double>(), sum_j);
