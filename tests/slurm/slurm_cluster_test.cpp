@@ -23,10 +23,13 @@ constexpr int kIterations = 3;
 constexpr double kCounterPostingS = 0.1;  // the fake's energy counter is posted every 100 ms, like an H100's
                                           // // slurm_task_job.py and multirank_job.py
 
-// Energies against power x time. With a constant draw a whole run's counter energy is that product exactly,
-// whatever the window's edges (energy and time come from the same window): 1% is left for the fake counter's
-// mJ steps and the JSON's rounding; 60 checks over 5 runs deviated by < 0.001% (docs/evidence/slurm.md).
-constexpr double kRunTolerance = 0.01;
+// Energies against power x time. A whole run's energy is the counter's increase between the job's start and
+// end, read off the counter's timeline; on an idle machine that matches power x wall time to < 0.001%, but
+// a starved sampler (here two wattwise, python jobs and four SLURM daemons on 2 shared cores) can place each
+// end of the window up to one ~100 ms counter posting off: -2.9% on a 3.2 s task in one of 5 runs at load 8
+// (docs/evidence/slurm.md). So a run's bound is two postings' energy; a task or node charged with the wrong
+// GPU or node is off by >= 36% (550 W vs 350 W a node, 400 W vs 150 W a task), several times that bound.
+constexpr double kRunWindowErrorS = 2 * kCounterPostingS;
 // A phase is cut from the 20 ms samples scaled to the counter's increments, and that scaling needs the
 // sampler to read the counter on time: in one run on the shared 2-core VM (jobs took 3x their length) a
 // task's phases came out 8% and 11% high (docs/evidence/slurm.md). What this test proves is attribution, so
@@ -58,12 +61,13 @@ nlohmann::json rank_phase(const nlohmann::json& task, int rank, const std::strin
   return {{"count", 0}, {"time_s", 0}, {"energy_j", 0}};
 }
 
+// `tolerance_j` absent: kPhaseTolerance of the expected energy.
 void expect_power(const nlohmann::json& energy_j, double power_w, double time_s, const std::string& what,
-                  double tolerance) {
+                  std::optional<double> tolerance_j = std::nullopt) {
   ASSERT_TRUE(energy_j.is_number()) << what;
   ASSERT_GT(time_s, 0.1) << what;
   const double expected_j = power_w * time_s;
-  EXPECT_NEAR(energy_j.get<double>(), expected_j, tolerance * expected_j) << what;
+  EXPECT_NEAR(energy_j.get<double>(), expected_j, tolerance_j.value_or(kPhaseTolerance * expected_j)) << what;
   // The deviation, for docs/evidence/slurm.md: how much of the tolerance a run used.
   std::printf("deviation: %+.3f%% %s\n", 100 * (energy_j.get<double>() / expected_j - 1), what.c_str());
 }
@@ -175,13 +179,13 @@ TEST_F(SlurmClusterTest, TwoTasksOnANodeEachMeasureTheGpuSlurmGaveThemAndTheMerg
     // srun --gpus-per-task=1 gave each task one GRES GPU in CUDA_VISIBLE_DEVICES: it measured that one only.
     EXPECT_EQ(task.at("cuda_visible_devices"), std::to_string(id)) << what;
     EXPECT_EQ(task.at("gpus"), nlohmann::json::array({"GPU-n1-" + std::to_string(id)})) << what;
-    expect_power(task.at("energy_j"), kPowerW[0][id], task.at("wall_s"), what + " total", kRunTolerance);
+    expect_power(task.at("energy_j"), kPowerW[0][id], task.at("wall_s"), what + " total",
+                 kPowerW[0][id] * kRunWindowErrorS);
     const auto epoch = rank_phase(task, id, "epoch"), iteration = rank_phase(task, id, "iteration");
     EXPECT_EQ(epoch.at("count"), 1) << what;
     EXPECT_EQ(iteration.at("count"), kIterations) << what;
-    expect_power(epoch.at("energy_j"), kPowerW[0][id], epoch.at("time_s"), what + " epoch", kPhaseTolerance);
-    expect_power(iteration.at("energy_j"), kPowerW[0][id], iteration.at("time_s"), what + " iterations",
-                 kPhaseTolerance);
+    expect_power(epoch.at("energy_j"), kPowerW[0][id], epoch.at("time_s"), what + " epoch");
+    expect_power(iteration.at("energy_j"), kPowerW[0][id], iteration.at("time_s"), what + " iterations");
   }
   // The tasks' iterations differ in length (0.3 s vs 0.2 s): each task's phases are its own.
   EXPECT_GT(rank_phase(m.at("tasks")[0], 0, "iteration").at("time_s").get<double>(),
@@ -209,7 +213,7 @@ TEST_F(SlurmClusterTest, OneWattwisePerNodeOnTwoNodesMeasuresEachNodesRanksAndTh
     EXPECT_EQ(n.at("node"), name);
     ASSERT_EQ(n.at("gpus").size(), 2u) << n.dump();
     expect_power(n.at("energy_j"), kPowerW[node][0] + kPowerW[node][1], n.at("wall_s"), name + " total",
-                 kRunTolerance);
+                 (kPowerW[node][0] + kPowerW[node][1]) * kRunWindowErrorS);
     nodes_sum_j += n.at("energy_j").get<double>();
     const auto& task = m.at("tasks")[node];
     EXPECT_EQ(task.at("node"), name);
@@ -218,7 +222,7 @@ TEST_F(SlurmClusterTest, OneWattwisePerNodeOnTwoNodesMeasuresEachNodesRanksAndTh
       const auto iteration = rank_phase(task, rank, "iteration");
       EXPECT_EQ(iteration.at("count"), kIterations) << name << " rank " << rank;
       expect_power(iteration.at("energy_j"), kPowerW[node][rank], iteration.at("time_s"),
-                   name + " rank " + std::to_string(rank) + " iterations", kPhaseTolerance);
+                   name + " rank " + std::to_string(rank) + " iterations");
     }
   }
   EXPECT_NEAR(m.at("energy_j").get<double>(), nodes_sum_j, 1e-9 * nodes_sum_j);
