@@ -256,9 +256,11 @@ TEST_F(SlurmClusterTest, PrologAndEpilogRecordEveryJobsGpuEnergyOnEachNode) {
       const auto& gpu = e.at("gpus")[g];
       EXPECT_EQ(gpu.at("uuid"), "GPU-" + name + "-" + std::to_string(g));
       // Each of the two readings is up to one ~100 ms posting stale (the counter is posted, not live), so
-      // their difference is off by at most one posting's energy; a wrong GPU or node is off by >= 37%.
+      // their difference is off by up to one posting's energy, plus the scheduling delay between reading the
+      // clock and the counter on a loaded machine (88 runs: up to 0.89 posting, docs/evidence/slurm.md):
+      // 1.5 postings. A wrong GPU or node is off by >= 37%, over 3 times that.
       const double power_w = kPowerW[node][g];
-      EXPECT_NEAR(gpu.at("energy_j").get<double>(), power_w * elapsed_s, power_w * kCounterPostingS)
+      EXPECT_NEAR(gpu.at("energy_j").get<double>(), power_w * elapsed_s, 1.5 * power_w * kCounterPostingS)
           << name << " GPU " << g;
       std::printf("deviation: %+.1f J of +-%.0f J %s GPU %d prolog-epilog\n",
                   gpu.at("energy_j").get<double>() - power_w * elapsed_s, power_w * kCounterPostingS,
