@@ -22,6 +22,7 @@
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
 #include "cli/adaptive_flags.hpp"
+#include "workload/stop_signals.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
@@ -43,7 +44,6 @@
 #include "sim/simulation.hpp"
 #include "store/analysis_runs.hpp"
 #include "store/durable_file.hpp"
-#include "workload/stop_signals.hpp"
 
 namespace wattwise::cli {
 
