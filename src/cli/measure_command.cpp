@@ -151,6 +151,9 @@ int run_measure(const MeasureFlags& flags) {
   std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
   human << report::measure_summary(m);
   if (trace) human << fmt::format("   trace: {} (phases: {})\n", flags.trace, phases_path(flags.trace));
+  if (task_result)
+    human << fmt::format("   SLURM task result: {} (`wattwise merge {}`)\n", task_result->path(),
+                         flags.out_dir);
   if (workload::StopSignals::stop_requested()) {
     const int signal_number = workload::StopSignals::signal_number();
     std::fprintf(stderr, "wattwise: stopped by SIG%s (the job's exit status: %d)\n",
