@@ -72,6 +72,15 @@ TEST_F(SlurmCliTest, AResultAlreadyThereIsNotOverwrittenAndTheJobDoesNotRun) {
   EXPECT_FALSE(std::filesystem::exists(path("ran")));
 }
 
+TEST_F(SlurmCliTest, AnOutDirThatCannotBeCreatedIsAnEnvironmentErrorAndTheJobDoesNotRun) {
+  as_slurm_task(0, 1);
+  std::ofstream(path("a-file")) << "in the way";  // root may write anywhere: a file in the path stops anyone
+  const auto r = measure_into("a-file/out", touch("ran"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(single_error_line(r).find("cannot create --out-dir"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(path("ran")));
+}
+
 TEST_F(SlurmCliTest, MergeOfAPathThatDoesNotExistIsAUsageError) {
   const auto r = wattwise({"merge", path("nowhere").string()});
   EXPECT_EQ(r.exit_code, 2);
