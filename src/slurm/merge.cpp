@@ -45,6 +45,17 @@ void check_measurement(const json& m, const std::string& source) {
             source, "a 'gpus' element without 'uuid', 'energy_j' or 'used_by_job'");
   for (const char* key : {"phases", "phase_instances"})
     require(m.contains(key) && m.at(key).is_array(), source, fmt::format("no array '{}'", key));
+  for (const auto& p : m.at("phases"))
+    require(p.is_object() && p.contains("name") && p.at("name").is_string() && p.contains("count") &&
+                p.at("count").is_number_integer() && p.contains("time_s") && p.at("time_s").is_number() &&
+                p.contains("energy_j"),
+            source, "a 'phases' element without 'name', 'count', 'time_s' or 'energy_j'");
+  for (const auto& i : m.at("phase_instances"))
+    require(i.is_object() && i.contains("name") && i.at("name").is_string() && i.contains("begin_s") &&
+                i.at("begin_s").is_number() && i.contains("end_s") && i.at("end_s").is_number() &&
+                i.contains("rank") && (i.at("rank").is_null() || i.at("rank").is_number_integer()) &&
+                i.contains("energy_j"),
+            source, "a 'phase_instances' element without 'name', 'begin_s', 'end_s', 'rank' or 'energy_j'");
 }
 
 // One task's phases per rank, from its phase instances: outermost occurrences only, as `phases` counts them

@@ -170,5 +170,15 @@ TEST(SlurmMerge, AMeasurementWithoutSlurmObjectIsADataErrorNamingTheFile) {
   EXPECT_NE(message.find("plain.json"), std::string::npos) << message;
 }
 
+TEST(SlurmMerge, APhaseInstanceWithoutItsTimesIsADataErrorNotACrash) {
+  auto good = task("7", "0", "n1", 0, 1, 1, json::array({gpu("A", 1)}), json::array(),
+                   json::array({instance("iteration", 0, 0.0, 0.5, 1.0)}));
+  auto m = good.measurement;
+  m["phase_instances"][0].erase("end_s");
+  std::string message;
+  EXPECT_EQ(kind_of([&] { task_result(m, "cut.json"); }, &message), ErrorKind::kData);
+  EXPECT_NE(message.find("cut.json"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace wattwise::slurm
