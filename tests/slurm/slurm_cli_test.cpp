@@ -47,10 +47,11 @@ TEST_F(SlurmCliTest, OutDirWritesTheTasksResultNamedByJobStepNodeAndTaskWithItsS
   const auto r = measure_into("out", {"/bin/sleep", "0.3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto m = read_json("out/job-77.step-3.nodeA.task-1.json");
-  // The summary says where the result went.
-  EXPECT_NE(r.out.find("SLURM task result: " + path("out/job-77.step-3.nodeA.task-1.json").string()),
-            std::string::npos)
-      << r.out;
+  // The summary says where the result went (the summary's stream, stdout or stderr, is measure's business).
+  EXPECT_NE(
+      (r.out + r.err).find("SLURM task result: " + path("out/job-77.step-3.nodeA.task-1.json").string()),
+      std::string::npos)
+      << r.out << r.err;
   EXPECT_EQ(m.at("slurm").at("job_id"), "77");
   EXPECT_EQ(m.at("slurm").at("step_id"), "3");
   EXPECT_EQ(m.at("slurm").at("task_id"), 1);
