@@ -53,6 +53,12 @@ int main(int argc, char** argv) {
       wattwise::cli::add_sweep_command);
   add("report", "tables and charts of a sweep database or a measured trace (HTML, Markdown, CSV)",
       wattwise::cli::add_report_command);
+  add("merge", "gather the per-task results of one SLURM job step into per-node and total figures",
+      wattwise::cli::add_merge_command);
+  add("counter",
+      "read each GPU's energy counter once, or the energy since an earlier reading (SLURM "
+      "prolog/epilog)",
+      wattwise::cli::add_counter_command);
   add("restore", "put back GPU settings from a stale journal (wattwise was killed, or the power failed)",
       wattwise::cli::add_restore_command);
 

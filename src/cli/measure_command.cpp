@@ -19,6 +19,8 @@
 #include "report/trace_csv.hpp"
 #include "sampling/sampler_config.hpp"
 #include "sim/simulation.hpp"
+#include "slurm/result_dir.hpp"
+#include "slurm/slurm_task.hpp"
 #include "workload/stop_signals.hpp"
 
 namespace wattwise::cli {
@@ -34,6 +36,7 @@ struct MeasureFlags {
   std::string trace;
   std::string json;
   std::string output;                    // the summary for people; default stderr
+  std::string out_dir;                   // under SLURM: this task's result, named by job, step, node and task
   std::optional<std::string> timeout_s;  // absent: no time-out
   std::optional<std::string> job_gpus;   // absent: every measured GPU
   std::string simulate;
@@ -109,6 +112,17 @@ int run_measure(const MeasureFlags& flags) {
       throw usage_error("-o - and --json - both want stdout: write one of them to a file");
     summary.emplace(flags.output);
   }
+  // Under srun every result names its SLURM task, so that `wattwise merge` can gather a job's
+  // (docs/slurm.md).
+  const auto slurm_task = slurm::current_slurm_task();
+  std::optional<OutputFile> task_result;
+  if (!flags.out_dir.empty()) {
+    if (!slurm_task)
+      throw usage_error(
+          "--out-dir names its file by SLURM job, step and task, and SLURM_JOB_ID is not set: run "
+          "it under srun or sbatch, or use --json FILE");
+    task_result.emplace(slurm::prepare_result_path(flags.out_dir, *slurm_task).string());
+  }
 
   measure::MeasureOptions options = measure_options(flags);
   options.job_stdout_to_stderr = json && json->path() == "-";
@@ -134,15 +148,23 @@ int run_measure(const MeasureFlags& flags) {
     report::write_phases_csv(phases->stream(), m);
     phases->commit();
   }
-  if (json) {
-    json->stream() << json_text(report::measure_json(m), 1) << "\n";
-    json->commit();
+  if (json || task_result) {
+    auto result = report::measure_json(m);
+    result["slurm"] = slurm_task ? slurm::to_json(*slurm_task) : nlohmann::json(nullptr);
+    for (auto* file : {json ? &*json : nullptr, task_result ? &*task_result : nullptr}) {
+      if (file == nullptr) continue;
+      file->stream() << json_text(result, 1) << "\n";
+      file->commit();
+    }
   }
   // The job owns stdout and stderr; the summary goes where `perf stat` puts its own, to stderr, after the
   // job's output (or to -o FILE).
   std::ostream& human = summary ? summary->stream() : std::cerr;
   human << report::measure_summary(m);
   if (trace) human << fmt::format("   trace: {} (phases: {})\n", flags.trace, phases_path(flags.trace));
+  if (task_result)
+    human << fmt::format("   SLURM task result: {} (`wattwise merge {}`)\n", task_result->path(),
+                         flags.out_dir);
   if (summary) summary->commit();
   if (workload::StopSignals::stop_requested()) {
     const int signal_number = workload::StopSignals::signal_number();
@@ -188,6 +210,10 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option("--json", flags->json,
                  "write the result as JSON to this file ('-': stdout, which then carries the JSON alone: the "
                  "job's own stdout goes to stderr, and so does the summary)");
+  app.add_option(
+      "--out-dir", flags->out_dir,
+      "under SLURM (srun): write this task's JSON into this directory, named by job, step, node and "
+      "task, for `wattwise merge` (created if missing)");
   app.add_option("--timeout", flags->timeout_s,
                  "stop the job after this many seconds, 0.001 to 31622400 (SIGTERM, then SIGKILL)");
   app.add_option(
