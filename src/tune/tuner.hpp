@@ -32,7 +32,19 @@ struct TunerConfig {
   analysis::MetricSpec metric{analysis::MetricKind::kEnergy, 0};
   std::optional<double> max_slowdown;   // 0.10: iteration time at most 10% above the start's
   std::uint64_t warmup_iterations = 5;  // discarded after every change
-  double confidence = 0.95;             // of the intervals behind every comparison
+  double confidence = 0.95;             // of the intervals behind every comparison (0.90 or 0.95)
+  // How the search spends iterations (docs/tune.md "The search"). A probe ends as soon as one of these holds:
+  // its metric's interval is within +-precision of the start's metric (which is 1), it is clearly worse than
+  // the best so far (intervals apart), its time is over the slowdown budget by more than the noise, or it has
+  // max_probe_iterations; never before min_probe_iterations (kept ones, after warm-up).
+  double precision = 0.01;
+  std::uint64_t min_probe_iterations = 5;
+  std::uint64_t max_probe_iterations = 40;
+  // Drift while settled: windows of drift_window iterations whose mean time or energy moved by more than
+  // drift_threshold (relative) from the first window after settling, and by more than the noise (Welch),
+  // start the search again.
+  std::uint64_t drift_window = 30;
+  double drift_threshold = 0.05;
 };
 
 // One iteration measured at the setting the tuner holds now. Energy may be missing (a window the sampler
@@ -77,6 +89,8 @@ class Tuner {
   // iteration it feeds.
   std::optional<Decision> observe(const IterationObservation& iteration);
 
+  // settled(): holding a settled setting now (false while searching, also after a retune).
+  // settled_value(): the setting it settled on last (absent before the first settle).
   bool settled() const;
   std::optional<double> settled_value() const;
   // Iterations fed at values other than the settled one before it settled (the figure of merit).

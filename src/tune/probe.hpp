@@ -1,0 +1,55 @@
+#pragma once
+
+// The iterations measured at one candidate and what they say: the metric's estimate and its interval. One
+// piece of code for the baseline (the start value, the reference of the normalised metric), every probe of
+// the search, and the settled setting's drift windows.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analysis/metrics.hpp"
+
+namespace wattwise::tune {
+
+// The two-sided quantile of Student's t behind an interval at `confidence` (0.90 or 0.95), from
+// analysis/statistics' table.
+double t_quantile(double confidence, double df);
+
+struct ProbeEstimate {
+  std::uint64_t iterations = 0;  // with energy (those the metric rests on)
+  double mean_time_s = 0;
+  double time_half_s = 0;  // half-width of the mean time's interval (0 with fewer than 2 iterations)
+  double mean_energy_j = 0;
+  // The metric on the means, oriented so that lower is better (negated where higher is better), and the
+  // half-width of its interval from the spread of the per-iteration metric values.
+  double score = 0;
+  double score_half = 0;
+  double low() const { return score - score_half; }
+  double high() const { return score + score_half; }
+};
+
+class Probe {
+ public:
+  explicit Probe(double value) : value_(value) {}
+
+  double value() const { return value_; }
+  void add(double time_s, std::optional<double> energy_j);
+  std::uint64_t iterations() const { return times_s_.size(); }            // every kept iteration
+  std::uint64_t energy_iterations() const { return energies_j_.size(); }  // those with energy
+  // Absent until an iteration with energy arrived.
+  std::optional<ProbeEstimate> estimate(const analysis::MetricSpec& metric,
+                                        const analysis::ReferencePoint& ref, double confidence) const;
+  // The reference point this probe gives as a baseline (its mean energy and time).
+  std::optional<analysis::ReferencePoint> reference() const;
+  const std::vector<double>& times_s() const { return times_s_; }
+  const std::vector<double>& energies_j() const { return energies_j_; }
+
+ private:
+  double value_;
+  std::vector<double> times_s_;        // every kept iteration
+  std::vector<double> paired_time_s_;  // iterations with energy: their time ...
+  std::vector<double> energies_j_;     // ... and energy
+};
+
+}  // namespace wattwise::tune

@@ -1,0 +1,118 @@
+#include "tune/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace wattwise::tune {
+
+namespace {
+
+// Golden section: each new probe sits at 0.382 of the bracket from one end, so that the bracket shrinks by
+// 0.618 per probe and one interior point is always reused.
+constexpr double kGolden = 0.3819660112501051;
+// The coarse scan of the fallback measures about this many candidates over the feasible range.
+constexpr std::size_t kScanPoints = 6;
+
+}  // namespace
+
+void Search::record(std::size_t index, const ProbeEstimate& estimate) {
+  estimates_[index] = estimate;
+}
+
+void Search::record_infeasible(std::size_t index) {
+  lowest_feasible_ = std::max(lowest_feasible_, index + 1);
+  lo_ = std::max(lo_, lowest_feasible_);
+  // Candidates below the budget's edge are never taken, whatever they measured.
+  std::erase_if(estimates_, [&](const auto& entry) { return entry.first < lowest_feasible_; });
+}
+
+double Search::score(std::size_t index) const {
+  const auto it = estimates_.find(index);
+  return it == estimates_.end() ? std::numeric_limits<double>::infinity() : it->second.score;
+}
+
+std::optional<std::size_t> Search::best() const {
+  std::optional<std::size_t> best;
+  for (const auto& [index, estimate] : estimates_)
+    if (!best || estimate.score < score(*best)) best = index;
+  return best;
+}
+
+std::optional<std::size_t> Search::next() {
+  if (scanning_) {
+    if (auto index = next_in_scan()) return index;
+  }
+  return next_in_bracket();
+}
+
+std::optional<std::size_t> Search::next_in_scan() {
+  while (!scan_.empty()) {
+    const std::size_t index = scan_.front();
+    scan_.pop_front();
+    if (!measured(index)) return index;
+  }
+  // The scan is done: a golden section between the scan's neighbours of its best.
+  scanning_ = false;
+  const std::size_t best_index = best().value_or(lowest_feasible_);
+  lo_ = std::max(lowest_feasible_, best_index >= scan_stride_ ? best_index - scan_stride_ : 0);
+  hi_ = std::min(candidates_ - 1, best_index + scan_stride_);
+  return std::nullopt;
+}
+
+std::optional<std::size_t> Search::next_in_bracket() {
+  // Each pass either returns a candidate to measure or shrinks the bracket, so this ends.
+  while (true) {
+    if (lowest_feasible_ >= candidates_) return std::nullopt;
+    lo_ = std::max(lo_, lowest_feasible_);
+    // The budget's edge lies above the bracket: on a unimodal metric the best feasible candidate is the
+    // lowest feasible one.
+    if (lo_ > hi_) hi_ = lo_;
+    if (hi_ - lo_ < 3) {
+      for (std::size_t i = lo_; i <= hi_; ++i)
+        if (!measured(i)) return i;
+      return std::nullopt;
+    }
+    // Reuse the best measured interior point (golden section keeps the better of its pair); place the other
+    // symmetrically, or both at the golden points when none is measured yet.
+    std::optional<std::size_t> anchor;
+    for (const auto& [index, estimate] : estimates_)
+      if (index > lo_ && index < hi_ && (!anchor || estimate.score < score(*anchor))) anchor = index;
+    std::size_t c = lo_ + static_cast<std::size_t>(std::lround(kGolden * static_cast<double>(hi_ - lo_)));
+    if (anchor) c = *anchor;
+    std::size_t d = lo_ + hi_ - c;
+    if (c > d) std::swap(c, d);
+    if (c == d) d = c + 1;
+    if (!measured(c)) return c;
+    if (!measured(d)) return d;
+    // A unimodal metric has its minimum on the side of the better point.
+    if (score(c) <= score(d))
+      hi_ = d;
+    else
+      lo_ = c;
+  }
+}
+
+std::optional<std::size_t> Search::check_unimodal() {
+  if (fallback_used_) return std::nullopt;
+  for (auto mid = estimates_.begin(); mid != estimates_.end(); ++mid) {
+    bool below_lower = false;
+    bool below_higher = false;
+    for (auto other = estimates_.begin(); other != estimates_.end(); ++other) {
+      if (other == mid || mid->second.low() <= other->second.high()) continue;
+      (other->first < mid->first ? below_lower : below_higher) = true;
+    }
+    if (!below_lower || !below_higher) continue;
+    fallback_used_ = true;
+    scanning_ = true;
+    const std::size_t span = candidates_ - 1 - lowest_feasible_;
+    scan_stride_ = std::max<std::size_t>(1, (span + kScanPoints - 1) / kScanPoints);
+    scan_.clear();
+    for (std::size_t i = lowest_feasible_; i < candidates_; i += scan_stride_) scan_.push_back(i);
+    scan_.push_back(candidates_ - 1);
+    return mid->first;
+  }
+  return std::nullopt;
+}
+
+}  // namespace wattwise::tune

@@ -1,0 +1,59 @@
+#pragma once
+
+// The bracket behind the tuner: a golden-section search over the knob's candidates (a grid of values, lowest
+// first) on a metric that is unimodal in the setting, with the two escapes the measurements may ask for: a
+// slowdown budget that rules out the low end, and a coarse scan when the metric turns out not to be unimodal.
+// It only chooses which candidate to measure next; the tuner measures it.
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "tune/probe.hpp"
+
+namespace wattwise::tune {
+
+class Search {
+ public:
+  explicit Search(std::size_t candidates) : hi_(candidates - 1), candidates_(candidates) {}
+
+  // What is known of candidate `index` once its probe ended: its estimate, or that its time is over the
+  // budget. A lower setting is never faster, so every candidate below an infeasible one is infeasible too.
+  void record(std::size_t index, const ProbeEstimate& estimate);
+  void record_infeasible(std::size_t index);
+
+  // The next candidate to measure; absent when the search is over (then best() is the answer).
+  std::optional<std::size_t> next();
+  // The feasible measured candidate with the lowest score.
+  std::optional<std::size_t> best() const;
+  bool measured(std::size_t index) const { return estimates_.contains(index) || infeasible(index); }
+  bool infeasible(std::size_t index) const { return lowest_feasible_ > index; }
+  const std::map<std::size_t, ProbeEstimate>& estimates() const { return estimates_; }
+
+  // Whether the measurements contradict unimodality: a feasible candidate whose interval lies above those of
+  // a lower and a higher one. The first time, the search turns to a coarse scan of the feasible range and
+  // then a golden section around the scan's best; returns the bump's candidate when it does.
+  std::optional<std::size_t> check_unimodal();
+  std::size_t scan_stride() const { return scan_stride_; }
+  std::size_t low() const { return lo_; }
+  std::size_t high() const { return hi_; }
+
+ private:
+  double score(std::size_t index) const;
+  std::optional<std::size_t> next_in_bracket();
+  std::optional<std::size_t> next_in_scan();
+
+  std::size_t lo_ = 0;
+  std::size_t hi_;
+  std::size_t candidates_;
+  std::size_t lowest_feasible_ = 0;
+  std::map<std::size_t, ProbeEstimate> estimates_;
+  bool fallback_used_ = false;
+  bool scanning_ = false;
+  std::deque<std::size_t> scan_;
+  std::size_t scan_stride_ = 1;
+};
+
+}  // namespace wattwise::tune
