@@ -25,23 +25,24 @@ nlohmann::json optional_json(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+nlohmann::json count_json(const std::optional<std::uint64_t>& count) {
+  return count ? nlohmann::json(*count) : nlohmann::json(nullptr);
+}
+
 nlohmann::json setting_json(const LiveTuningResult& r, const SettingSummary& s) {
-  return {{"value", s.value},
-          {"iterations", s.iterations},
-          {"iterations_with_energy", s.with_energy},
-          {"time_s_mean", s.time_s_mean},
-          {"time_s_std", s.time_s_std},
-          {"energy_j_mean", s.with_energy > 0 ? nlohmann::json(s.energy_j_mean) : nlohmann::json(nullptr)},
-          {"energy_j_std", s.with_energy > 1 ? nlohmann::json(s.energy_j_std) : nlohmann::json(nullptr)},
-          {"iterations_for_1pct_time",
-           optional_json(iterations_for_precision(s.time_s_mean, s.time_s_std, 0.01).transform(
-               [](std::uint64_t n) { return static_cast<double>(n); }))},
-          {"iterations_for_1pct_energy",
-           optional_json(s.with_energy > 1
-                             ? iterations_for_precision(s.energy_j_mean, s.energy_j_std, 0.01)
-                                   .transform([](std::uint64_t n) { return static_cast<double>(n); })
-                             : std::nullopt)},
-          {"captured", s.value == r.start_value}};
+  return {
+      {"value", s.value},
+      {"iterations", s.iterations},
+      {"iterations_with_energy", s.with_energy},
+      {"time_s_mean", s.time_s_mean},
+      {"time_s_std", s.time_s_std},
+      {"energy_j_mean", s.with_energy > 0 ? nlohmann::json(s.energy_j_mean) : nlohmann::json(nullptr)},
+      {"energy_j_std", s.with_energy > 1 ? nlohmann::json(s.energy_j_std) : nlohmann::json(nullptr)},
+      {"iterations_for_1pct_time", count_json(iterations_for_precision(s.time_s_mean, s.time_s_std, 0.01))},
+      {"iterations_for_1pct_energy",
+       count_json(s.with_energy > 1 ? iterations_for_precision(s.energy_j_mean, s.energy_j_std, 0.01)
+                                    : std::nullopt)},
+      {"captured", s.value == r.start_value}};
 }
 
 }  // namespace
@@ -58,9 +59,15 @@ const char* to_string(DecisionKind kind) {
   return "?";
 }
 
-const char* knob_flag(TuneKnob knob) { return knob == TuneKnob::kPowerLimit ? "power-limit" : "sm-clock"; }
-const char* knob_key(TuneKnob knob) { return knob == TuneKnob::kPowerLimit ? "power_limit_w" : "sm_clock_mhz"; }
-const char* knob_unit(TuneKnob knob) { return knob == TuneKnob::kPowerLimit ? "W" : "MHz"; }
+const char* knob_flag(TuneKnob knob) {
+  return knob == TuneKnob::kPowerLimit ? "power-limit" : "sm-clock";
+}
+const char* knob_key(TuneKnob knob) {
+  return knob == TuneKnob::kPowerLimit ? "power_limit_w" : "sm_clock_mhz";
+}
+const char* knob_unit(TuneKnob knob) {
+  return knob == TuneKnob::kPowerLimit ? "W" : "MHz";
+}
 
 std::optional<std::uint64_t> iterations_for_precision(double mean, double std, double relative) {
   if (!(mean > 0) || !(std > 0) || !(relative > 0)) return std::nullopt;
@@ -77,14 +84,10 @@ std::string decision_line(TuneKnob knob, const Decision& d, bool dry_run, bool c
 }
 
 nlohmann::json decision_json(TuneKnob knob, const Decision& d) {
-  return {{"kind", to_string(d.kind)},
-          {knob_key(knob), d.value},
-          {"at_iteration", d.at_iteration},
-          {"estimate", d.estimate},
-          {"interval_low", d.interval_low},
-          {"interval_high", d.interval_high},
-          {"iterations", d.iterations},
-          {"reason", d.reason}};
+  return {{"kind", to_string(d.kind)},      {knob_key(knob), d.value},
+          {"at_iteration", d.at_iteration}, {"estimate", d.estimate},
+          {"interval_low", d.interval_low}, {"interval_high", d.interval_high},
+          {"iterations", d.iterations},     {"reason", d.reason}};
 }
 
 nlohmann::json tune_json(const LiveTuningResult& r) {
@@ -128,10 +131,10 @@ nlohmann::json tuning_state_json(const LiveTuningResult& r, const std::string& p
 }
 
 std::string tune_summary(const LiveTuningResult& r) {
-  std::string text = fmt::format("\n tune ({}, metric {}{}{}):\n", knob_words(r.knob), r.metric,
-                                 r.max_slowdown ? fmt::format(", max slowdown {:.1f}%", *r.max_slowdown * 100)
-                                                : "",
-                                 r.dry_run ? ", dry run: no setting was changed" : "");
+  std::string text =
+      fmt::format("\n tune ({}, metric {}{}{}):\n", knob_words(r.knob), r.metric,
+                  r.max_slowdown ? fmt::format(", max slowdown {:.1f}%", *r.max_slowdown * 100) : "",
+                  r.dry_run ? ", dry run: no setting was changed" : "");
   if (r.no_markers) return text + "   no iteration markers: nothing was tuned\n";
   text += fmt::format("   started at {}, {} iterations ({} fed to the tuner, {} dropped after changes)\n",
                       value_text(r.knob, r.start_value), r.iterations_seen, r.iterations_fed,
@@ -150,14 +153,15 @@ std::string tune_summary(const LiveTuningResult& r) {
   if (!r.settings.empty()) {
     report::Table settings({"setting", "iterations", "time/iter", "±", "energy/iter", "±", "n for ±1% E"});
     for (const auto& s : r.settings) {
-      const auto n = s.with_energy > 1 ? iterations_for_precision(s.energy_j_mean, s.energy_j_std, 0.01)
-                                       : std::nullopt;
-      settings.add_row({value_text(r.knob, s.value) + (s.value == r.start_value ? " (captured)" : ""),
-                        std::to_string(s.iterations), report::format_seconds(s.time_s_mean),
-                        report::format_seconds(s.time_s_std),
-                        report::format_energy_j(s.with_energy ? std::optional(s.energy_j_mean) : std::nullopt),
-                        report::format_energy_j(s.with_energy > 1 ? std::optional(s.energy_j_std) : std::nullopt),
-                        n ? std::to_string(*n) : "n/a"});
+      const auto n =
+          s.with_energy > 1 ? iterations_for_precision(s.energy_j_mean, s.energy_j_std, 0.01) : std::nullopt;
+      settings.add_row(
+          {value_text(r.knob, s.value) + (s.value == r.start_value ? " (captured)" : ""),
+           std::to_string(s.iterations), report::format_seconds(s.time_s_mean),
+           report::format_seconds(s.time_s_std),
+           report::format_energy_j(s.with_energy ? std::optional(s.energy_j_mean) : std::nullopt),
+           report::format_energy_j(s.with_energy > 1 ? std::optional(s.energy_j_std) : std::nullopt),
+           n ? std::to_string(*n) : "n/a"});
     }
     text += settings.render("   ");
   }

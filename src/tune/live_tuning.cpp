@@ -144,7 +144,8 @@ void LiveTuning::act_on(Clock& clock, Nanos job_start, const Decision& decision)
   // are dropped as after a real change, so the counts are those a real run would have.
   if (change) {
     in_force_since_ = clock.now();
-    result_.changes.push_back({decision.value, to_seconds(in_force_since_ - job_start), result_.iterations_seen});
+    result_.changes.push_back(
+        {decision.value, to_seconds(in_force_since_ - job_start), result_.iterations_seen});
   }
   publish(options_.dry_run ? "dry-run" : (tuner_.settled() ? "settled" : "searching"));
 }

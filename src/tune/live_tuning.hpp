@@ -71,20 +71,20 @@ struct SettingSummary {
 
 struct LiveTuningResult {
   TuneKnob knob = TuneKnob::kPowerLimit;
-  std::string metric;                 // its JSON name (analysis::MetricSpec::name)
+  std::string metric;  // its JSON name (analysis::MetricSpec::name)
   std::optional<double> max_slowdown;
   double start_value = 0;
   bool dry_run = false;
   std::vector<Decision> decisions;
   std::optional<double> settled;
   std::uint64_t profiling_iterations = 0;
-  std::uint64_t iterations_seen = 0;        // completed on every rank
-  std::uint64_t iterations_fed = 0;         // given to the tuner
-  std::uint64_t iterations_discarded = 0;   // began before the setting in force took effect
+  std::uint64_t iterations_seen = 0;       // completed on every rank
+  std::uint64_t iterations_fed = 0;        // given to the tuner
+  std::uint64_t iterations_discarded = 0;  // began before the setting in force took effect
   std::vector<SettingChange> changes;
-  std::vector<SettingSummary> settings;     // by value, ascending
-  bool no_markers = false;                  // none within the grace period: nothing was tuned
-  std::string error;                        // applying a setting failed: the tuning stopped there
+  std::vector<SettingSummary> settings;  // by value, ascending
+  bool no_markers = false;               // none within the grace period: nothing was tuned
+  std::string error;                     // applying a setting failed: the tuning stopped there
 };
 
 class LiveTuning {
