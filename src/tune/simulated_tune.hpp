@@ -1,0 +1,73 @@
+#pragma once
+
+// The tuner on a simulated job, in virtual time: `tune --simulate v100:MODEL|csv:PATH` and the benchmark
+// (bench/tune_regret.cpp). The job is the simulator's calibrated model (sim/profiles, sim/power_model) or a
+// replayed table (sim/replay), iteration by iteration, with per-iteration noise as measured on the H100
+// (docs/tune.md "Simulated tuning").
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/noise.hpp"
+#include "sim/profiles.hpp"
+#include "tune/tuner.hpp"
+
+namespace wattwise::tune {
+
+// The spread of one iteration around its setting's mean. ResNet-50 at batch 128 on the H100: ~2% CV of
+// energy per 72 ms iteration; its time varies by ~1%, and energy is power times time, so the power's own
+// spread is sqrt(energy_cv^2 - time_cv^2).
+struct IterationNoise {
+  double time_cv = 0.01;
+  double energy_cv = 0.02;
+};
+
+// One iteration's time and energy, noise-free.
+struct IterationMean {
+  double time_s = 0;
+  double energy_j = 0;
+};
+
+// A simulated training job seen one iteration at a time.
+class SimulatedJob {
+ public:
+  // "v100:resnet50" or "csv:PATH"; unknown names are usage errors listing the valid ones, and so is the SM
+  // clock on a replayed table (it only knows power limits).
+  SimulatedJob(std::string_view profile_spec, TuneKnob knob);
+
+  // `config` with the knob's range, step and start value taken from the simulated GPU where they are unset
+  // (zero): the power limit's constraints and default, or the supported SM clocks and the boost clock.
+  TunerConfig with_gpu_range(TunerConfig config) const;
+  IterationMean mean_at(double value) const;
+  // One noisy iteration at `value`. `since_change_s`: time since the setting was lowered to `value` (the
+  // power controller overshoots the new limit for a moment: the warm-up the tuner discards).
+  IterationMean iterate(double value, double since_change_s, sim::Noise& noise,
+                        const IterationNoise& spread) const;
+  const sim::SimProfile& profile() const { return profile_; }
+
+ private:
+  sim::SimProfile profile_;
+  TuneKnob knob_;
+};
+
+struct SimulatedTuneResult {
+  TunerConfig config;  // as run: the range and start filled in from the simulated GPU
+  std::string gpu_name;
+  std::string model;
+  std::optional<double> settled_value;
+  std::optional<std::uint64_t> settled_at_iteration;  // the first kSettle
+  std::uint64_t profiling_iterations = 0;
+  std::vector<Decision> decisions;
+  std::uint64_t iterations = 0;
+  double energy_j = 0;  // the whole job's, every iteration at the setting held then
+  double time_s = 0;
+};
+
+// Runs a job of `iterations` iterations under the tuner. Deterministic for a seed.
+SimulatedTuneResult simulate(std::string_view profile_spec, TunerConfig config, std::uint64_t seed,
+                             std::uint64_t iterations, const IterationNoise& spread = {});
+
+}  // namespace wattwise::tune

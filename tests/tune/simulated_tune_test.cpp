@@ -1,0 +1,96 @@
+#include "tune/simulated_tune.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace wattwise::tune {
+namespace {
+
+TEST(SimulatedTune, IsDeterministicForASeed) {
+  const auto a = simulate("v100:resnet50", TunerConfig{}, 7, 3000);
+  const auto b = simulate("v100:resnet50", TunerConfig{}, 7, 3000);
+  const auto c = simulate("v100:resnet50", TunerConfig{}, 8, 3000);
+  ASSERT_TRUE(a.settled_value);
+  EXPECT_EQ(a.settled_value, b.settled_value);
+  EXPECT_EQ(a.profiling_iterations, b.profiling_iterations);
+  EXPECT_EQ(a.decisions.size(), b.decisions.size());
+  EXPECT_EQ(a.energy_j, b.energy_j);
+  EXPECT_EQ(a.time_s, b.time_s);
+  // Another seed is another job: its noise differs, so its energy does.
+  EXPECT_NE(a.energy_j, c.energy_j);
+}
+
+TEST(SimulatedTune, TakesTheRangeAndStartFromTheSimulatedGpu) {
+  const auto r = simulate("v100:resnet50", TunerConfig{}, 1, 10);
+  EXPECT_EQ(r.config.min_value, 150);
+  EXPECT_EQ(r.config.max_value, 300);
+  EXPECT_EQ(r.config.start_value, 300);
+  EXPECT_EQ(r.iterations, 10u);
+  EXPECT_GT(r.energy_j, 0);
+  EXPECT_GT(r.time_s, 0);
+}
+
+TEST(SimulatedTune, SettlesNearTheNoiseFreeOptimumAndSavesEnergy) {
+  const SimulatedJob job("v100:resnet50", TuneKnob::kPowerLimit);
+  double best_energy_j = 1e300;
+  for (double w = 150; w <= 300; w += 5) best_energy_j = std::min(best_energy_j, job.mean_at(w).energy_j);
+  const auto r = simulate("v100:resnet50", TunerConfig{}, 3, 5000);
+  ASSERT_TRUE(r.settled_value);
+  EXPECT_LE(job.mean_at(*r.settled_value).energy_j, best_energy_j * 1.02);
+  // The whole job at the start limit would cost this much; tuning must save energy.
+  EXPECT_LT(r.energy_j, job.mean_at(300).energy_j * 5000 * 0.95);
+}
+
+TEST(SimulatedTune, UnknownProfileIsAUsageError) {
+  try {
+    SimulatedJob("v100:nosuchmodel", TuneKnob::kPowerLimit);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("resnet50"), std::string::npos) << e.what();
+  }
+}
+
+// A replayed table: the published V100 ResNet-50 rows (shared/reference/v100_cnn_power_caps.csv).
+std::string replayed_table() {
+  const auto path = std::filesystem::temp_directory_path() / "wattwise-test-tune-replay.csv";
+  std::ofstream(path) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
+                         "default,300,262.3,69.87,266.4\n"
+                         "min_E,150,149.0,54.10,363.1\n"
+                         "min_EDP,195,190.6,56.59,296.9\n"
+                         "mid,240,231.5,63.10,272.6\n";
+  return "csv:" + path.string();
+}
+
+TEST(SimulatedTune, SmClockOnAReplayedTableIsAUsageError) {
+  TunerConfig config;
+  config.knob = TuneKnob::kSmClock;
+  EXPECT_THROW(simulate(replayed_table(), config, 1, 100), Error);
+}
+
+TEST(SimulatedTune, TunesAReplayedTableOverItsMeasuredRange) {
+  const auto r = simulate(replayed_table(), TunerConfig{}, 2, 3000);
+  EXPECT_EQ(r.config.min_value, 150);
+  EXPECT_EQ(r.config.max_value, 300);
+  ASSERT_TRUE(r.settled_value);
+  // Energy falls all the way down to 150 W in this table.
+  EXPECT_LE(*r.settled_value, 165);
+}
+
+TEST(SimulatedTune, TunesTheSmClockOverTheSupportedClocks) {
+  TunerConfig config;
+  config.knob = TuneKnob::kSmClock;
+  const auto r = simulate("v100:resnet50", config, 1, 3000);
+  EXPECT_EQ(r.config.max_value, 1530);
+  EXPECT_EQ(r.config.min_value, 135);
+  EXPECT_EQ(r.config.step, 7.5);
+  ASSERT_TRUE(r.settled_value);
+  EXPECT_LT(*r.settled_value, 1530);
+}
+
+}  // namespace
+}  // namespace wattwise::tune
