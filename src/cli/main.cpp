@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
       wattwise::cli::add_analyze_command);
   add("sweep", "run a job over a plan of GPU and job settings, store every run, and analyse them",
       wattwise::cli::add_sweep_command);
+  add("tune", "run a job and tune its power limit or SM clock while it runs, from its iteration markers",
+      wattwise::cli::add_tune_command);
   add("report", "tables and charts of a sweep database or a measured trace (HTML, Markdown, CSV)",
       wattwise::cli::add_report_command);
   add("restore", "put back GPU settings from a stale journal (wattwise was killed, or the power failed)",

@@ -42,7 +42,7 @@ nlohmann::json setting_json(const LiveTuningResult& r, const SettingSummary& s) 
       {"iterations_for_1pct_energy",
        count_json(s.with_energy > 1 ? iterations_for_precision(s.energy_j_mean, s.energy_j_std, 0.01)
                                     : std::nullopt)},
-      {"captured", s.value == r.start_value}};
+      {"captured", s.value == r.captured_value}};
 }
 
 }  // namespace
@@ -97,16 +97,20 @@ nlohmann::json tune_json(const LiveTuningResult& r) {
   out["dry_run"] = r.dry_run;
   out["decisions"] = nlohmann::json::array();
   for (const auto& d : r.decisions) out["decisions"].push_back(decision_json(r.knob, d));
-  nlohmann::json tuning = {{"knob", knob_flag(r.knob)},
-                           {"unit", knob_unit(r.knob)},
-                           {"metric", r.metric},
-                           {"max_slowdown", optional_json(r.max_slowdown)},
-                           {"start_value", r.start_value},
-                           {"iterations_seen", r.iterations_seen},
-                           {"iterations_fed", r.iterations_fed},
-                           {"iterations_discarded", r.iterations_discarded},
-                           {"no_markers", r.no_markers},
-                           {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)}};
+  nlohmann::json tuning = {
+      {"knob", knob_flag(r.knob)},
+      {"unit", knob_unit(r.knob)},
+      {"metric", r.metric},
+      {"max_slowdown", optional_json(r.max_slowdown)},
+      {"captured_value", r.captured_value},
+      {"start_value", r.start_value},
+      {"iterations_seen", r.iterations_seen},
+      {"iterations_fed", r.iterations_fed},
+      {"iterations_discarded", r.iterations_discarded},
+      {"iterations_until_settled",
+       r.iterations_until_settled ? nlohmann::json(*r.iterations_until_settled) : nlohmann::json(nullptr)},
+      {"no_markers", r.no_markers},
+      {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)}};
   tuning["changes"] = nlohmann::json::array();
   for (const auto& c : r.changes)
     tuning["changes"].push_back({{"value", c.value}, {"at_s", c.at_s}, {"at_iteration", c.at_iteration}});
@@ -117,12 +121,12 @@ nlohmann::json tune_json(const LiveTuningResult& r) {
 }
 
 nlohmann::json tuning_state_json(const LiveTuningResult& r, const std::string& phase) {
-  const double value = r.changes.empty() || r.dry_run ? r.start_value : r.changes.back().value;
+  const double value = r.changes.empty() || r.dry_run ? r.captured_value : r.changes.back().value;
   return {{"phase", phase},
           {"knob", knob_flag(r.knob)},
           {"unit", knob_unit(r.knob)},
           {"value", value},
-          {"start_value", r.start_value},
+          {"captured_value", r.captured_value},
           {"settled", optional_json(r.settled)},
           {"dry_run", r.dry_run},
           {"iterations", r.iterations_seen},
@@ -156,7 +160,7 @@ std::string tune_summary(const LiveTuningResult& r) {
       const auto n =
           s.with_energy > 1 ? iterations_for_precision(s.energy_j_mean, s.energy_j_std, 0.01) : std::nullopt;
       settings.add_row(
-          {value_text(r.knob, s.value) + (s.value == r.start_value ? " (captured)" : ""),
+          {value_text(r.knob, s.value) + (s.value == r.captured_value ? " (captured)" : ""),
            std::to_string(s.iterations), report::format_seconds(s.time_s_mean),
            report::format_seconds(s.time_s_std),
            report::format_energy_j(s.with_energy ? std::optional(s.energy_j_mean) : std::nullopt),
@@ -166,8 +170,10 @@ std::string tune_summary(const LiveTuningResult& r) {
     text += settings.render("   ");
   }
   if (r.settled)
-    text += fmt::format("   settled at {} after {} profiling iterations\n", value_text(r.knob, *r.settled),
-                        r.profiling_iterations);
+    text += fmt::format(
+        "   settled at {} after {} profiling iterations (at the job's iteration {}, dropped ones included)\n",
+        value_text(r.knob, *r.settled), r.profiling_iterations,
+        r.iterations_until_settled.value_or(r.iterations_seen));
   else
     text += "   not settled when the job ended\n";
   if (!r.error.empty()) text += fmt::format("   stopped: {}\n", r.error);

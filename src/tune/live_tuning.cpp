@@ -32,7 +32,10 @@ std::string no_markers_line(Nanos grace) {
 }
 
 LiveTuning::LiveTuning(LiveTuningOptions options)
-    : options_(std::move(options)), tuner_(options_.tuner), in_force_(options_.tuner.start_value) {
+    : options_(std::move(options)),
+      tuner_(options_.tuner),
+      in_force_(options_.captured_value.value_or(options_.tuner.start_value)) {
+  result_.captured_value = in_force_;
   result_.knob = options_.tuner.knob;
   result_.metric = options_.tuner.metric.name();
   result_.max_slowdown = options_.tuner.max_slowdown;
@@ -82,6 +85,13 @@ void LiveTuning::step(Clock& clock, Nanos job_start, const std::vector<workload:
   if (!started_) {
     started_ = true;
     in_force_since_ = job_start;
+    if (tuner_.current_value() != in_force_) {
+      // The captured value is outside the range: the search starts from the range's nearest end.
+      say(fmt::format("wattwise: tune: start: {} {} {} {}", options_.dry_run ? "would set" : "sets",
+                      knob_flag(options_.tuner.knob), tuner_.current_value(),
+                      knob_unit(options_.tuner.knob)));
+      change_to(clock, job_start, tuner_.current_value());
+    }
     publish(options_.dry_run ? "dry-run" : "searching");
   }
   for (const LiveIteration& iteration : assembler_.add(markers)) {
@@ -134,6 +144,8 @@ void LiveTuning::feed(Clock& clock, Nanos job_start, const LiveIteration& iterat
 
 void LiveTuning::act_on(Clock& clock, Nanos job_start, const Decision& decision) {
   const bool change = decision.value != in_force_;
+  if (decision.kind == DecisionKind::kSettle && !result_.iterations_until_settled)
+    result_.iterations_until_settled = result_.iterations_seen;
   say("wattwise: tune: " + decision_line(options_.tuner.knob, decision, options_.dry_run, change));
   if (change && !options_.dry_run) {
     if (!options_.apply) throw std::logic_error("live tuning without a way to apply a setting");
@@ -148,6 +160,18 @@ void LiveTuning::act_on(Clock& clock, Nanos job_start, const Decision& decision)
         {decision.value, to_seconds(in_force_since_ - job_start), result_.iterations_seen});
   }
   publish(options_.dry_run ? "dry-run" : (tuner_.settled() ? "settled" : "searching"));
+}
+
+void LiveTuning::change_to(Clock& clock, Nanos job_start, double value) {
+  if (!options_.dry_run) {
+    if (!options_.apply) throw std::logic_error("live tuning without a way to apply a setting");
+    options_.apply(value);
+    in_force_ = value;
+  }
+  // In a dry run nothing changed, but the tuner now believes it holds the new value: the same iterations
+  // are dropped as after a real change, so the counts are those a real run would have.
+  in_force_since_ = clock.now();
+  result_.changes.push_back({value, to_seconds(in_force_since_ - job_start), result_.iterations_seen});
 }
 
 LiveTuningResult LiveTuning::result() const {

@@ -41,6 +41,9 @@ std::string no_markers_line(Nanos grace);
 
 struct LiveTuningOptions {
   TunerConfig tuner;
+  // The GPUs' value when the job starts (restored at its end); absent: tuner.start_value. When the two
+  // differ (the captured value lies outside --range) the start value is applied before the first iteration.
+  std::optional<double> captured_value;
   Nanos marker_grace = kDefaultMarkerGrace;
   bool dry_run = false;
   // Sets the knob to `value` on every job GPU; throws when it cannot (the tuning then stops and the
@@ -73,7 +76,8 @@ struct LiveTuningResult {
   TuneKnob knob = TuneKnob::kPowerLimit;
   std::string metric;  // its JSON name (analysis::MetricSpec::name)
   std::optional<double> max_slowdown;
-  double start_value = 0;
+  double captured_value = 0;  // the GPUs' value before the job, restored after it
+  double start_value = 0;     // the tuner's reference point (the captured value unless outside --range)
   bool dry_run = false;
   std::vector<Decision> decisions;
   std::optional<double> settled;
@@ -81,6 +85,9 @@ struct LiveTuningResult {
   std::uint64_t iterations_seen = 0;       // completed on every rank
   std::uint64_t iterations_fed = 0;        // given to the tuner
   std::uint64_t iterations_discarded = 0;  // began before the setting in force took effect
+  // The job's iterations when the first settle was decided, discarded ones included: what the search cost
+  // the job (profiling_iterations counts only those fed to the tuner).
+  std::optional<std::uint64_t> iterations_until_settled;
   std::vector<SettingChange> changes;
   std::vector<SettingSummary> settings;  // by value, ascending
   bool no_markers = false;               // none within the grace period: nothing was tuned
@@ -109,6 +116,7 @@ class LiveTuning {
   };
   void feed(Clock& clock, Nanos job_start, const LiveIteration& iteration, const ResolvedEnergy& energy);
   void act_on(Clock& clock, Nanos job_start, const Decision& decision);
+  void change_to(Clock& clock, Nanos job_start, double value);  // applies (unless dry run) and records
   void publish(const std::string& phase) const;
   void say(const std::string& line) const;
 

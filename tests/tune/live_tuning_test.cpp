@@ -159,7 +159,7 @@ TEST(LiveTuning, PublishesItsStateForTheJob) {
   EXPECT_EQ(state.at("knob"), "power-limit");
   EXPECT_EQ(state.at("value").get<double>(), job.limit_w_);
   EXPECT_EQ(state.at("settled").get<double>(), *r.settled);
-  EXPECT_EQ(state.at("start_value").get<double>(), 700);
+  EXPECT_EQ(state.at("captured_value").get<double>(), 700);
   std::filesystem::remove_all(dir);
 }
 
