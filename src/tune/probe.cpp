@@ -1,5 +1,6 @@
 #include "tune/probe.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/statistics.hpp"
@@ -14,12 +15,18 @@ double mean_of(const std::vector<double>& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
-// Half-width of the interval of the mean of `values` (0 with fewer than two).
-double half_width(const std::vector<double>& values, double confidence) {
-  const auto summary = analysis::summarize(values);
-  if (!summary.stddev) return 0;
-  const double n = static_cast<double>(summary.n);
-  return t_quantile(confidence, n - 1) * *summary.stddev / std::sqrt(n);
+// Sum of squared deviations of `values` about their mean.
+double squared_deviations(const std::vector<double>& values) {
+  const double mean = mean_of(values);
+  double ss = 0;
+  for (double v : values) ss += (v - mean) * (v - mean);
+  return ss;
+}
+
+// Half-width of the interval of a mean of n values whose spread is sqrt(ss / df).
+double half_width(double ss, double df, double n, double confidence) {
+  if (df < 1 || n < 1) return 0;
+  return t_quantile(confidence, df) * std::sqrt(ss / df) / std::sqrt(n);
 }
 
 }  // namespace
@@ -49,7 +56,6 @@ std::optional<ProbeEstimate> Probe::estimate(const analysis::MetricSpec& metric,
   ProbeEstimate e;
   e.iterations = energies_j_.size();
   e.mean_time_s = mean_of(times_s_);
-  e.time_half_s = half_width(times_s_, confidence);
   e.mean_energy_j = mean_of(energies_j_);
   e.score = sign * analysis::metric_value(metric, e.mean_energy_j, e.mean_time_s, ref);
   // The interval comes from the per-iteration metric values: their spread is the noise of one iteration of
@@ -58,8 +64,32 @@ std::optional<ProbeEstimate> Probe::estimate(const analysis::MetricSpec& metric,
   per_iteration.reserve(energies_j_.size());
   for (std::size_t i = 0; i < energies_j_.size(); ++i)
     per_iteration.push_back(sign * analysis::metric_value(metric, energies_j_[i], paired_time_s_[i], ref));
-  e.score_half = half_width(per_iteration, confidence);
+  const double n = static_cast<double>(e.iterations);
+  e.df = n - 1;
+  e.score_ss = squared_deviations(per_iteration);
+  e.score_half = half_width(e.score_ss, e.df, n, confidence);
+  const double n_time = static_cast<double>(times_s_.size());
+  e.time_df = n_time - 1;
+  e.time_ss_relative = squared_deviations(times_s_) / (e.mean_time_s * e.mean_time_s);
+  e.time_half_s = e.mean_time_s * half_width(e.time_ss_relative, e.time_df, n_time, confidence);
   return e;
+}
+
+void NoisePool::add(const ProbeEstimate& e) {
+  score_ss_ += e.score_ss;
+  df_ += std::max(0.0, e.df);
+  time_ss_relative_ += e.time_ss_relative;
+  time_df_ += std::max(0.0, e.time_df);
+}
+
+ProbeEstimate NoisePool::pooled(const ProbeEstimate& e, double confidence) const {
+  ProbeEstimate p = e;
+  const double df = df_ + std::max(0.0, e.df);
+  const double time_df = time_df_ + std::max(0.0, e.time_df);
+  p.score_half = half_width(score_ss_ + e.score_ss, df, static_cast<double>(e.iterations), confidence);
+  p.time_half_s = e.mean_time_s * half_width(time_ss_relative_ + e.time_ss_relative, time_df,
+                                             static_cast<double>(e.time_df + 1), confidence);
+  return p;
 }
 
 }  // namespace wattwise::tune

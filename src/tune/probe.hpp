@@ -25,8 +25,30 @@ struct ProbeEstimate {
   // half-width of its interval from the spread of the per-iteration metric values.
   double score = 0;
   double score_half = 0;
+  // The spread behind the halves: sums of squared deviations about this probe's means, of the per-iteration
+  // score and of the per-iteration time relative to the mean time, and their degrees of freedom.
+  double score_ss = 0;
+  double time_ss_relative = 0;
+  double df = 0;
+  double time_df = 0;
   double low() const { return score - score_half; }
   double high() const { return score + score_half; }
+};
+
+// The noise of one iteration of this job, pooled over the probes of a search (as the band test pools the
+// noise of one run over the settings): it varies little between settings, and a probe of 5 iterations alone
+// can draw a spread far below the truth and stop on a lucky interval.
+class NoisePool {
+ public:
+  void add(const ProbeEstimate& e);
+  // `e` with its halves from the pooled spread (its own included), in place of its own spread alone.
+  ProbeEstimate pooled(const ProbeEstimate& e, double confidence) const;
+
+ private:
+  double score_ss_ = 0;
+  double time_ss_relative_ = 0;
+  double df_ = 0;
+  double time_df_ = 0;
 };
 
 class Probe {

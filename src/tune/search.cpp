@@ -1,5 +1,7 @@
 #include "tune/search.hpp"
 
+#include "analysis/fit.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,6 +15,8 @@ namespace {
 constexpr double kGolden = 0.3819660112501051;
 // The coarse scan of the fallback measures about this many candidates over the feasible range.
 constexpr std::size_t kScanPoints = 6;
+// The final pick is a quadratic through this many measured candidates nearest the bracket.
+constexpr std::size_t kFitPoints = 5;
 
 }  // namespace
 
@@ -25,6 +29,17 @@ void Search::record_infeasible(std::size_t index) {
   lo_ = std::max(lo_, lowest_feasible_);
   // Candidates below the budget's edge are never taken, whatever they measured.
   std::erase_if(estimates_, [&](const auto& entry) { return entry.first < lowest_feasible_; });
+}
+
+bool Search::on_plateau(std::size_t a, std::size_t b) const {
+  const auto ea = estimates_.find(a);
+  const auto eb = estimates_.find(b);
+  if (ea == estimates_.end() || eb == estimates_.end()) return false;
+  const ProbeEstimate& x = ea->second;
+  const ProbeEstimate& y = eb->second;
+  const bool same_score = x.low() <= y.high() && y.low() <= x.high();
+  const bool same_time = std::abs(x.mean_time_s - y.mean_time_s) <= x.time_half_s + y.time_half_s;
+  return same_score && same_time;
 }
 
 double Search::score(std::size_t index) const {
@@ -68,11 +83,7 @@ std::optional<std::size_t> Search::next_in_bracket() {
     // The budget's edge lies above the bracket: on a unimodal metric the best feasible candidate is the
     // lowest feasible one.
     if (lo_ > hi_) hi_ = lo_;
-    if (hi_ - lo_ < 3) {
-      for (std::size_t i = lo_; i <= hi_; ++i)
-        if (!measured(i)) return i;
-      return std::nullopt;
-    }
+    if (hi_ - lo_ < 3) return next_in_final_window();
     // Reuse the best measured interior point (golden section keeps the better of its pair); place the other
     // symmetrically, or both at the golden points when none is measured yet.
     std::optional<std::size_t> anchor;
@@ -85,12 +96,61 @@ std::optional<std::size_t> Search::next_in_bracket() {
     if (c == d) d = c + 1;
     if (!measured(c)) return c;
     if (!measured(d)) return d;
-    // A unimodal metric has its minimum on the side of the better point.
-    if (score(c) <= score(d))
+    // A unimodal metric has its minimum on the side of the better point. On the plateau that settings above
+    // what the job draws make (they change neither its time nor its energy), the two cannot be told apart
+    // and the minimum lies below them: the lower side is kept.
+    if (score(c) <= score(d) || on_plateau(c, d))
       hi_ = d;
     else
       lo_ = c;
   }
+}
+
+std::optional<std::size_t> Search::next_in_final_window() {
+  for (std::size_t i = lo_; i <= hi_; ++i)
+    if (!measured(i)) return i;
+  // The fitted optimum at the edge of the points it rests on, with a candidate beyond not yet measured: the
+  // curve may go on falling there (a comparison the noise got wrong on the way may have cut it off).
+  const auto fit = fitted_choice();
+  if (!fit) return std::nullopt;
+  if (fit->choice == fit->lowest && fit->choice > lowest_feasible_ && !measured(fit->choice - 1))
+    return fit->choice - 1;
+  if (fit->choice == fit->highest && fit->choice + 1 < candidates_ && !measured(fit->choice + 1))
+    return fit->choice + 1;
+  return std::nullopt;
+}
+
+std::optional<Search::FittedChoice> Search::fitted_choice() const {
+  // The measured candidates nearest the bracket: each comparison of the search was a pair of noisy
+  // estimates, while a curve through several neighbours averages their noise.
+  std::vector<std::size_t> nearest;
+  for (const auto& entry : estimates_) nearest.push_back(entry.first);
+  const double centre = (static_cast<double>(lo_) + static_cast<double>(hi_)) / 2;
+  std::sort(nearest.begin(), nearest.end(), [&](std::size_t a, std::size_t b) {
+    return std::abs(static_cast<double>(a) - centre) < std::abs(static_cast<double>(b) - centre);
+  });
+  if (nearest.size() > kFitPoints) nearest.resize(kFitPoints);
+  if (nearest.size() < 3) {
+    const auto b = best();
+    if (!b) return std::nullopt;
+    return FittedChoice{*b, *b, *b};
+  }
+  std::vector<double> xs, ys;
+  for (std::size_t i : nearest) {
+    xs.push_back(static_cast<double>(i));
+    ys.push_back(estimates_.at(i).score);
+  }
+  const analysis::QuadraticFit fit = analysis::fit_quadratic(xs, ys);
+  FittedChoice c;
+  c.lowest = *std::min_element(nearest.begin(), nearest.end());
+  c.highest = *std::max_element(nearest.begin(), nearest.end());
+  c.choice = std::clamp(static_cast<std::size_t>(std::lround(fit.optimum_x)), c.lowest, c.highest);
+  return c;
+}
+
+std::size_t Search::choice() const {
+  if (const auto fit = fitted_choice()) return fit->choice;
+  return lowest_feasible_;
 }
 
 std::optional<std::size_t> Search::check_unimodal() {

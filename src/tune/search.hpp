@@ -28,6 +28,9 @@ class Search {
   std::optional<std::size_t> next();
   // The feasible measured candidate with the lowest score.
   std::optional<std::size_t> best() const;
+  // The candidate to settle on once next() is absent: the lowest point of a quadratic through the measured
+  // candidates nearest the bracket (the best measured one while fewer than three are).
+  std::size_t choice() const;
   bool measured(std::size_t index) const { return estimates_.contains(index) || infeasible(index); }
   bool infeasible(std::size_t index) const { return lowest_feasible_ > index; }
   const std::map<std::size_t, ProbeEstimate>& estimates() const { return estimates_; }
@@ -42,8 +45,17 @@ class Search {
 
  private:
   double score(std::size_t index) const;
+  // Neither the metric nor the time tells the two apart (their intervals overlap).
+  bool on_plateau(std::size_t a, std::size_t b) const;
   std::optional<std::size_t> next_in_bracket();
   std::optional<std::size_t> next_in_scan();
+  std::optional<std::size_t> next_in_final_window();
+  struct FittedChoice {
+    std::size_t choice = 0;
+    std::size_t lowest = 0;  // the range of the candidates the fit rests on
+    std::size_t highest = 0;
+  };
+  std::optional<FittedChoice> fitted_choice() const;
 
   std::size_t lo_ = 0;
   std::size_t hi_;

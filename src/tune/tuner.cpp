@@ -72,6 +72,7 @@ struct Tuner::State {
   std::optional<Probe> probe;  // the iterations kept at the current setting
   std::optional<analysis::ReferencePoint> ref;
   std::optional<Search> search;
+  NoisePool noise;                    // of the probes ended in this search
   std::vector<std::uint64_t> fed_at;  // iterations fed at each candidate during this search
 
   // While settled: the first window after settling, and the window being filled.
@@ -86,8 +87,12 @@ struct Tuner::State {
   double value() const { return grid[current]; }
   double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * ref->time_s; }
   // Precision is relative to the start's metric, which is 1, or 0% for gain-loss (in percent).
-  double precision() const {
-    return config.metric.kind == analysis::MetricKind::kGainLoss ? 100 * config.precision : config.precision;
+  // How wide an estimate's interval may be: +-precision of the estimate itself (a candidate 25% below the
+  // start is held to the same relative precision as the start), or of 100% for gain-loss (in percent, around
+  // 0).
+  double precision_at(const ProbeEstimate& e) const {
+    return config.metric.kind == analysis::MetricKind::kGainLoss ? 100 * config.precision
+                                                                 : config.precision * std::abs(e.score);
   }
 
   void hold(std::size_t index) {
@@ -100,6 +105,7 @@ struct Tuner::State {
     phase = Phase::kBaseline;
     ref.reset();
     search.emplace(grid.size());
+    noise = NoisePool{};
     fed_at.assign(grid.size(), 0);
     drift_reference.reset();
     drift_window.reset();
@@ -133,13 +139,27 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
   if (e.iterations < config.min_probe_iterations) return ProbeEnd::kNotYet;
   if (phase == Phase::kSearch && config.max_slowdown && e.mean_time_s - e.time_half_s > budget_time_s())
     return ProbeEnd::kOverBudget;
-  if (e.score_half <= precision()) return ProbeEnd::kPrecise;
+  // Near the budget's edge only more iterations tell whether this candidate may be held: there a step of the
+  // knob is worth a few percent of the metric, so the edge gets up to twice the iterations of a probe.
+  const bool at_edge = phase == Phase::kSearch && config.max_slowdown &&
+                       std::abs(e.mean_time_s - budget_time_s()) <= e.time_half_s;
+  if (e.iterations >= (at_edge ? 2 : 1) * config.max_probe_iterations) return ProbeEnd::kCap;
+  if (at_edge) return ProbeEnd::kNotYet;
+  if (e.score_half <= precision_at(e)) return ProbeEnd::kPrecise;
+  // The baseline is the yardstick every candidate is divided by, the same for all: its own precision moves
+  // every estimate alike and decides no comparison. Only the slowdown budget (a time relative to it) needs
+  // it precise: to half the precision, as the time noise is half the energy's.
+  if (phase == Phase::kBaseline && e.iterations >= 2 * config.min_probe_iterations &&
+      (!config.max_slowdown || e.time_half_s <= e.mean_time_s * config.precision / 2))
+    return ProbeEnd::kPrecise;
   if (phase == Phase::kSearch) {
     if (const auto best = search->best(); best && *best != current) {
-      if (e.low() > search->estimates().at(*best).high()) return ProbeEnd::kWorse;
+      const ProbeEstimate& b = search->estimates().at(*best);
+      // (Ending a probe that is clearly better as well was tried: it then rests on too few iterations to
+      // be the yardstick of the next comparisons, and the regret doubled.)
+      if (e.low() > b.high()) return ProbeEnd::kWorse;
     }
   }
-  if (e.iterations >= config.max_probe_iterations) return ProbeEnd::kCap;
   return ProbeEnd::kNotYet;
 }
 
@@ -167,6 +187,7 @@ std::optional<Decision> Tuner::State::end_probe(const ProbeEstimate& e, ProbeEnd
                            : why == ProbeEnd::kCap ? "iteration cap"
                                                    : "precise enough");
   }
+  noise.add(e);
   if (const auto bump = search->check_unimodal())
     reason += fmt::format("; not unimodal (a bump at {:g} {}): coarse scan", grid[*bump], unit);
 
@@ -177,7 +198,7 @@ std::optional<Decision> Tuner::State::end_probe(const ProbeEstimate& e, ProbeEnd
     return d;
   }
   // The search is over: hold the best. Iterations fed elsewhere during this search are its cost.
-  const std::size_t best = search->best().value_or(start_index);
+  const std::size_t best = search->choice();
   for (std::size_t i = 0; i < fed_at.size(); ++i)
     if (i != best) profiling += fed_at[i];
   reason += fmt::format("; settled at {:g} {}", grid[best], unit);
@@ -264,6 +285,7 @@ std::optional<Decision> Tuner::observe(const IterationObservation& iteration) {
   const auto ref = s.phase == Phase::kBaseline ? s.probe->reference() : s.ref;
   std::optional<ProbeEstimate> e;
   if (ref) e = s.probe->estimate(s.config.metric, *ref, s.config.confidence);
+  if (e) e = s.noise.pooled(*e, s.config.confidence);
   if (!e) {
     // Time only so far: end on the cap alone, with a time-only estimate that ranks last.
     if (s.probe->iterations() < 3 * s.config.max_probe_iterations || !s.ref) return std::nullopt;

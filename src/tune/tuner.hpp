@@ -39,7 +39,7 @@ struct TunerConfig {
   // max_probe_iterations; never before min_probe_iterations (kept ones, after warm-up).
   double precision = 0.01;
   std::uint64_t min_probe_iterations = 5;
-  std::uint64_t max_probe_iterations = 40;
+  std::uint64_t max_probe_iterations = 20;
   // Drift while settled: windows of drift_window iterations whose mean time or energy moved by more than
   // drift_threshold (relative) from the first window after settling, and by more than the noise (Welch),
   // start the search again.

@@ -182,6 +182,40 @@ TEST(Tuner, NoRetuneWithoutDrift) {
   for (const Decision& d : tuner.decisions()) EXPECT_NE(d.kind, DecisionKind::kRetune) << d.reason;
 }
 
+// Energy falling all the way to the range's low end, steeply near it (as E on the V100 models).
+Point falling(double limit_w) {
+  const double time_s = 0.1 * (1 + 0.5 * (300 - limit_w) / 200);
+  return {time_s, 20 * (0.7 + 0.3 * std::pow((limit_w - 100) / 200, 0.7))};
+}
+
+TEST(Tuner, FindsAnOptimumAtTheLowEndOfTheRange) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    Tuner tuner(power_config());
+    drive(tuner, falling, 1000, seed);
+    ASSERT_TRUE(tuner.settled());
+    EXPECT_LE(falling(*tuner.settled_value()).energy_j, falling(100).energy_j * 1.01)
+        << "seed " << seed << " settled " << *tuner.settled_value();
+  }
+}
+
+// A job that draws 160 W: limits above it change nothing (a plateau in time and energy over most of the
+// range, where golden section's first pair lands), and below it the energy falls to its minimum at 115 W.
+Point capped_job(double limit_w) {
+  const double draw_w = std::min(limit_w, 160.0);
+  const double time_s = 0.1 * std::pow(160 / draw_w, 0.6);
+  return {time_s, 20 * (1 + 0.6 * std::pow((draw_w - 115) / 100, 2))};
+}
+
+TEST(Tuner, KeepsTheLowerSideOnThePlateauAboveTheJobsDraw) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    Tuner tuner(power_config());
+    drive(tuner, capped_job, 1000, seed);
+    ASSERT_TRUE(tuner.settled());
+    EXPECT_LE(capped_job(*tuner.settled_value()).energy_j, capped_job(115).energy_j * 1.02)
+        << "seed " << seed << " settled " << *tuner.settled_value();
+  }
+}
+
 TEST(Tuner, BadConfigIsAUsageError) {
   const auto expect_usage = [](TunerConfig c) {
     try {
