@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -132,6 +133,24 @@ int exit_code_of(const tune::TuneJobOutcome& outcome) {
   return 0;
 }
 
+// The job's GPUs (measure/job_gpus.hpp) and the knob's range on them; warnings go to stderr at once.
+void choose_gpus(hw::GpuSystem& system, const TuneFlags& flags, const tune::TunerConfig& config,
+                 const tune::KnobRange& range, tune::TuneJobOptions& options) {
+  const measure::JobGpuSelection selection =
+      measure::select_job_gpus(system, job_gpu_request(system, flags.gpus, "omit", false));
+  for (const auto& warning : selection.warnings) std::cerr << "wattwise: " << warning << "\n";
+  options.measure.gpu_positions = selection.positions;
+  options.measure.via_mig = selection.via_mig;
+  options.measure.job_gpu_source = selection.source;
+  options.measure.job_gpu_count = selection.job_gpu_count;
+  sampling::resolve_periods(options.measure.sampler, selection.positions.size());
+  const std::vector<std::size_t> job_gpus(
+      selection.positions.begin(), selection.positions.begin() + static_cast<long>(selection.job_gpu_count));
+  double captured = 0;
+  options.live.tuner = tune::tuner_range_for(system, job_gpus, config, range, captured);
+  options.live.captured_value = captured;
+}
+
 int run_tune(const TuneFlags& flags) {
   // The one stop-signal handler, first (as in `measure` and `sweep`): a signal is passed on to the job and
   // recorded, and the settings are restored before wattwise exits 128+N.
@@ -141,41 +160,22 @@ int run_tune(const TuneFlags& flags) {
     throw usage_error("no command to tune: `wattwise tune [options] -- CMD ARGS`, or --simulate GPU:MODEL");
   if (simulated && !flags.command.empty())
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
-  tune::TunerConfig config = tuner_config(flags);
+  // Every flag first: a bad value is a usage error before any file, GPU or setting is touched.
+  const tune::TunerConfig config = tuner_config(flags);
   const tune::KnobRange range = parse_range(flags.range);
-  std::optional<OutputFile> json;  // opened first: an unwritable path fails before the job runs
-  if (!flags.json.empty()) json.emplace(flags.json);
-  if (simulated) return run_simulated(flags, config, json);
-  std::optional<tune::TuneStore> db;
-  if (!flags.db.empty()) db.emplace(tune::TuneStore::check_new(flags.db));
-
   tune::TuneJobOptions options;
   options.live.marker_grace = parse_duration("--marker-grace", flags.marker_grace_s, DurationUnit::kSeconds,
                                              kMinMarkerGraceS, kMaxMarkerGraceS);
   if (flags.timeout_s)
     options.measure.timeout =
         parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
+  std::optional<OutputFile> json;  // opened first: an unwritable path fails before the job runs
+  if (!flags.json.empty()) json.emplace(flags.json);
+  if (simulated) return run_simulated(flags, config, json);
+  std::optional<tune::TuneStore> db;
+  if (!flags.db.empty()) db.emplace(tune::TuneStore::check_new(flags.db));
   options.live.dry_run = flags.dry_run;
   options.live.say = [](const std::string& line) { std::cerr << line << "\n" << std::flush; };
-
-  auto real = open_real_gpus();
-  // A dry run sees the GPUs through a view in which every control call throws: nothing can change.
-  std::optional<safety::ReadOnlyGpuSystem> read_only;
-  if (flags.dry_run) read_only.emplace(*real);
-  hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : *real;
-  const measure::JobGpuSelection selection =
-      measure::select_job_gpus(system, job_gpu_request(system, flags.gpus, "omit", false));
-  for (const auto& warning : selection.warnings) std::cerr << "wattwise: " << warning << "\n";
-  options.measure.gpu_positions = selection.positions;
-  options.measure.via_mig = selection.via_mig;
-  options.measure.job_gpu_source = selection.source;
-  const std::vector<std::size_t> job_gpus(
-      selection.positions.begin(), selection.positions.begin() + static_cast<long>(selection.job_gpu_count));
-  options.measure.job_gpu_count = selection.job_gpu_count;
-  sampling::resolve_periods(options.measure.sampler, selection.positions.size());
-  double captured = 0;
-  options.live.tuner = tune::tuner_range_for(system, job_gpus, config, range, captured);
-  options.live.captured_value = captured;
   options.measure.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since,
                                      const sampling::SourceFailure& f) {
     std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
@@ -184,6 +184,13 @@ int run_tune(const TuneFlags& flags) {
     options.state_dir = safety::state_dir();
     options.watchdog = safety::WatchdogLaunch::exec_self();
   }
+
+  auto real = open_real_gpus();
+  // A dry run sees the GPUs through a view in which every control call throws: nothing can change.
+  std::optional<safety::ReadOnlyGpuSystem> read_only;
+  if (flags.dry_run) read_only.emplace(*real);
+  hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : *real;
+  choose_gpus(system, flags, config, range, options);
 
   const tune::TuneJobOutcome outcome = tune::run_tune_job(system, flags.command, options);
   if (outcome.changed_settings && !outcome.restore.all_ok())

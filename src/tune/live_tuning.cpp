@@ -1,5 +1,6 @@
 #include "tune/live_tuning.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <utility>

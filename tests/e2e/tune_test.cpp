@@ -158,6 +158,21 @@ TEST_F(TuneTest, TheWatchdogRestoresTheLimitAfterWattwiseIsKilled) {
   EXPECT_FALSE(journal_left());
 }
 
+TEST_F(TuneTest, ASigtermToWattwiseStopsTheJobAndRestoresTheLimit) {
+  bool sent = false;
+  const auto r = tune({"--range", "250:450"}, job(30, 40, "ok"), [&](int pid) {
+    if (!sent && limit_mw() != kCapturedLimitMw) {
+      ::kill(pid, SIGTERM);
+      sent = true;
+    }
+  });
+  ASSERT_TRUE(sent) << "the limit never changed: " << r.err;
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_LT(r.wall_s, 25) << "the job was not stopped";
+  EXPECT_EQ(limit_mw(), kCapturedLimitMw);
+  EXPECT_FALSE(journal_left());
+}
+
 TEST_F(TuneTest, AJobWithoutIterationMarkersGetsOneLineAndKeepsItsSetting) {
   const auto r = tune({"--marker-grace", "1", "--json", path("tune.json").string()}, job(3, 40, "nomarkers"));
   EXPECT_EQ(r.exit_code, 4) << r.err;

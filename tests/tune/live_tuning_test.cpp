@@ -10,6 +10,7 @@
 
 #include "sim/noise.hpp"
 #include "tune/live_report.hpp"
+#include "tune/live_session.hpp"
 
 namespace wattwise::tune {
 namespace {
@@ -166,6 +167,14 @@ TEST(LiveTuning, PublishesItsStateForTheJob) {
 TEST(LiveTuning, IterationsForPrecisionFollowFromTheSpread) {
   EXPECT_EQ(iterations_for_precision(100, 2, 0.01), 16u);  // (1.96 * 2 / 1)^2 = 15.4
   EXPECT_FALSE(iterations_for_precision(100, 0, 0.01));
+}
+
+TEST(LiveSession, AnSmClockCandidateIsLockedAtTheNearestSupportedClock) {
+  const std::vector<unsigned> supported = {345, 360, 1200, 1215, 1980};
+  EXPECT_EQ(applicable_value(TuneKnob::kSmClock, 1207, supported), 1200);
+  EXPECT_EQ(applicable_value(TuneKnob::kSmClock, 1209, supported), 1215);
+  EXPECT_EQ(applicable_value(TuneKnob::kSmClock, 3000, supported), 1980);
+  EXPECT_EQ(applicable_value(TuneKnob::kPowerLimit, 237.5, supported), 237.5);  // limits as they are
 }
 
 }  // namespace
