@@ -27,6 +27,7 @@ returns None until wattwise can answer.
 """
 
 import contextlib
+import json
 import math
 import os
 import socket
@@ -215,6 +216,35 @@ def iteration(samples=None, **counters):
     if samples is not None:
         counters["samples"] = samples
     return phase("iteration", **counters)
+
+
+TUNING_STATE_VARIABLE = "WATTWISE_TUNING_STATE"
+
+
+def tuning_state():
+    """What ``wattwise tune`` running this job is doing, as a dict, or None when no ``wattwise tune`` runs it.
+
+    The keys (docs/tune.md "The job's view"): ``phase`` (searching, settled, dry-run, no-markers, stopped),
+    ``knob`` (power-limit or sm-clock), ``unit`` (W or MHz), ``value`` (the setting in force now),
+    ``captured_value`` (the one the GPUs had before the job, restored at its end), ``settled`` (the value it settled
+    on, or None), ``dry_run``, ``iterations``, ``profiling_iterations`` and ``decisions`` (counts). wattwise
+    rewrites the file named in WATTWISE_TUNING_STATE atomically at every decision, so a read never sees half
+    of it; it is cheap enough to read once per epoch, not meant for every iteration.
+    """
+    path = os.environ.get(TUNING_STATE_VARIABLE)
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def current_setting():
+    """The setting ``wattwise tune`` holds now (e.g. 250.0 for a 250 W power limit), or None without it."""
+    state = tuning_state()
+    return None if state is None else state.get("value")
 
 
 def window_energy(name):

@@ -27,5 +27,6 @@ CommandRun add_restore_command(CLI::App& app);
 CommandRun add_report_command(CLI::App& app);
 CommandRun add_merge_command(CLI::App& app);
 CommandRun add_counter_command(CLI::App& app);
+CommandRun add_tune_command(CLI::App& app);
 
 }  // namespace wattwise::cli

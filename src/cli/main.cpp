@@ -23,7 +23,7 @@ namespace {
 // Commands that run jobs or change settings keep the stop signals recorded from main's first line to
 // their end (workload/stop_signals.hpp); the others get the default dispositions back once parsed.
 bool runs_jobs(const std::string& command) {
-  return command == "measure" || command == "sweep";
+  return command == "measure" || command == "sweep" || command == "tune";
 }
 
 }  // namespace
@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
       wattwise::cli::add_analyze_command);
   add("sweep", "run a job over a plan of GPU and job settings, store every run, and analyse them",
       wattwise::cli::add_sweep_command);
+  add("tune", "run a job and tune its power limit or SM clock while it runs, from its iteration markers",
+      wattwise::cli::add_tune_command);
   add("report", "tables and charts of a sweep database or a measured trace (HTML, Markdown, CSV)",
       wattwise::cli::add_report_command);
   add("merge", "gather the per-task results of one SLURM job step into per-node and total figures",

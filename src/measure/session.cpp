@@ -7,6 +7,7 @@
 #include <chrono>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -51,6 +52,27 @@ GpuUsageTracker usage_tracker(hw::GpuSystem& system, const Measurement& m) {
   }
   return GpuUsageTracker(all, usage_skeleton(system, measured, job_gpus));
 }
+
+// The watcher's thread, ended and joined however the job's wait ends (an exception included): it reads the
+// sampler and the receiver, which must outlive it.
+class WatcherThread {
+ public:
+  WatcherThread(const JobWatcher& watcher, LiveJob job) : job_(std::move(job)) {
+    if (watcher) thread_ = std::thread([this, &watcher] { watcher(job_, ended_); });
+  }
+  ~WatcherThread() { finish(); }
+  WatcherThread(const WatcherThread&) = delete;
+  WatcherThread& operator=(const WatcherThread&) = delete;
+  void finish() {
+    ended_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  LiveJob job_;
+  std::atomic<bool> ended_{false};
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -155,9 +177,14 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
     // From its fork on, the job's group gets every stop signal (Process::start registers it).
     auto process = workload::Process::start(spec);
     GpuUsageMonitor usage(usage_tracker(system, m), process.pid());
+    LiveJob live{sampler, receiver, clock, m.job_start, {}};
+    for (std::size_t k = 0; k < m.gpu_energy.size(); ++k)
+      if (m.gpu_energy[k].used_by_job) live.job_gpus.push_back(k);
+    WatcherThread watcher(options.while_job_runs, std::move(live));
     workload::WaitOptions wait;
     wait.timeout = options.timeout;
     process.wait(wait);
+    watcher.finish();        // the watcher stops with the job, before the tail is sampled
     sampler.read_densely();  // the tail's postings bracketed to a few ms: the job's end is placed on them
     m.gpu_usage = usage.stop();
     // When the end was seen, not after the clean-up of the job's leftovers (Process ends those).

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -11,7 +12,30 @@
 #include "measure/node_energy.hpp"
 #include "sampling/sampler_config.hpp"
 
+namespace wattwise::sampling {
+class Sampler;
+}
+namespace wattwise::workload {
+class MarkerReceiver;
+}
+
 namespace wattwise::measure {
+
+// What a watcher sees of a job while it runs (the live side of `tune`): the sampler's readings so far
+// (Sampler::snapshot_since) and the markers heard so far (MarkerReceiver::markers_since), both safe to read
+// from the watcher's thread.
+struct LiveJob {
+  const sampling::Sampler& sampler;
+  const workload::MarkerReceiver& receiver;
+  Clock& clock;
+  Nanos job_start{0};
+  std::vector<std::size_t> job_gpus;  // positions in the sampler (constructor order) of the job's GPUs
+};
+
+// Runs on its own thread from the job's start until it returns; `job_ended` turns true when the job has
+// ended (and the measurement waits for the watcher to return before it goes on). It must not throw: what
+// it fails at is its own to report.
+using JobWatcher = std::function<void(const LiveJob& job, const std::atomic<bool>& job_ended)>;
 
 struct MeasureOptions {
   std::vector<std::size_t> gpu_positions;  // GPUs to sample (positions in the GpuSystem); empty: all
@@ -28,6 +52,7 @@ struct MeasureOptions {
   // measurement goes on without it and says so in the result.
   std::function<void(const hw::GpuIdentity& gpu, Nanos since_job_start, const sampling::SourceFailure&)>
       on_gpu_failed;
+  JobWatcher while_job_runs;  // empty: nobody watches
 };
 
 // Runs `argv` as a job on the real time line: starts the sampler and the marker channel, starts the job in

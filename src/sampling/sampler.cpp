@@ -145,7 +145,9 @@ void Sampler::read_counter(std::size_t gpu, Nanos before) {
   guarded(gpu, counters_.health, [&] {
     energy_mj = gpus_[gpu]->energy_mj();
     const Nanos after = clock_.now();
-    if (energy_mj) record(counters_.readings[gpu], CounterReading{after, after - before, *energy_mj});
+    if (!energy_mj) return;
+    std::lock_guard lock(stores_mutex_);
+    record(counters_.readings[gpu], CounterReading{after, after - before, *energy_mj});
   });
   if (gpu < schedules_.size()) {
     schedules_[gpu].on_read(before, clock_.now(), energy_mj);
@@ -191,8 +193,10 @@ void Sampler::sample_fast(Nanos now) {
       // The ~1 s averaged power is kept only where there is no instantaneous power: where there is, no
       // figure uses it (it lost 10% under a changing load), and it was a third of the kept trace.
       if (auto w = gpu.power_instant_w()) {
+        std::lock_guard lock(stores_mutex_);
         record(fast_.instant[i], PowerReading{now, *w});
       } else if (auto a = gpu.power_average_w()) {
+        std::lock_guard lock(stores_mutex_);
         record(fast_.average[i], PowerReading{now, *a});
       }
     });
@@ -217,7 +221,9 @@ void Sampler::drain_samples(Nanos now) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     // A failed drain loses nothing while the next one comes within the buffer's span.
     guarded(i, drain_.health, [&] {
-      for (const hw::PowerSample& sample : gpus_[i]->power_samples_since(drain_.last_device_us[i])) {
+      const std::vector<hw::PowerSample> samples = gpus_[i]->power_samples_since(drain_.last_device_us[i]);
+      std::lock_guard lock(stores_mutex_);
+      for (const hw::PowerSample& sample : samples) {
         if (sample.device_time_us <= drain_.last_device_us[i]) continue;  // the driver may repeat the last
         drain_.last_device_us[i] = sample.device_time_us;
         const Nanos realtime{static_cast<std::int64_t>(sample.device_time_us) * 1000};
@@ -237,8 +243,39 @@ void Sampler::finish(Nanos now) {
   drain_samples(now);
 }
 
+namespace {
+
+// The readings from `since` on, and the one before: readings are appended in time order (drained samples
+// nearly so), so the copy starts from the back and costs only the window's length.
+template <typename Reading>
+std::vector<Reading> tail_since(const std::vector<Reading>& readings, Nanos since) {
+  std::size_t first = readings.size();
+  while (first > 0 && readings[first - 1].t >= since) --first;
+  if (first > 0) --first;
+  return {readings.begin() + static_cast<std::ptrdiff_t>(first), readings.end()};
+}
+
+}  // namespace
+
+std::vector<GpuTrace> Sampler::snapshot_since(Nanos since) const {
+  std::vector<GpuTrace> traces(gpus_.size());
+  std::lock_guard lock(stores_mutex_);
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    GpuTrace& trace = traces[i];
+    trace.gpu_index = gpus_[i]->identity().index;
+    trace.energy = tail_since(counters_.readings[i], since);
+    trace.power_instant = tail_since(fast_.instant[i], since);
+    trace.power_average = tail_since(fast_.average[i], since);
+    trace.power_samples = tail_since(drain_.samples[i], since);
+    std::lock_guard failures_lock(failures_mutex_);
+    trace.failure = failures_[i];
+  }
+  return traces;
+}
+
 std::vector<GpuTrace> Sampler::take_traces() {
   std::vector<GpuTrace> traces(gpus_.size());
+  std::lock_guard lock(stores_mutex_);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     GpuTrace& trace = traces[i];
     trace.gpu_index = gpus_[i]->identity().index;

@@ -70,6 +70,12 @@ class Sampler {
   // A GPU that failed stays failed (a lost GPU does not come back): later traces report it again.
   std::vector<GpuTrace> take_traces();
 
+  // A copy of the readings taken from `since` on, one trace per GPU in constructor order, while the
+  // cadences run; safe from any thread. Each source keeps the one reading just before `since` too (the
+  // baseline of the first counter increment, the left edge of the first power interval). Telemetry is
+  // left out. The live side of `tune` cuts each iteration's energy from these (EnergyAccounting).
+  std::vector<GpuTrace> snapshot_since(Nanos since) const;
+
   // True once the GPU at `position` (constructor order) has been marked failed; safe from any thread.
   bool failed(std::size_t position) const;
 
@@ -134,6 +140,9 @@ class Sampler {
   std::vector<std::optional<SourceFailure>> failures_;
   FailureListener on_failure_;
   std::atomic<bool> dense_reads_requested_{false};
+  // Guards the counter, fast and drain stores against snapshot_since(): held only while a reading is
+  // appended or copied, never across a call to a GPU, so a reader never delays a cadence by a read's cost.
+  mutable std::mutex stores_mutex_;
 };
 
 }  // namespace wattwise::sampling

@@ -269,6 +269,7 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
     exec_sql(db, p, kEarlierAttemptsTable);
     exec_sql(db, p, kGpuUsageTableV3);
     create_node_energy_table(db, p);
+    create_tune_tables(db, p);
     const nlohmann::json argv = meta.command_argv;
     const std::pair<const char*, std::string> entries[] = {
         {"application", "wattwise"},
@@ -334,12 +335,13 @@ ResultsStore ResultsStore::open_for_resume(const std::filesystem::path& path, co
   const std::string p = path.string();
   make_writer(store.db_, p);
   if (store.schema_version() < kResultsSchemaVersion) {
-    // Versions 1 and 2 -> 3: only additions (tables, meta entries), so the upgrade is a few statements.
+    // Versions 1 to 3 -> 4: only additions (tables, meta entries), so the upgrade is a few statements.
     exec_sql(store.db_, p, "BEGIN IMMEDIATE");
     try {
       exec_sql(store.db_, p, kEarlierAttemptsTable);
       exec_sql(store.db_, p, kGpuUsageTableV3);
       create_node_energy_table(store.db_, p);
+      create_tune_tables(store.db_, p);
       Statement version(store.db_, p, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
       version.bind(1, std::to_string(kResultsSchemaVersion)).run();
       exec_sql(store.db_, p, "COMMIT");
@@ -467,6 +469,22 @@ void ResultsStore::check_same_job(const StoreMeta& meta, const std::vector<Store
                    {"gpus", uuids}});
   Statement s(db_, p, "INSERT OR REPLACE INTO meta (key, value) VALUES ('mixed_results', ?)");
   s.bind(1, json_text(mixed)).run();
+}
+
+void ResultsStore::add_tune_trace(const TuneTrace& trace) {
+  const std::string p = path_.string();
+  exec_sql(db_, p, "BEGIN IMMEDIATE");
+  try {
+    insert_tune_trace(db_, p, trace);
+    exec_sql(db_, p, "COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::optional<TuneTrace> ResultsStore::tune_trace() const {
+  return read_tune_trace(db_, path_.string());
 }
 
 void ResultsStore::add_run(const RunRecord& run) {

@@ -14,6 +14,7 @@
 
 #include "plan/plan.hpp"
 #include "store/node_energy_table.hpp"
+#include "store/tune_table.hpp"
 
 struct sqlite3;
 
@@ -24,7 +25,7 @@ namespace wattwise::store {
 // run_gpu_usage (which GPUs the job's processes were seen on) and run_node_energy (node power beside the
 // GPUs, store/node_energy_table.hpp). Older files are read as they are and upgraded in place when resumed
 // (each version only adds).
-inline constexpr int kResultsSchemaVersion = 3;
+inline constexpr int kResultsSchemaVersion = 4;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
 // timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.
@@ -103,7 +104,7 @@ struct RunRecord {
   std::string label;
   std::vector<GpuRunEnergy> gpus;
   std::vector<PhaseResult> phases;
-  std::vector<NodeRunEnergy> node;  // node power sources (CPU package, DRAM, meter); empty: none read
+  std::vector<NodeRunEnergy> node;     // node power sources (CPU package, DRAM, meter); empty: none read
   std::vector<GpuRunUsage> gpu_usage;  // every GPU of the node; empty when not detected
   std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
 };
@@ -149,6 +150,10 @@ class ResultsStore {
   // while another program holds the database. A failed run of the same plan index stored before moves to
   // earlier_attempts in the same transaction.
   void add_run(const RunRecord& run);
+  // `tune --db`: the decision trace, in one transaction (schema 4; store/tune_table.hpp).
+  void add_tune_trace(const TuneTrace& trace);
+  // The decision trace; absent for a sweep's database and for files older than version 4.
+  std::optional<TuneTrace> tune_trace() const;
   void add_trace_csv(std::size_t plan_index, unsigned gpu_index, const std::string& csv);
 
   // Plan indices of runs stored (finished, successfully or not).

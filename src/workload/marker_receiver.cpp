@@ -119,6 +119,12 @@ std::vector<Marker> MarkerReceiver::markers() const {
   return markers_;
 }
 
+std::vector<Marker> MarkerReceiver::markers_since(std::size_t first) const {
+  std::lock_guard lock(mutex_);
+  if (first >= markers_.size()) return {};
+  return {markers_.begin() + static_cast<std::ptrdiff_t>(first), markers_.end()};
+}
+
 void MarkerReceiver::receive_loop() {
   pollfd fds[2] = {{socket_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
   for (;;) {

@@ -38,6 +38,9 @@ class MarkerReceiver {
 
   // The markers received so far, in arrival order.
   std::vector<Marker> markers() const;
+  // The markers received after the first `first` ones, in arrival order: a live reader asks for the new
+  // ones only (markers_since(count so far)), so each marker is copied once.
+  std::vector<Marker> markers_since(std::size_t first) const;
   // Datagrams that were not valid markers; they are dropped, never fatal.
   int malformed_count() const { return malformed_count_.load(); }
   // Datagrams refused for their sender (another user's process that the job did not start), and why the

@@ -499,7 +499,7 @@ TEST_F(StoreTest, AVersion2DatabaseGainsTheGpuUsageTableOnResumeAndKeepsItsRuns)
   }
   EXPECT_TRUE(store::ResultsStore::open_read_only(db()).gpu_usage(first.index).empty());
   store::ResultsStore store = store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec()));
-  EXPECT_EQ(store.schema_version(), 3);
+  EXPECT_EQ(store.schema_version(), store::kResultsSchemaVersion);
   EXPECT_EQ(store.runs().size(), 1u);
   auto second = record_of(plan::make_plan(spec()).runs[1], 11);
   second.gpu_usage = {{0, "GPU-aaa", true, true, false, {}}};

@@ -49,7 +49,7 @@ class NodeEnergyStoreTest : public ::testing::Test {
 TEST_F(NodeEnergyStoreTest, NodeSourcesOfARunAreStoredAndReadBack) {
   {
     auto store = ResultsStore::create(dir_ / "s.db", {}, plan_, {});
-    EXPECT_EQ(store.schema_version(), 3);
+    EXPECT_EQ(store.schema_version(), kResultsSchemaVersion);
     RunRecord r = run(0);
     r.node = {{"package-0", "cpu_package", "powercap intel-rapl:0 energy_uj", 520.5, 52.05},
               {"meter", "meter", "meter `ipmi-power.sh`, W", std::nullopt, std::nullopt}};
@@ -81,7 +81,7 @@ TEST_F(NodeEnergyStoreTest, VersionTwoFileIsReadWithoutNodeFiguresAndUpgradedOnR
     EXPECT_TRUE(old.runs()[0].node.empty());
   }
   auto store = ResultsStore::open_for_resume(dir_ / "s.db", plan_);
-  EXPECT_EQ(store.schema_version(), 3);
+  EXPECT_EQ(store.schema_version(), kResultsSchemaVersion);
   RunRecord r = run(1);
   r.node = {{"dram-0", "dram", "powercap intel-rapl:0:0 energy_uj", 80.0, 8.0}};
   store.add_run(r);

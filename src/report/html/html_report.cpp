@@ -1,4 +1,5 @@
 #include "report/html/html_report.hpp"
+#include "report/html/report_tune.hpp"
 
 #include <fmt/format.h>
 
@@ -128,7 +129,8 @@ std::string band_html(const ReportModel& model, const analysis::Recommendation& 
   for (const auto& member : r.band)
     labels += (labels.empty() ? "" : ", ") + escape_html(model.settings.at(member.setting_index).label);
   return fmt::format(
-      "<br><span class=\"band\">within the noise of the best ({}, one-sided t at 95% on the pooled noise): {}; "
+      "<br><span class=\"band\">within the noise of the best ({}, one-sided t at 95% on the pooled noise): "
+      "{}; "
       "picked the {}</span>",
       escape_html(model.settings.at(r.best_index).label), labels, escape_html(r.tie_rule));
 }
@@ -223,6 +225,7 @@ std::string render_html_report(const ReportModel& model) {
                     "legend; hollow marks: fitted optimum, filled: measured optimum.") +
               fits_table_html(model, knob);
   if (!fits.empty()) body += section("fits", "Fits", fits);
+  if (model.tune) body += section("tune", "Tuning", tune_section_html(*model.tune));
   body += section("tables", "Results", recommendations_html(model) + table_html(model));
 
   return fmt::format(

@@ -9,6 +9,7 @@
 #include "analysis/analysis.hpp"
 #include "analysis/fit.hpp"
 #include "analysis/resample.hpp"
+#include "store/tune_table.hpp"
 
 namespace wattwise::report::html {
 
@@ -130,6 +131,7 @@ struct ReportModel {
   PhaseBreakdown phases;
   std::vector<KnobFit> fits;
   std::vector<TableRow> table;
+  std::optional<store::TuneTrace> tune;  // a `tune --db` database's decision trace (report_tune.hpp)
 };
 
 }  // namespace wattwise::report::html

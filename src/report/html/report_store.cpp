@@ -121,7 +121,9 @@ ReportModel build_report_model_from_store(const std::filesystem::path& db,
     }
     details.push_back(std::move(detail));
   }
-  return build_report_model(analysis, details, store_info(store, db), build);
+  ReportModel model = build_report_model(analysis, details, store_info(store, db), build);
+  model.tune = store.tune_trace();
+  return model;
 }
 
 }  // namespace wattwise::report::html

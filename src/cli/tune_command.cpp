@@ -1,0 +1,248 @@
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "analysis/metrics.hpp"
+#include "cli/commands.hpp"
+#include "cli/flag_values.hpp"
+#include "cli/gpu_selection.hpp"
+#include "cli/gpu_system.hpp"
+#include "cli/output_file.hpp"
+#include "core/error.hpp"
+#include "core/json_text.hpp"
+#include "measure/job_gpus.hpp"
+#include "report/measure_report.hpp"
+#include "safety/read_only_gpu.hpp"
+#include "safety/state_dir.hpp"
+#include "safety/watchdog.hpp"
+#include "tune/live_report.hpp"
+#include "tune/live_session.hpp"
+#include "tune/live_store.hpp"
+#include "tune/simulated_tune.hpp"
+#include "workload/stop_signals.hpp"
+
+namespace wattwise::cli {
+
+namespace {
+
+struct TuneFlags {
+  std::string knob = "power-limit";
+  std::string metric = "E";
+  std::optional<std::string> max_slowdown;
+  std::optional<std::string> range;  // MIN:MAX in the knob's unit
+  std::optional<std::string> gpus;
+  std::string json;
+  std::string db;
+  bool dry_run = false;
+  std::string marker_grace_s = "60";
+  std::optional<std::string> timeout_s;
+  std::string simulate;
+  std::uint64_t iterations = 2000;  // of a simulated job
+  std::uint64_t seed = 1;
+  std::vector<std::string> command;
+};
+
+// Exit status of a job that sent no iteration marker (docs/tune.md "Exit status"): nothing was tuned.
+constexpr int kNoMarkersExit = static_cast<int>(ErrorKind::kData);
+constexpr double kMinMarkerGraceS = 1;
+constexpr double kMaxMarkerGraceS = 24 * 3600;
+
+tune::TuneKnob parse_knob(const std::string& text) {
+  if (text == "power-limit") return tune::TuneKnob::kPowerLimit;
+  if (text == "sm-clock") return tune::TuneKnob::kSmClock;
+  throw usage_error(fmt::format("--knob {}: unknown knob; give power-limit or sm-clock", text));
+}
+
+tune::KnobRange parse_range(const std::optional<std::string>& text) {
+  if (!text) return {};
+  const auto colon = text->find(':');
+  auto number = [&](const std::string& part) {
+    try {
+      std::size_t used = 0;
+      const double value = std::stod(part, &used);
+      if (used == part.size() && std::isfinite(value)) return value;
+    } catch (const std::exception&) {
+    }
+    throw usage_error(fmt::format("--range {}: give MIN:MAX in the knob's unit, e.g. 200:400", *text));
+  };
+  if (colon == std::string::npos) number("");
+  return {number(text->substr(0, colon)), number(text->substr(colon + 1))};
+}
+
+// Everything the flags can get wrong, before any GPU is read or any setting changes.
+tune::TunerConfig tuner_config(const TuneFlags& flags) {
+  tune::TunerConfig config;
+  config.knob = parse_knob(flags.knob);
+  config.metric = analysis::parse_metric(flags.metric);
+  if (config.metric.kind == analysis::MetricKind::kGainLoss ||
+      config.metric.kind == analysis::MetricKind::kTime)
+    throw usage_error(fmt::format("--metric {}: tune minimises E, edp, ed2p or eds:K", flags.metric));
+  if (flags.max_slowdown) config.max_slowdown = analysis::parse_max_slowdown(*flags.max_slowdown);
+  return config;
+}
+
+void print_outcome(std::ostream& human, const measure::Measurement& m, const tune::LiveTuningResult& r) {
+  human << report::measure_summary(m) << tune::tune_summary(r);
+}
+
+int run_simulated(const TuneFlags& flags, tune::TunerConfig config, std::optional<OutputFile>& json) {
+  if (flags.dry_run) throw usage_error("--dry-run measures a real job: drop it with --simulate");
+  if (!flags.db.empty()) throw usage_error("--db keeps a real job's trace: drop it with --simulate");
+  const tune::KnobRange range = parse_range(flags.range);
+  if (range.min_value) config.min_value = *range.min_value;
+  if (range.max_value) config.max_value = *range.max_value;
+  const tune::SimulatedTuneResult s = tune::simulate(flags.simulate, config, flags.seed, flags.iterations);
+  tune::LiveTuningResult r;
+  r.knob = s.config.knob;
+  r.metric = s.config.metric.name();
+  r.max_slowdown = s.config.max_slowdown;
+  r.captured_value = r.start_value = s.config.start_value;
+  r.decisions = s.decisions;
+  r.settled = s.settled_value;
+  r.profiling_iterations = s.profiling_iterations;
+  r.iterations_seen = r.iterations_fed = s.iterations;
+  nlohmann::json out = tune::tune_json(r);
+  out["simulated"] = {{"gpu", s.gpu_name},          {"model", s.model},       {"seed", flags.seed},
+                      {"iterations", s.iterations}, {"energy_j", s.energy_j}, {"time_s", s.time_s}};
+  if (json) {
+    json->stream() << json_text(out, 1) << "\n";
+    json->commit();
+  }
+  std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
+  human << fmt::format(" simulated job: {} on {} ({} iterations, seed {}): {:.1f} s, {:.1f} kJ\n", s.model,
+                       s.gpu_name, s.iterations, flags.seed, s.time_s, s.energy_j / 1000)
+        << tune::tune_summary(r);
+  return 0;
+}
+
+int exit_code_of(const tune::TuneJobOutcome& outcome) {
+  const measure::Measurement& m = outcome.measurement;
+  if (outcome.changed_settings && !outcome.restore.all_ok()) return static_cast<int>(ErrorKind::kEnvironment);
+  if (workload::StopSignals::stop_requested()) {
+    const int signal_number = workload::StopSignals::signal_number();
+    std::fprintf(stderr, "wattwise: stopped by SIG%s (the job's exit status: %d)\n",
+                 ::sigabbrev_np(signal_number) ? ::sigabbrev_np(signal_number) : "?", m.outcome.exit_code);
+    return workload::StopSignals::exit_code();
+  }
+  if (m.outcome.exit_code != 0) return m.outcome.exit_code;
+  if (!outcome.tuning.error.empty() || !m.complete()) return static_cast<int>(ErrorKind::kEnvironment);
+  if (outcome.tuning.no_markers) return kNoMarkersExit;
+  return 0;
+}
+
+// The job's GPUs (measure/job_gpus.hpp) and the knob's range on them; warnings go to stderr at once.
+void choose_gpus(hw::GpuSystem& system, const TuneFlags& flags, const tune::TunerConfig& config,
+                 const tune::KnobRange& range, tune::TuneJobOptions& options) {
+  const measure::JobGpuSelection selection =
+      measure::select_job_gpus(system, job_gpu_request(system, flags.gpus, "omit", false));
+  for (const auto& warning : selection.warnings) std::cerr << "wattwise: " << warning << "\n";
+  options.measure.gpu_positions = selection.positions;
+  options.measure.via_mig = selection.via_mig;
+  options.measure.job_gpu_source = selection.source;
+  options.measure.job_gpu_count = selection.job_gpu_count;
+  sampling::resolve_periods(options.measure.sampler, selection.positions.size());
+  const std::vector<std::size_t> job_gpus(
+      selection.positions.begin(), selection.positions.begin() + static_cast<long>(selection.job_gpu_count));
+  double captured = 0;
+  options.live.tuner = tune::tuner_range_for(system, job_gpus, config, range, captured);
+  options.live.captured_value = captured;
+}
+
+int run_tune(const TuneFlags& flags) {
+  // The one stop-signal handler (as in `measure` and `sweep`; main() installs it before parsing): a signal
+  // is passed on to the job and recorded, and the settings are restored before wattwise exits 128+N.
+  std::optional<workload::StopSignals> own_signals;
+  if (!workload::StopSignals::installed()) own_signals.emplace();
+  const bool simulated = !flags.simulate.empty();
+  if (!simulated && flags.command.empty())
+    throw usage_error("no command to tune: `wattwise tune [options] -- CMD ARGS`, or --simulate GPU:MODEL");
+  if (simulated && !flags.command.empty())
+    throw usage_error("--simulate runs a simulated job: give no command after `--`");
+  // Every flag first: a bad value is a usage error before any file, GPU or setting is touched.
+  const tune::TunerConfig config = tuner_config(flags);
+  const tune::KnobRange range = parse_range(flags.range);
+  tune::TuneJobOptions options;
+  options.live.marker_grace = parse_duration("--marker-grace", flags.marker_grace_s, DurationUnit::kSeconds,
+                                             kMinMarkerGraceS, kMaxMarkerGraceS);
+  if (flags.timeout_s)
+    options.measure.timeout =
+        parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
+  std::optional<OutputFile> json;  // opened first: an unwritable path fails before the job runs
+  if (!flags.json.empty()) json.emplace(flags.json);
+  if (simulated) return run_simulated(flags, config, json);
+  std::optional<tune::TuneStore> db;
+  if (!flags.db.empty()) db.emplace(tune::TuneStore::check_new(flags.db));
+  options.live.dry_run = flags.dry_run;
+  options.live.say = [](const std::string& line) { std::cerr << line << "\n" << std::flush; };
+  options.measure.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since,
+                                     const sampling::SourceFailure& f) {
+    std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
+  };
+  if (!flags.dry_run) {
+    options.state_dir = safety::state_dir();
+    options.watchdog = safety::WatchdogLaunch::exec_self();
+  }
+
+  auto real = open_real_gpus();
+  // A dry run sees the GPUs through a view in which every control call throws: nothing can change.
+  std::optional<safety::ReadOnlyGpuSystem> read_only;
+  if (flags.dry_run) read_only.emplace(*real);
+  hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : *real;
+  choose_gpus(system, flags, config, range, options);
+
+  const tune::TuneJobOutcome outcome = tune::run_tune_job(system, flags.command, options);
+  if (outcome.changed_settings && !outcome.restore.all_ok())
+    std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
+  // Files first, then the summary: if the terminal is gone, the data is still saved.
+  if (db) db->write(outcome.measurement, outcome.tuning);
+  if (json) {
+    nlohmann::json out = report::measure_json(outcome.measurement);
+    out.update(tune::tune_json(outcome.tuning));
+    json->stream() << json_text(out, 1) << "\n";
+    json->commit();
+  }
+  std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
+  print_outcome(human, outcome.measurement, outcome.tuning);
+  if (db) human << fmt::format("   decisions: {}\n", flags.db);
+  return exit_code_of(outcome);
+}
+
+}  // namespace
+
+CommandRun add_tune_command(CLI::App& app) {
+  auto flags = std::make_shared<TuneFlags>();
+  app.add_option("--knob", flags->knob, "the setting to tune: power-limit or sm-clock")
+      ->capture_default_str();
+  app.add_option("--metric", flags->metric, "what to minimise: E, edp, ed2p or eds:K (K > 1)")
+      ->capture_default_str();
+  app.add_option("--max-slowdown", flags->max_slowdown,
+                 "iteration time at most this much above the start's, e.g. 10%");
+  app.add_option("--range", flags->range,
+                 "MIN:MAX of the knob (W or MHz) within the GPUs' own range (default: all of it)");
+  app.add_option("--gpus", flags->gpus,
+                 "the job's GPUs, all set alike: indices or UUIDs, comma separated, or all (default: those "
+                 "CUDA_VISIBLE_DEVICES names if it is set, else all)");
+  app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
+  app.add_option("--db", flags->db, "keep the job and the decision trace in this new results database");
+  app.add_flag("--dry-run", flags->dry_run,
+               "measure and print the decisions it would take; change no setting (for shared machines)");
+  app.add_option("--marker-grace", flags->marker_grace_s,
+                 "seconds to wait for the job's first iteration marker, 1 to 86400; then say how to add them "
+                 "and tune nothing")
+      ->capture_default_str();
+  app.add_option("--timeout", flags->timeout_s,
+                 "stop the job after this many seconds, 0.001 to 31622400 (SIGTERM, then SIGKILL)");
+  app.add_option("--simulate", flags->simulate,
+                 "tune a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
+                 "sweep database");
+  app.add_option("--iterations", flags->iterations, "simulated job: iterations")->capture_default_str();
+  app.add_option("--seed", flags->seed, "simulated job: noise seed")->capture_default_str();
+  app.add_option("command", flags->command, "the job, after --")->expected(-1);
+  return [flags]() { return run_tune(*flags); };
+}
+
+}  // namespace wattwise::cli

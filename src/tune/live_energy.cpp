@@ -1,0 +1,54 @@
+#include "tune/live_energy.hpp"
+
+#include <algorithm>
+
+#include "sampling/energy_accounting.hpp"
+
+namespace wattwise::tune {
+
+bool covers(const sampling::GpuTrace& trace, Nanos end) {
+  // A failed GPU will not be read again: its windows are answered now (without its energy, or with what
+  // its readings before the failure say).
+  if (trace.failure) return true;
+  if (!trace.energy.empty() && trace.energy.back().t < end + kCounterPastEnd) return false;
+  if (!trace.power_samples.empty()) return trace.power_samples.back().t >= end;
+  if (!trace.power_instant.empty()) return trace.power_instant.back().t >= end;
+  if (!trace.power_average.empty()) return trace.power_average.back().t >= end;
+  return !trace.energy.empty();
+}
+
+std::vector<ResolvedEnergy> resolve_windows(const std::vector<sampling::GpuTrace>& traces,
+                                            const std::vector<EnergyWindow>& windows) {
+  std::size_t covered = 0;
+  while (covered < windows.size() &&
+         std::all_of(traces.begin(), traces.end(),
+                     [&](const sampling::GpuTrace& t) { return covers(t, windows[covered].end); }))
+    ++covered;
+  std::vector<ResolvedEnergy> resolved(covered);
+  if (covered == 0) return resolved;
+  std::vector<sampling::EnergyAccounting> accountants;
+  accountants.reserve(traces.size());
+  for (const auto& trace : traces) accountants.emplace_back(trace);
+  for (std::size_t w = 0; w < covered; ++w) {
+    double sum_j = 0;
+    bool known = !accountants.empty();
+    for (const auto& accountant : accountants) {
+      const sampling::WindowEnergy e = accountant.energy(windows[w].begin, windows[w].end);
+      if (!e.joules) known = false;
+      sum_j += e.joules.value_or(0);
+      if (resolved[w].method == sampling::EnergyMethod::kNone) resolved[w].method = e.method;
+    }
+    if (known) resolved[w].joules = sum_j;
+  }
+  return resolved;
+}
+
+std::vector<ResolvedEnergy> LiveEnergy::resolve(const std::vector<EnergyWindow>& windows) const {
+  if (windows.empty()) return {};
+  std::vector<sampling::GpuTrace> all = sampler_.snapshot_since(windows.front().begin - kHistoryBefore);
+  std::vector<sampling::GpuTrace> job;
+  for (std::size_t position : job_gpus_) job.push_back(std::move(all.at(position)));
+  return resolve_windows(job, windows);
+}
+
+}  // namespace wattwise::tune

@@ -1,0 +1,34 @@
+#pragma once
+
+// `tune --db FILE`: the tuned job as one run of a results database (what `measure` measured, with its
+// phases) and the decision trace beside it (store/tune_table.hpp; docs/results-schema.md, version 4), so
+// that `wattwise report FILE` shows both.
+
+#include <filesystem>
+#include <string>
+
+#include "measure/measurement.hpp"
+#include "store/tune_table.hpp"
+#include "tune/live_tuning.hpp"
+
+namespace wattwise::tune {
+
+// The trace as stored.
+store::TuneTrace tune_trace_of(const LiveTuningResult& result);
+
+class TuneStore {
+ public:
+  // Before the job runs: the file must be new and its directory writable (usage_error / environment_error
+  // saying what to do), so a bad --db never costs a job.
+  static TuneStore check_new(const std::filesystem::path& path);
+  // After the job: creates the database with the run and the trace.
+  void write(const measure::Measurement& m, const LiveTuningResult& result) const;
+
+ private:
+  TuneStore(std::filesystem::path path, std::string started_at)
+      : path_(std::move(path)), started_at_(std::move(started_at)) {}
+  std::filesystem::path path_;
+  std::string started_at_;
+};
+
+}  // namespace wattwise::tune

@@ -1,0 +1,92 @@
+// Schema version 4: the decision trace of `tune --db`, and the upgrade of a version 3 file that only adds
+// its tables.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "store/results_store.hpp"
+
+namespace wattwise::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TuneTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ww-tune-store-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static TuneTrace trace() {
+    TuneTrace t;
+    t.knob = "power-limit";
+    t.unit = "W";
+    t.metric = "E";
+    t.start_value = 700;
+    t.settled_value = 325;
+    t.profiling_iterations = 120;
+    t.iterations = 900;
+    t.decisions = {{"probe", 450, 30, 1.0, 0.99, 1.01, 25, "bracket [200, 700] W"},
+                   {"settle", 325, 150, 0.81, 0.80, 0.82, 20, "precise"}};
+    t.changes = {{450, 3.2, 31}, {325, 9.9, 151}};
+    t.settings = {{325, 700, 0.1, 0.001, 32.5, 0.6}, {700, 25, 0.1, 0.001, std::nullopt, std::nullopt}};
+    return t;
+  }
+
+  void sql(const std::string& text) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+
+  const nlohmann::json plan_ = {{"tune", {{"knob", "power-limit"}}}};
+  fs::path dir_;
+};
+
+TEST_F(TuneTableTest, DecisionTraceIsStoredAndReadBack) {
+  {
+    auto store = ResultsStore::create(dir_ / "t.db", {}, plan_, {});
+    EXPECT_EQ(store.schema_version(), 4);
+    EXPECT_FALSE(store.tune_trace());  // none yet
+    store.add_tune_trace(trace());
+  }
+  const auto read = ResultsStore::open_read_only(dir_ / "t.db").tune_trace();
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->knob, "power-limit");
+  EXPECT_EQ(read->settled_value, 325);
+  EXPECT_EQ(read->profiling_iterations, 120u);
+  ASSERT_EQ(read->decisions.size(), 2u);
+  EXPECT_EQ(read->decisions[0].kind, "probe");
+  EXPECT_EQ(read->decisions[1].value, 325);
+  EXPECT_EQ(read->decisions[1].reason, "precise");
+  ASSERT_EQ(read->changes.size(), 2u);
+  EXPECT_DOUBLE_EQ(read->changes[1].at_s, 9.9);
+  ASSERT_EQ(read->settings.size(), 2u);
+  EXPECT_EQ(read->settings[0].value, 325);
+  EXPECT_FALSE(read->settings[1].energy_j_mean);  // absent stays NULL, never 0
+}
+
+TEST_F(TuneTableTest, VersionThreeFileHasNoTraceAndIsUpgradedOnResume) {
+  { ResultsStore::create(dir_ / "t.db", {}, plan_, {}); }
+  sql("DROP TABLE tune; DROP TABLE tune_decisions; DROP TABLE tune_changes; DROP TABLE tune_settings; "
+      "UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+  {
+    const auto old = ResultsStore::open_read_only(dir_ / "t.db");
+    EXPECT_EQ(old.schema_version(), 3);
+    EXPECT_FALSE(old.tune_trace());
+  }
+  auto store = ResultsStore::open_for_resume(dir_ / "t.db", plan_);
+  EXPECT_EQ(store.schema_version(), 4);
+  store.add_tune_trace(trace());
+  EXPECT_TRUE(store.tune_trace());
+}
+
+}  // namespace
+}  // namespace wattwise::store

@@ -1,0 +1,86 @@
+#include "tune/live_iterations.hpp"
+
+#include <gtest/gtest.h>
+
+namespace wattwise::tune {
+namespace {
+
+using workload::Marker;
+using workload::MarkerKind;
+
+Marker marker(MarkerKind kind, double t_s, int pid, std::optional<int> rank = std::nullopt,
+              const std::string& name = "iteration") {
+  Marker m;
+  m.kind = kind;
+  m.t = from_seconds(t_s);
+  m.name = name;
+  m.pid = pid;
+  m.rank = rank;
+  return m;
+}
+
+TEST(IterationAssembler, PairsOneRanksBeginAndEndIntoIterationsInOrder) {
+  IterationAssembler a;
+  EXPECT_FALSE(a.heard_any());
+  auto done = a.add({marker(MarkerKind::kBegin, 1.0, 7), marker(MarkerKind::kEnd, 1.2, 7),
+                     marker(MarkerKind::kBegin, 1.3, 7)});
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].number, 0u);
+  EXPECT_NEAR(done[0].time_s, 0.2, 1e-9);
+  EXPECT_EQ(done[0].begin, from_seconds(1.0));
+  EXPECT_EQ(done[0].end, from_seconds(1.2));
+  EXPECT_TRUE(a.heard_any());
+  done = a.add({marker(MarkerKind::kEnd, 1.45, 7)});
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].number, 1u);
+  EXPECT_NEAR(done[0].time_s, 0.15, 1e-9);
+}
+
+TEST(IterationAssembler, DataParallelIterationWaitsForEveryRankAndTakesTheSlowest) {
+  IterationAssembler a;
+  // Rank 0 ends first: nothing is complete until rank 1 ends the same iteration.
+  auto done = a.add({marker(MarkerKind::kBegin, 1.00, 10, 0), marker(MarkerKind::kBegin, 1.01, 11, 1),
+                     marker(MarkerKind::kEnd, 1.10, 10, 0)});
+  EXPECT_TRUE(done.empty());
+  done = a.add({marker(MarkerKind::kEnd, 1.15, 11, 1)});
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].ranks, 2u);
+  EXPECT_NEAR(done[0].time_s, 0.14, 1e-9);  // rank 1's own 1.01 -> 1.15
+  EXPECT_EQ(done[0].begin, from_seconds(1.00));
+  EXPECT_EQ(done[0].end, from_seconds(1.15));
+}
+
+TEST(IterationAssembler, OtherNamesPointsAndUnmatchedEndsAreIgnored) {
+  IterationAssembler a;
+  auto done = a.add({marker(MarkerKind::kBegin, 1.0, 7, std::nullopt, "epoch"),
+                     marker(MarkerKind::kPoint, 1.0, 7), marker(MarkerKind::kEnd, 1.1, 7)});
+  EXPECT_TRUE(done.empty());
+  done = a.add({marker(MarkerKind::kBegin, 2.0, 7), marker(MarkerKind::kEnd, 2.5, 7)});
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].number, 0u);
+  EXPECT_NEAR(done[0].time_s, 0.5, 1e-9);
+}
+
+TEST(IterationAssembler, NestedIterationsOfTheSameNameCountOnce) {
+  IterationAssembler a;
+  const auto done = a.add({marker(MarkerKind::kBegin, 1.0, 7), marker(MarkerKind::kBegin, 1.1, 7),
+                           marker(MarkerKind::kEnd, 1.2, 7), marker(MarkerKind::kEnd, 1.3, 7)});
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_NEAR(done[0].time_s, 0.3, 1e-9);
+}
+
+TEST(IterationAssembler, ARankHeardLateJoinsAtTheNextIteration) {
+  IterationAssembler a;
+  auto done = a.add({marker(MarkerKind::kBegin, 1.0, 10, 0), marker(MarkerKind::kEnd, 1.1, 10, 0)});
+  ASSERT_EQ(done.size(), 1u);
+  // Rank 1 starts marking now: its first iteration is the job's second, not a blocked first.
+  done = a.add({marker(MarkerKind::kBegin, 1.2, 10, 0), marker(MarkerKind::kBegin, 1.2, 11, 1),
+                marker(MarkerKind::kEnd, 1.3, 10, 0), marker(MarkerKind::kEnd, 1.35, 11, 1)});
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].number, 1u);
+  EXPECT_EQ(done[0].ranks, 2u);
+  EXPECT_NEAR(done[0].time_s, 0.15, 1e-9);
+}
+
+}  // namespace
+}  // namespace wattwise::tune
