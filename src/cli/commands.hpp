@@ -25,5 +25,6 @@ CommandRun add_analyze_command(CLI::App& app);
 CommandRun add_sweep_command(CLI::App& app);
 CommandRun add_restore_command(CLI::App& app);
 CommandRun add_report_command(CLI::App& app);
+CommandRun add_exporter_command(CLI::App& app);
 
 }  // namespace wattwise::cli

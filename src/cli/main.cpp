@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
       wattwise::cli::add_sweep_command);
   add("report", "tables and charts of a sweep database or a measured trace (HTML, Markdown, CSV)",
       wattwise::cli::add_report_command);
+  add("exporter", "serve the GPUs' energy, power, clocks and per-job energy to Prometheus (a node agent)",
+      wattwise::cli::add_exporter_command);
   add("restore", "put back GPU settings from a stale journal (wattwise was killed, or the power failed)",
       wattwise::cli::add_restore_command);
 

@@ -67,6 +67,8 @@ class Sampler {
   std::uint64_t late_drains() const { return drain_.late_drains; }
 
   // Hands over everything sampled so far, one trace per GPU in constructor order; the stores are emptied.
+  // Call it after the drivers stopped, or on the sampling thread itself (ThreadedDriver::every): the
+  // exporter takes the readings there every fraction of a second while sampling goes on.
   // A GPU that failed stays failed (a lost GPU does not come back): later traces report it again.
   std::vector<GpuTrace> take_traces();
 
