@@ -76,6 +76,12 @@ MetricsServer::MetricsServer(const ListenAddress& address, Endpoints endpoints)
         fmt::format("--listen {}: cannot resolve '{}': {}", where, address.host, ::gai_strerror(rc)));
   ::freeaddrinfo(found);
 
+  // httplib's default adds SO_REUSEPORT, with which a second exporter would share the port silently and
+  // get half the scrapes; SO_REUSEADDR alone lets a restart bind while old connections linger in TIME_WAIT.
+  server_->set_socket_options([](int fd) {
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
     response.set_content(endpoints_.metrics(), kExpositionContentType);

@@ -6,7 +6,9 @@ namespace wattwise::exporter {
 namespace {
 
 // A harvest this many periods late means the sampling thread is stuck or gone: /health says so.
+// At least kMinStallTime: a loaded node may deschedule the thread for a second without anything wrong.
 constexpr int kLateHarvests = 8;
+constexpr Nanos kMinStallTime = std::chrono::seconds(5);
 
 }  // namespace
 
@@ -29,8 +31,8 @@ void NodeAgent::start() {
   // Before the sampling thread exists, this thread may call the GPUs: the first limits are there at once.
   poll_gpus(clock_.now());
   next_poll_ = clock_.now() + options_.job_poll_period;
-  last_harvest_ns_ = clock_.now().count();
   driver_->start();
+  last_harvest_ns_ = clock_.now().count();
   running_ = true;
 }
 
@@ -108,7 +110,7 @@ std::string NodeAgent::metrics_text() {
 bool NodeAgent::healthy() const {
   if (!running_) return false;
   const Nanos since_harvest = clock_.now() - Nanos{last_harvest_ns_.load()};
-  if (since_harvest > options_.harvest_period * kLateHarvests) return false;
+  if (since_harvest > std::max(options_.harvest_period * kLateHarvests, kMinStallTime)) return false;
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     if (!sampler_->failed(i)) return true;
   }
