@@ -83,6 +83,56 @@ double unix_now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The counter as Prometheus stored it, against the GPU's constant power: `at_s` ends the window.
+void check_counter(const PrometheusServer& prometheus, const std::string& series, double at_s) {
+  const auto window_s = std::chrono::duration_cast<std::chrono::seconds>(kWindow).count();
+  // Like with like: the raw samples of the window, each stamped by Prometheus with its scrape's time.
+  // The counter's difference between the first and the last is the GPU's energy between those instants.
+  const auto raw = prometheus.query(series + "[" + std::to_string(window_s) + "s]", at_s);
+  ASSERT_TRUE(raw.is_array() && raw.size() == 1) << raw.dump();
+  const auto& values = raw[0]["values"];
+  ASSERT_GE(values.size(), static_cast<std::size_t>(window_s * 3 / 4))
+      << "too few scrapes: " << values.dump();
+  const double t0 = values.front()[0].get<double>();
+  const double t1 = values.back()[0].get<double>();
+  const double e0 = std::stod(values.front()[1].get<std::string>());
+  const double e1 = std::stod(values.back()[1].get<std::string>());
+  const double expected_j = kExporterGpuPowerW * (t1 - t0);
+  EXPECT_NEAR(e1 - e0, expected_j, 0.01 * expected_j) << "samples " << values.size();
+
+  // increase() is not like with like: it extrapolates the samples' difference out to the window's edges
+  // (here the first and last samples lie within a scrape interval of them, close enough for Prometheus to
+  // extrapolate all the way), so it estimates the energy of the whole window: power x window length.
+  const auto increase = prometheus.query("increase(" + series + "[" + std::to_string(window_s) + "s])", at_s);
+  ASSERT_TRUE(increase.is_array() && increase.size() == 1) << increase.dump();
+  const double increase_j = std::stod(increase[0]["value"][1].get<std::string>());
+  const double window_j = kExporterGpuPowerW * static_cast<double>(window_s);
+  EXPECT_NEAR(increase_j, window_j, 0.01 * window_j);
+  std::printf(
+      "prometheus: %zu scrapes; raw difference %.1f J vs %.1f J expected (%+.3f%%); increase %.1f J vs "
+      "%.1f J (%+.3f%%)\n",
+      values.size(), e1 - e0, expected_j, 100 * (e1 - e0 - expected_j) / expected_j, increase_j, window_j,
+      100 * (increase_j - window_j) / window_j);
+}
+
+// Starts prometheus against the exporter on `exporter_port`, waits for a window of scrapes, checks them.
+void scrape_through_prometheus(const std::string& binary, const std::filesystem::path& dir,
+                               int exporter_port) {
+  ASSERT_TRUE(wait_for_ok(exporter_port, "/health", 15s)) << "the exporter never became healthy";
+  PrometheusServer prometheus(binary, dir, exporter_port);
+  ASSERT_TRUE(prometheus.started()) << "cannot start " << binary;
+  ASSERT_TRUE(wait_for_ok(prometheus.port(), "/-/ready", 30s))
+      << "prometheus never became ready: see " << (dir / "prometheus.log");
+  // Wait for the first scrape, then for kWindow and two more scrape intervals.
+  const std::string series = "wattwise_gpu_energy_joules_total{UUID=\"GPU-exporter-0\"}";
+  const auto first_deadline = std::chrono::steady_clock::now() + 20s;
+  while (prometheus.query(series, unix_now_s()).empty() && std::chrono::steady_clock::now() < first_deadline)
+    std::this_thread::sleep_for(200ms);
+  std::this_thread::sleep_for(kWindow + 2s);
+
+  check_counter(prometheus, series, unix_now_s());
+}
+
 TEST(ExporterUnderPrometheus, CounterIncreaseMatchesTheFakeGpusEnergyWithinOnePercent) {
   const auto binary = find_prometheus();
   if (!binary)
@@ -105,49 +155,7 @@ TEST(ExporterUnderPrometheus, CounterIncreaseMatchesTheFakeGpusEnergyWithinOnePe
   options.while_running = [&](int exporter_pid) {
     if (done) return;
     done = true;
-    ASSERT_TRUE(wait_for_ok(exporter_port, "/health", 15s)) << "the exporter never became healthy";
-    PrometheusServer prometheus(*binary, dir, exporter_port);
-    ASSERT_TRUE(prometheus.started()) << "cannot start " << *binary;
-    ASSERT_TRUE(wait_for_ok(prometheus.port(), "/-/ready", 30s))
-        << "prometheus never became ready: see " << (dir / "prometheus.log");
-    // Wait for the first scrape, then for kWindow and two more scrape intervals.
-    const std::string series = "wattwise_gpu_energy_joules_total{UUID=\"GPU-exporter-0\"}";
-    const auto first_deadline = std::chrono::steady_clock::now() + 20s;
-    while (prometheus.query(series, unix_now_s()).empty() &&
-           std::chrono::steady_clock::now() < first_deadline)
-      std::this_thread::sleep_for(200ms);
-    std::this_thread::sleep_for(kWindow + 2s);
-    const double at_s = unix_now_s();
-    const auto window_s = std::chrono::duration_cast<std::chrono::seconds>(kWindow).count();
-
-    // Like with like: the raw samples of the window, each stamped by Prometheus with its scrape's time.
-    // The counter's difference between the first and the last is the GPU's energy between those instants.
-    const auto raw = prometheus.query(series + "[" + std::to_string(window_s) + "s]", at_s);
-    ASSERT_TRUE(raw.is_array() && raw.size() == 1) << raw.dump();
-    const auto& values = raw[0]["values"];
-    ASSERT_GE(values.size(), static_cast<std::size_t>(window_s * 3 / 4))
-        << "too few scrapes: " << values.dump();
-    const double t0 = values.front()[0].get<double>();
-    const double t1 = values.back()[0].get<double>();
-    const double e0 = std::stod(values.front()[1].get<std::string>());
-    const double e1 = std::stod(values.back()[1].get<std::string>());
-    const double expected_j = kExporterGpuPowerW * (t1 - t0);
-    EXPECT_NEAR(e1 - e0, expected_j, 0.01 * expected_j) << "samples " << values.size();
-
-    // increase() extrapolates the samples' difference out to the window's edges (by at most half a
-    // scrape interval each side), so it estimates the energy of the whole window: power x window length.
-    const auto increase =
-        prometheus.query("increase(" + series + "[" + std::to_string(window_s) + "s])", at_s);
-    ASSERT_TRUE(increase.is_array() && increase.size() == 1) << increase.dump();
-    const double increase_j = std::stod(increase[0]["value"][1].get<std::string>());
-    const double window_j = kExporterGpuPowerW * static_cast<double>(window_s);
-    EXPECT_NEAR(increase_j, window_j, 0.01 * window_j);
-    std::printf(
-        "prometheus: %zu scrapes; raw difference %.1f J vs %.1f J expected (%+.3f%%); increase %.1f J vs "
-        "%.1f J (%+.3f%%)\n",
-        values.size(), e1 - e0, expected_j, 100 * (e1 - e0 - expected_j) / expected_j, increase_j, window_j,
-        100 * (increase_j - window_j) / window_j);
-
+    scrape_through_prometheus(*binary, dir, exporter_port);
     ::kill(exporter_pid, SIGTERM);
   };
   const ProcessResult r = run_process(
