@@ -23,6 +23,11 @@ double integrate(const std::vector<sampling::PowerReading>& readings, Nanos& fro
 
 }  // namespace
 
+void place_counter_reads_on_postings(std::vector<sampling::CounterReading>& readings,
+                                     const sampling::PostingGrid& grid) {
+  for (sampling::CounterReading& reading : readings) reading.t = grid.at_or_before(reading.t);
+}
+
 double EnergyTotal::extension_j(Nanos until, Nanos max_hold) const {
   Nanos from = committed_t_;
   std::optional<double> last_w;

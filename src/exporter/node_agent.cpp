@@ -43,6 +43,10 @@ void NodeAgent::stop() {
 
 void NodeAgent::harvest(Nanos now) {
   std::vector<sampling::GpuTrace> traces = sampler_->take_traces();
+  const auto& schedules = sampler_->counter_schedules();
+  for (std::size_t i = 0; i < traces.size() && i < schedules.size(); ++i) {
+    if (const auto& grid = schedules[i].grid()) place_counter_reads_on_postings(traces[i].energy, *grid);
+  }
   {
     std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < traces.size(); ++i) {

@@ -75,7 +75,9 @@ inline std::optional<double> sample_value(const std::string& exposition, const s
 // A scrape and the CLOCK_MONOTONIC instant it stands for: the middle of the request.
 struct Scrape {
   std::string body;
-  double monotonic_s = 0;
+  double monotonic_s = 0;  // the middle of the request
+  double before_s = 0;     // when it was sent
+  double after_s = 0;      // when its answer was in
 };
 
 inline double monotonic_now_s() {
@@ -90,7 +92,7 @@ inline std::optional<Scrape> scrape(int port) {
   const auto response = client.Get("/metrics");
   const double after = monotonic_now_s();
   if (!response || response->status != 200) return std::nullopt;
-  return Scrape{response->body, (before + after) / 2};
+  return Scrape{response->body, (before + after) / 2, before, after};
 }
 
 }  // namespace wattwise::e2e

@@ -92,6 +92,30 @@ TEST(EnergyTotal, IgnoresSamplesDrainedAfterTheCounterCoveredThem) {
   EXPECT_DOUBLE_EQ(total.joules_at(ms(500)), 100);
 }
 
+TEST(EnergyTotal, CounterReadsArePlacedOnTheirPostings) {
+  sampling::PostingGrid grid;
+  grid.phase = 3700us;
+  grid.period = 100ms;
+  std::vector<CounterReading> reads = {{ms(105), 0ns, 1}, {ms(299), 0ns, 2}, {ms(304), 0ns, 3}};
+  place_counter_reads_on_postings(reads, grid);
+  EXPECT_EQ(reads[0].t, 103700us);
+  EXPECT_EQ(reads[1].t, 203700us);
+  EXPECT_EQ(reads[2].t, 303700us);
+}
+
+TEST(EnergyTotal, ExtensionStartsAtThePostingOfTheLastValue) {
+  // Constant 200 W; the counter posts at 0, 100, 200 ms... and is read 80 ms after a posting. Placed on
+  // its posting, the value plus the power since then is exactly the energy at the scrape.
+  sampling::PostingGrid grid;
+  grid.period = 100ms;
+  GpuTrace trace = counters({{80, 0}, {580, 100'000}});  // posted at 0 and 500 ms: 500 ms x 200 W
+  trace.power_instant = {{ms(600), 200}, {ms(700), 200}};
+  place_counter_reads_on_postings(trace.energy, grid);
+  EnergyTotal total;
+  total.add(trace);
+  EXPECT_NEAR(total.joules_at(ms(750)), 0.75 * 200, 1e-9);
+}
+
 TEST(EnergyTotal, IntegratesPowerOnAGpuWithoutACounter) {
   EnergyTotal total;
   GpuTrace first;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <thread>
 
 #include "core/error.hpp"
 #include "exporter/exposition.hpp"
@@ -92,6 +93,31 @@ TEST(MetricsServer, AnAddressNotOfThisMachineIsAUsageError) {
         MetricsServer s({"no-such-host.invalid", 9467}, {[] { return std::string(); }, [] { return true; }});
       }),
       ErrorKind::kUsage);
+}
+
+TEST(MetricsServer, StopLetsAResponseInFlightFinish) {
+  std::atomic<bool> in_handler = false;
+  MetricsServer server({"127.0.0.1", free_port()},
+                       {[&] {
+                          in_handler = true;
+                          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                          return std::string("x_up 1\n");
+                        },
+                        [] { return true; }});
+  server.start();
+  int status = 0;
+  std::string body;
+  std::thread scraper([&] {
+    if (auto response = httplib::Client("127.0.0.1", server.port()).Get("/metrics")) {
+      status = response->status;
+      body = response->body;
+    }
+  });
+  while (!in_handler) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  server.stop();  // SIGTERM's path: the scrape being answered still gets its whole answer
+  scraper.join();
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(body, "x_up 1\n");
 }
 
 TEST(MetricsServer, StopRightAfterStartReturns) {
