@@ -6,18 +6,19 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
+#include <CLI/CLI.hpp>
+
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "exporter/metrics_server.hpp"
 #include "exporter/node_agent.hpp"
 #include "safety/read_only_gpu.hpp"
 #include "workload/stop_signals.hpp"
 
 namespace wattwise::cli {
-
 namespace {
 
 struct ExporterFlags {
@@ -72,18 +73,42 @@ int run_exporter(const ExporterFlags& flags) {
   return 0;
 }
 
-}  // namespace
-
-CommandRun add_exporter_command(CLI::App& app) {
-  auto flags = std::make_shared<ExporterFlags>();
-  app.add_option("--listen", flags->listen,
+void add_exporter_flags(CLI::App& app, ExporterFlags& flags) {
+  app.add_option("--listen", flags.listen,
                  fmt::format("ADDR:PORT to serve /metrics and /health on (default :{}, every interface)",
                              exporter::kDefaultPort));
-  app.add_option("--gpus", flags->gpus, "GPUs to export: comma list of indices or UUIDs, or all (default)");
-  app.add_option("--interval", flags->interval_ms,
+  app.add_option("--gpus", flags.gpus, "GPUs to export: comma list of indices or UUIDs, or all (default)");
+  app.add_option("--interval", flags.interval_ms,
                  "period of power and telemetry readings, ms, 1 to 10000 (default 100)");
-  app.add_option("--hostname", flags->hostname, "the Hostname label (default: this machine's name)");
-  return [flags]() { return run_exporter(*flags); };
+  app.add_option("--hostname", flags.hostname, "the Hostname label (default: this machine's name)");
 }
 
+}  // namespace
 }  // namespace wattwise::cli
+
+// `wattwise exporter ARGS` runs this program (wattwise-exporter, installed beside wattwise): the HTTP
+// library and the OpenSSL it is built with cost every process that loads them ~10 ms at start, which the
+// other commands must not pay (a stop signal in their first milliseconds must find their handler).
+int main(int argc, char** argv) {
+  using namespace wattwise;
+  CLI::App app{"wattwise exporter: serve the GPUs' energy, power, clocks and per-job energy to Prometheus"};
+  app.name("wattwise exporter");
+  cli::ExporterFlags flags;
+  cli::add_exporter_flags(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "wattwise: %s (see `wattwise exporter --help`)\n", e.what());
+    return static_cast<int>(ErrorKind::kUsage);
+  }
+  try {
+    return cli::run_exporter(flags);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "wattwise: %s\n", for_terminal(e.what()).c_str());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wattwise: internal error: %s (please report it)\n", for_terminal(e.what()).c_str());
+    return static_cast<int>(ErrorKind::kInternal);
+  }
+}
