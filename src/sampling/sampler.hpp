@@ -25,7 +25,8 @@ namespace wattwise::sampling {
 //   drain     the buffered 20 ms power samples of every GPU, device time mapped to our time line.
 // The work of each cadence is a plain method so that drivers decide when it runs: ThreadedDriver (real
 // time) or VirtualDriver (simulated time), both one thread running a CadenceLoop. Each cadence writes only
-// its own store; the stores are merged in take_traces(), after the drivers have stopped.
+// its own store; the stores are merged in take_traces(), after the drivers have stopped or on the sampling
+// thread itself (ThreadedDriver::every).
 //
 // A failing GPU never stops the sampler: a driver error (UNKNOWN, TIMEOUT, ...) costs that one reading and
 // is counted; a lost GPU (hw::GpuLostError), or kMaxConsecutiveFailures failures in a row on one cadence,
