@@ -16,6 +16,7 @@ BUILD_DIR=${WATTWISE_BUILD_DIR:-build}
 PACKAGES=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev
           libgtest-dev libgmock-dev libbenchmark-dev python3 libjs-chart.js chromium
           python3-pip python3-setuptools python3-wheel python3-venv  # pip install ./python offline; cmake --install into a venv (tests)
+          libcpp-httplib-dev prometheus  # the exporter's HTTP server; the real Prometheus of `ctest -R prometheus`
           clang-14 libclang-rt-14-dev  # clang-14 and its compiler-rt (libFuzzer, sanitizers) for fuzz/
           munge slurmctld slurmd slurm-client)  # the SLURM test's localhost cluster (tests/slurm)
 

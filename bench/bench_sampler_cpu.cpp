@@ -24,6 +24,7 @@
 
 #include "../tests/sampling/fake_gpu.hpp"
 #include "core/clock.hpp"
+#include "fake_nvml_bench_config.hpp"
 #include "hw/nvml_library.hpp"
 #include "hw/nvml_system.hpp"
 #include "sampling/sampler.hpp"
@@ -31,6 +32,8 @@
 #include "sampling/virtual_driver.hpp"
 
 namespace {
+
+using wattwise::bench::write_fake_config;
 
 using namespace wattwise;
 using namespace std::chrono_literals;
@@ -54,35 +57,6 @@ std::size_t trace_bytes(const sampling::GpuTrace& trace) {
          (trace.power_instant.size() + trace.power_average.size() + trace.power_samples.size()) *
              sizeof(sampling::PowerReading) +
          trace.telemetry.size() * sizeof(sampling::TelemetryReading);
-}
-
-nlohmann::json call_costs_us(bool free_calls) {
-  const double other_us = free_calls ? 0 : 20;
-  nlohmann::json costs = {{"nvmlDeviceGetTotalEnergyConsumption", free_calls ? 0 : 3970},
-                          {"nvmlDeviceGetFieldValues", free_calls ? 0 : 6},
-                          {"nvmlDeviceGetPowerUsage", free_calls ? 0 : 2}};
-  for (const char* call :
-       {"nvmlDeviceGetSamples", "nvmlDeviceGetClockInfo", "nvmlDeviceGetUtilizationRates",
-        "nvmlDeviceGetTemperature", "nvmlDeviceGetPerformanceState", "nvmlDeviceGetCurrentClocksEventReasons",
-        "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetMemoryInfo"})
-    costs[call] = other_us;
-  return costs;
-}
-
-// N GPUs switching between 450 W and 120 W every 0.2 s, each posting its counter at its own phase.
-std::string write_fake_config(const std::filesystem::path& dir, unsigned gpus, bool free_calls) {
-  nlohmann::json config = {{"state_file", (dir / "state.json").string()},
-                           {"call_cost_us", call_costs_us(free_calls)},
-                           {"gpus", nlohmann::json::array()}};
-  for (unsigned i = 0; i < gpus; ++i) {
-    config["gpus"].push_back(
-        {{"uuid", fmt::format("GPU-bench-{}", i)},
-         {"counter_phase_ms", (13 + 37 * i) % 100},
-         {"profile", {{{"duration_s", 0.2}, {"watts", 450}}, {{"duration_s", 0.2}, {"watts", 120}}}}});
-  }
-  const std::filesystem::path path = dir / fmt::format("fake-{}.json", gpus);
-  std::ofstream(path) << config.dump(2);
-  return path.string();
 }
 
 struct CpuResult {

@@ -28,5 +28,6 @@ CommandRun add_report_command(CLI::App& app);
 CommandRun add_merge_command(CLI::App& app);
 CommandRun add_counter_command(CLI::App& app);
 CommandRun add_tune_command(CLI::App& app);
+CommandRun add_exporter_command(CLI::App& app);
 
 }  // namespace wattwise::cli

@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
       "read each GPU's energy counter once, or the energy since an earlier reading (SLURM "
       "prolog/epilog)",
       wattwise::cli::add_counter_command);
+  add("exporter", "serve the GPUs' energy, power, clocks and per-job energy to Prometheus (a node agent)",
+      wattwise::cli::add_exporter_command);
   add("restore", "put back GPU settings from a stale journal (wattwise was killed, or the power failed)",
       wattwise::cli::add_restore_command);
 

@@ -289,7 +289,13 @@ std::vector<GpuTrace> Sampler::take_traces() {
     std::lock_guard lock(failures_mutex_);
     trace.failure = failures_[i];
   }
+  // A reader that takes the traces while sampling goes on (the exporter, every fraction of a second)
+  // must not reset the runs of failures that decide when a GPU is given up.
+  Health* const healths[] = {&counters_.health, &fast_.health, &telemetry_.health, &drain_.health};
+  std::vector<std::vector<unsigned>> consecutive;
+  for (const Health* health : healths) consecutive.push_back(health->consecutive);
   reset_stores();
+  for (std::size_t h = 0; h < consecutive.size(); ++h) healths[h]->consecutive = std::move(consecutive[h]);
   return traces;
 }
 

@@ -25,7 +25,8 @@ namespace wattwise::sampling {
 //   drain     the buffered 20 ms power samples of every GPU, device time mapped to our time line.
 // The work of each cadence is a plain method so that drivers decide when it runs: ThreadedDriver (real
 // time) or VirtualDriver (simulated time), both one thread running a CadenceLoop. Each cadence writes only
-// its own store; the stores are merged in take_traces(), after the drivers have stopped.
+// its own store; the stores are merged in take_traces(), after the drivers have stopped or on the sampling
+// thread itself (ThreadedDriver::every).
 //
 // A failing GPU never stops the sampler: a driver error (UNKNOWN, TIMEOUT, ...) costs that one reading and
 // is counted; a lost GPU (hw::GpuLostError), or kMaxConsecutiveFailures failures in a row on one cadence,
@@ -67,6 +68,8 @@ class Sampler {
   std::uint64_t late_drains() const { return drain_.late_drains; }
 
   // Hands over everything sampled so far, one trace per GPU in constructor order; the stores are emptied.
+  // Call it after the drivers stopped, or on the sampling thread itself (ThreadedDriver::every): the
+  // exporter takes the readings there every fraction of a second while sampling goes on.
   // A GPU that failed stays failed (a lost GPU does not come back): later traces report it again.
   std::vector<GpuTrace> take_traces();
 

@@ -4,7 +4,9 @@
 #include <exception>
 #include <utility>
 
+#include "core/error.hpp"
 #include "sampling/cadence_loop.hpp"
+#include "sampling/periodic_schedule.hpp"
 
 namespace wattwise::sampling {
 namespace {
@@ -23,6 +25,13 @@ ThreadedDriver::~ThreadedDriver() {
   } catch (...) {
     // A destructor must not throw; the readings taken so far stay in the sampler.
   }
+}
+
+void ThreadedDriver::every(Nanos period, std::function<void(Nanos now)> hook) {
+  if (running_) throw Error(ErrorKind::kInternal, "ThreadedDriver::every() after start()");
+  if (period <= Nanos{0}) throw Error(ErrorKind::kInternal, "ThreadedDriver::every() needs a period");
+  hook_period_ = period;
+  hook_ = std::move(hook);
 }
 
 void ThreadedDriver::start() {
@@ -53,11 +62,17 @@ void ThreadedDriver::sleep_until_or_stopped(Nanos deadline) {
 
 void ThreadedDriver::run_loop(Nanos start) {
   CadenceLoop loop(sampler_, start);
+  // Without a hook its schedule is never consulted; any positive period keeps it well-formed.
+  PeriodicSchedule hook_schedule(start + hook_period_, hook_ ? hook_period_ : Nanos{std::chrono::seconds(1)});
   while (true) {
-    sleep_until_or_stopped(loop.next_due());
+    sleep_until_or_stopped(hook_ ? std::min(loop.next_due(), hook_schedule.next_due()) : loop.next_due());
     if (stop_requested_) return;
     try {
       skipped_ += loop.run_due(clock_.now(), clock_);
+      if (hook_ && hook_schedule.next_due() <= clock_.now()) {
+        hook_(clock_.now());
+        hook_schedule.advance(clock_.now());
+      }
     } catch (...) {
       // The sampler handles the GPUs' errors itself; anything else (out of memory, a bug) stops the
       // sampling and is raised by stop() on the measuring thread, instead of terminating the process.

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +19,12 @@ class ThreadedDriver {
   ~ThreadedDriver();  // stops the threads if still running
   ThreadedDriver(const ThreadedDriver&) = delete;
   ThreadedDriver& operator=(const ThreadedDriver&) = delete;
+
+  // Runs `hook` on the sampling thread every `period` (start + k * period), between the cadences. A
+  // long-running reader (the exporter) takes the sampler's readings there with Sampler::take_traces():
+  // on the thread that writes the stores, so they need no lock and the sampler never stops. Set it
+  // before start(); an exception from the hook stops the sampling like one from a cadence.
+  void every(Nanos period, std::function<void(Nanos now)> hook);
 
   void start();  // Sampler::begin, then the sampling thread
   // Joins the thread, then Sampler::finish; idempotent. Rethrows what escaped a cadence (not a GPU's
@@ -39,6 +46,8 @@ class ThreadedDriver {
   std::mutex error_mutex_;
   std::exception_ptr cadence_error_;
   bool running_ = false;
+  Nanos hook_period_{0};
+  std::function<void(Nanos now)> hook_;
 };
 
 }  // namespace wattwise::sampling

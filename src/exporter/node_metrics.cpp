@@ -1,0 +1,90 @@
+#include "exporter/node_metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+namespace wattwise::exporter {
+namespace {
+
+Labels gpu_labels(const GpuSnapshot& gpu, const std::string& hostname) {
+  const std::string index = std::to_string(gpu.identity.index);
+  return {{"gpu", index},
+          {"UUID", gpu.identity.uuid},
+          {"pci_bus_id", gpu.identity.pci_bus_id},
+          {"device", "nvidia" + index},
+          {"modelName", gpu.identity.name},
+          {"Hostname", hostname}};
+}
+
+// One family with a sample per GPU that has a value for it.
+MetricFamily per_gpu(const NodeSnapshot& snapshot, std::string name, std::string help, MetricType type,
+                     const std::function<std::optional<double>(const GpuSnapshot&)>& value) {
+  MetricFamily family{std::move(name), std::move(help), type, {}};
+  for (const GpuSnapshot& gpu : snapshot.gpus) {
+    if (const auto v = value(gpu)) family.samples.push_back({gpu_labels(gpu, snapshot.hostname), *v});
+  }
+  return family;
+}
+
+std::optional<double> scaled(const std::optional<unsigned>& value, double factor) {
+  if (!value) return std::nullopt;
+  return static_cast<double>(*value) * factor;
+}
+
+}  // namespace
+
+std::vector<MetricFamily> node_metrics(const NodeSnapshot& s) {
+  using T = MetricType;
+  std::vector<MetricFamily> families;
+  families.push_back(
+      per_gpu(s, "wattwise_gpu_energy_joules_total",
+              "Energy the GPU used since the exporter started (driver energy counter, extended "
+              "between reads by the power readings; never decreases).",
+              T::kCounter, [](const GpuSnapshot& g) { return g.energy_j; }));
+  families.push_back(per_gpu(s, "wattwise_gpu_power_watts", "Latest power reading of the GPU.", T::kGauge,
+                             [](const GpuSnapshot& g) { return g.power_w; }));
+  families.push_back(per_gpu(s, "wattwise_gpu_power_limit_watts", "Power limit set on the GPU.", T::kGauge,
+                             [](const GpuSnapshot& g) { return g.power_limit_w; }));
+  families.push_back(per_gpu(s, "wattwise_gpu_sm_clock_hertz", "SM clock of the GPU.", T::kGauge,
+                             [](const GpuSnapshot& g) { return scaled(g.telemetry.sm_clock_mhz, 1e6); }));
+  families.push_back(per_gpu(s, "wattwise_gpu_memory_clock_hertz", "Memory clock of the GPU.", T::kGauge,
+                             [](const GpuSnapshot& g) { return scaled(g.telemetry.mem_clock_mhz, 1e6); }));
+  families.push_back(per_gpu(s, "wattwise_gpu_temperature_celsius", "GPU temperature.", T::kGauge,
+                             [](const GpuSnapshot& g) { return scaled(g.telemetry.temp_c, 1); }));
+  families.push_back(per_gpu(s, "wattwise_gpu_utilization_ratio",
+                             "Fraction of the last sample period during which a kernel ran (0 to 1).",
+                             T::kGauge,
+                             [](const GpuSnapshot& g) { return scaled(g.telemetry.util_gpu_pct, 0.01); }));
+  families.push_back(
+      per_gpu(s, "wattwise_gpu_memory_utilization_ratio",
+              "Fraction of the last sample period during which memory was read or written (0 to 1).",
+              T::kGauge, [](const GpuSnapshot& g) { return scaled(g.telemetry.util_mem_pct, 0.01); }));
+  families.push_back(per_gpu(s, "wattwise_gpu_up",
+                             "1 while the GPU is read, 0 once it was lost or kept failing.", T::kGauge,
+                             [](const GpuSnapshot& g) { return g.up ? 1.0 : 0.0; }));
+  families.push_back(per_gpu(s, "wattwise_gpu_energy_counter_resets_total",
+                             "Times the driver's energy counter went down (driver reload, wrap); the energy "
+                             "across each was integrated from power readings.",
+                             T::kCounter,
+                             [](const GpuSnapshot& g) { return static_cast<double>(g.counter_breaks); }));
+
+  MetricFamily jobs{
+      "wattwise_job_energy_joules_total",
+      fmt::format("Energy of the node's GPUs used by a job (WATTWISE_JOB_ID or SLURM_JOB_ID of the GPUs' "
+                  "compute processes), since the exporter first saw it; the {} most recently "
+                  "seen jobs are kept.",
+                  kMaxJobs),
+      T::kCounter,
+      {}};
+  for (const JobEnergy::Job& job : s.jobs)
+    jobs.samples.push_back({{{"job_id", job.id}, {"Hostname", s.hostname}}, job.energy_j});
+  families.push_back(std::move(jobs));
+  families.push_back({"wattwise_exporter_jobs_evicted_total",
+                      fmt::format("Jobs whose series were dropped to keep at most {} job series.", kMaxJobs),
+                      T::kCounter,
+                      {{{{"Hostname", s.hostname}}, static_cast<double>(s.jobs_evicted)}}});
+  return families;
+}
+
+}  // namespace wattwise::exporter
