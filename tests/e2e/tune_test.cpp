@@ -202,9 +202,11 @@ TEST_F(TuneTest, DryRunMeasuresAndDecidesButChangesNothing) {
   ASSERT_EQ(settings.size(), 1u);
   EXPECT_EQ(settings[0].at("value").get<double>(), 650);
   EXPECT_NEAR(settings[0].at("time_s_mean").get<double>(), 0.040, 0.015);
+  // The fake draws 400 W flat: an iteration's energy is 400 W times its time, up to the 20 ms samples'
+  // edges, which average out over the iterations.
   EXPECT_NEAR(settings[0].at("energy_j_mean").get<double>(),
               400 * settings[0].at("time_s_mean").get<double>(),
-              0.1 * 400 * settings[0].at("time_s_mean").get<double>());
+              0.03 * 400 * settings[0].at("time_s_mean").get<double>());
 }
 
 TEST_F(TuneTest, BadFlagsAreUsageErrorsBeforeAnyChange) {
