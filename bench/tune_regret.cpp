@@ -5,7 +5,8 @@
 // noise per iteration, as measured on the H100). Reported per case: profiling iterations until settled, the
 // regret of the settled limit (its metric on the noise-free curve against the best of the noise-free curve at
 // every 5 W, in %), and the whole job's energy and time against an oracle that held the best limit from the
-// start. Usage: bench_tune_regret [FIRST_SEED LAST_SEED] (DEBUG_CASES=1 lists the cases that miss the goal on
+// start. Usage: bench_tune_regret [FIRST_SEED LAST_SEED [CORRELATION]] (CORRELATION: how much of one
+// iteration's noise carries over to the next, default 0; DEBUG_CASES=1 lists the cases that miss the goal on
 // stderr).
 #include <fmt/format.h>
 
@@ -108,10 +109,10 @@ struct Outcome {
 };
 
 // Holds `limit_w` for `iterations` iterations, adding their noisy time and energy to `o`.
-void hold(const SimulatedJob& job, double limit_w, std::uint64_t iterations, ww::sim::Noise& noise,
-          Outcome& o) {
+void hold(const SimulatedJob& job, double limit_w, std::uint64_t iterations,
+          ww::tune::IterationNoiseSource& noise, Outcome& o) {
   for (std::uint64_t i = 0; i < iterations; ++i) {
-    const IterationMean it = job.iterate(limit_w, i == 0 ? 0 : 1e9, noise, {});
+    const IterationMean it = job.iterate(limit_w, i == 0 ? 0 : 1e9, noise);
     o.energy_j += it.energy_j;
     o.time_s += it.time_s;
   }
@@ -119,8 +120,9 @@ void hold(const SimulatedJob& job, double limit_w, std::uint64_t iterations, ww:
 
 // Zeus-like: every limit from the highest down in 25 W steps, 50 iterations each, then the best measured
 // mean holds for the rest of the job.
-Outcome zeus(const SimulatedJob& job, const Curve& c, const Objective& obj, std::uint64_t seed) {
-  ww::sim::Noise noise(seed * 7919 + 17);
+Outcome zeus(const SimulatedJob& job, const Curve& c, const Objective& obj, std::uint64_t seed,
+             const ww::tune::IterationNoise& spread) {
+  ww::tune::IterationNoiseSource noise(seed * 7919 + 17, spread);
   Outcome o;
   const double top_w = c.limits_w.back();
   std::vector<std::pair<double, Outcome>> measured;
@@ -143,19 +145,21 @@ Outcome zeus(const SimulatedJob& job, const Curve& c, const Objective& obj, std:
   return o;
 }
 
-Outcome oracle(const SimulatedJob& job, const Curve& c, const Objective& obj, std::uint64_t seed) {
-  ww::sim::Noise noise(seed * 7919 + 17);
+Outcome oracle(const SimulatedJob& job, const Curve& c, const Objective& obj, std::uint64_t seed,
+               const ww::tune::IterationNoise& spread) {
+  ww::tune::IterationNoiseSource noise(seed * 7919 + 17, spread);
   Outcome o;
   o.limit_w = best_limit(c, obj);
   hold(job, *o.limit_w, kJobIterations, noise, o);
   return o;
 }
 
-Outcome tuned(const Profile& p, const Objective& obj, std::uint64_t seed) {
+Outcome tuned(const Profile& p, const Objective& obj, std::uint64_t seed,
+              const ww::tune::IterationNoise& spread) {
   ww::tune::TunerConfig config;
   config.metric = obj.metric;
   config.max_slowdown = obj.max_slowdown;
-  const auto r = ww::tune::simulate(p.simulate, config, seed, kJobIterations);
+  const auto r = ww::tune::simulate(p.simulate, config, seed, kJobIterations, spread);
   if (const char* trace = std::getenv("DEBUG_TRACE");
       trace && fmt::format("{} {} {}", p.name, obj.name, seed) == trace)
     for (const auto& d : r.decisions)
@@ -258,6 +262,8 @@ std::vector<Profile> bench_profiles() {
 int main(int argc, char** argv) {
   const std::uint64_t first = argc > 2 ? std::strtoull(argv[1], nullptr, 10) : 1;
   const std::uint64_t last = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20;
+  ww::tune::IterationNoise spread;
+  if (argc > 3) spread.correlation = std::strtod(argv[3], nullptr);
   const auto started = std::chrono::steady_clock::now();
   std::map<std::string, Tally> by_objective;
   Tally sim_total, replay_total, sim_metrics, replay_metrics;  // metrics: E, EDP, EDS without a budget
@@ -269,9 +275,9 @@ int main(int argc, char** argv) {
     for (const Objective& obj : objectives()) {
       Tally t;
       for (std::uint64_t seed = first; seed <= last; ++seed) {
-        const Outcome a = tuned(p, obj, seed);
-        const Outcome z = zeus(job, curve, obj, seed);
-        const Outcome best = oracle(job, curve, obj, seed);
+        const Outcome a = tuned(p, obj, seed, spread);
+        const Outcome z = zeus(job, curve, obj, seed, spread);
+        const Outcome best = oracle(job, curve, obj, seed, spread);
         const double regret = regret_pct(curve, obj, a.limit_w);
         const double zeus_regret = regret_pct(curve, obj, z.limit_w);
         for (Tally* each : {&t, &by_objective[(replayed ? "replayed " : "simulated ") + obj.name],
@@ -290,8 +296,9 @@ int main(int argc, char** argv) {
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print(
       "# bench_tune_regret, seeds {}..{}; goal: regret <= {}% in <= {} profiling iterations; job {} "
-      "iterations\n",
-      first, last, kRegretGoalPct, kIterationBudget, kJobIterations);
+      "iterations; noise per iteration: {}% time, {}% energy, correlation {} between neighbours\n",
+      first, last, kRegretGoalPct, kIterationBudget, kJobIterations, 100 * spread.time_cv,
+      100 * spread.energy_cv, spread.correlation);
   fmt::print(
       "# columns: cases | goal met (both) | regret <= 1% | profiling <= 200 | max regret | median and max "
       "profiling iterations | Zeus-like (25 W x 50 it): regret <= 1%, max regret | the whole job against an "

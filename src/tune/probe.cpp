@@ -23,10 +23,24 @@ double squared_deviations(const std::vector<double>& values) {
   return ss;
 }
 
-// Half-width of the interval of a mean of n values whose spread is sqrt(ss / df).
-double half_width(double ss, double df, double n, double confidence) {
-  if (df < 1 || n < 1) return 0;
-  return t_quantile(confidence, df) * std::sqrt(ss / df) / std::sqrt(n);
+// Sum of the products of neighbouring deviations about the mean: with the squared deviations, the lag-1
+// autocorrelation of the sequence.
+double lag_products(const std::vector<double>& values) {
+  const double mean = mean_of(values);
+  double sp = 0;
+  for (std::size_t i = 1; i < values.size(); ++i) sp += (values[i] - mean) * (values[i - 1] - mean);
+  return sp;
+}
+
+// Half-width of the interval of a mean of n values whose spread is sqrt(ss / df) and whose neighbours are
+// correlated by lag_sp / ss. Neighbouring iterations of a GPU job are alike (clocks and temperature wander
+// over seconds), which makes n of them worth fewer independent ones: the variance of their mean is that of
+// independent ones times (1 + rho) / (1 - rho) for a first-order autoregression. rho is taken at 0 when
+// negative and at most 0.9.
+double half_width(double ss, double lag_sp, double df, double n, double confidence) {
+  if (df < 1 || n < 1 || ss <= 0) return 0;
+  const double rho = std::clamp(lag_sp / ss, 0.0, 0.9);
+  return t_quantile(confidence, df) * std::sqrt(ss / df) / std::sqrt(n) * std::sqrt((1 + rho) / (1 - rho));
 }
 
 }  // namespace
@@ -67,18 +81,24 @@ std::optional<ProbeEstimate> Probe::estimate(const analysis::MetricSpec& metric,
   const double n = static_cast<double>(e.iterations);
   e.df = n - 1;
   e.score_ss = squared_deviations(per_iteration);
-  e.score_half = half_width(e.score_ss, e.df, n, confidence);
+  e.score_lag_sp = lag_products(per_iteration);
+  e.score_half = half_width(e.score_ss, e.score_lag_sp, e.df, n, confidence);
   const double n_time = static_cast<double>(times_s_.size());
   e.time_df = n_time - 1;
-  e.time_ss_relative = squared_deviations(times_s_) / (e.mean_time_s * e.mean_time_s);
-  e.time_half_s = e.mean_time_s * half_width(e.time_ss_relative, e.time_df, n_time, confidence);
+  const double mean_squared_s2 = e.mean_time_s * e.mean_time_s;
+  e.time_ss_relative = squared_deviations(times_s_) / mean_squared_s2;
+  e.time_lag_sp_relative = lag_products(times_s_) / mean_squared_s2;
+  e.time_half_s =
+      e.mean_time_s * half_width(e.time_ss_relative, e.time_lag_sp_relative, e.time_df, n_time, confidence);
   return e;
 }
 
 void NoisePool::add(const ProbeEstimate& e) {
   score_ss_ += e.score_ss;
+  score_lag_sp_ += e.score_lag_sp;
   df_ += std::max(0.0, e.df);
   time_ss_relative_ += e.time_ss_relative;
+  time_lag_sp_relative_ += e.time_lag_sp_relative;
   time_df_ += std::max(0.0, e.time_df);
 }
 
@@ -86,8 +106,10 @@ ProbeEstimate NoisePool::pooled(const ProbeEstimate& e, double confidence) const
   ProbeEstimate p = e;
   const double df = df_ + std::max(0.0, e.df);
   const double time_df = time_df_ + std::max(0.0, e.time_df);
-  p.score_half = half_width(score_ss_ + e.score_ss, df, static_cast<double>(e.iterations), confidence);
-  p.time_half_s = e.mean_time_s * half_width(time_ss_relative_ + e.time_ss_relative, time_df,
+  p.score_half = half_width(score_ss_ + e.score_ss, score_lag_sp_ + e.score_lag_sp, df,
+                            static_cast<double>(e.iterations), confidence);
+  p.time_half_s = e.mean_time_s * half_width(time_ss_relative_ + e.time_ss_relative,
+                                             time_lag_sp_relative_ + e.time_lag_sp_relative, time_df,
                                              static_cast<double>(e.time_df + 1), confidence);
   return p;
 }

@@ -29,6 +29,9 @@ struct ProbeEstimate {
   // score and of the per-iteration time relative to the mean time, and their degrees of freedom.
   double score_ss = 0;
   double time_ss_relative = 0;
+  // Sums of the products of neighbouring iterations' deviations (the same scales): their correlation.
+  double score_lag_sp = 0;
+  double time_lag_sp_relative = 0;
   double df = 0;
   double time_df = 0;
   double low() const { return score - score_half; }
@@ -46,7 +49,9 @@ class NoisePool {
 
  private:
   double score_ss_ = 0;
+  double score_lag_sp_ = 0;
   double time_ss_relative_ = 0;
+  double time_lag_sp_relative_ = 0;
   double df_ = 0;
   double time_df_ = 0;
 };

@@ -32,14 +32,23 @@ void Search::record_infeasible(std::size_t index) {
 }
 
 bool Search::on_plateau(std::size_t a, std::size_t b) const {
+  const auto tie = [](const ProbeEstimate& x, const ProbeEstimate& y) {
+    const bool same_score = x.low() <= y.high() && y.low() <= x.high();
+    const bool same_time = std::abs(x.mean_time_s - y.mean_time_s) <= x.time_half_s + y.time_half_s;
+    return same_score && same_time;
+  };
   const auto ea = estimates_.find(a);
   const auto eb = estimates_.find(b);
   if (ea == estimates_.end() || eb == estimates_.end()) return false;
   const ProbeEstimate& x = ea->second;
   const ProbeEstimate& y = eb->second;
-  const bool same_score = x.low() <= y.high() && y.low() <= x.high();
-  const bool same_time = std::abs(x.mean_time_s - y.mean_time_s) <= x.time_half_s + y.time_half_s;
-  return same_score && same_time;
+  if (x.low() > y.high() || y.low() > x.high()) return false;
+  if (tie(x, y)) return true;
+  // The higher one ties with a candidate above it: it is on the plateau, and the lower one, as good, is at
+  // its edge or below it.
+  for (auto above = estimates_.upper_bound(b); above != estimates_.end(); ++above)
+    if (tie(y, above->second)) return true;
+  return false;
 }
 
 double Search::score(std::size_t index) const {
@@ -148,9 +157,9 @@ std::optional<Search::FittedChoice> Search::fitted_choice() const {
   return c;
 }
 
-std::size_t Search::choice() const {
+std::optional<std::size_t> Search::choice() const {
   if (const auto fit = fitted_choice()) return fit->choice;
-  return lowest_feasible_;
+  return std::nullopt;
 }
 
 std::optional<std::size_t> Search::check_unimodal() {

@@ -5,6 +5,7 @@
 // slowdown budget that rules out the low end, and a coarse scan when the metric turns out not to be unimodal.
 // It only chooses which candidate to measure next; the tuner measures it.
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <map>
@@ -23,15 +24,21 @@ class Search {
   // budget. A lower setting is never faster, so every candidate below an infeasible one is infeasible too.
   void record(std::size_t index, const ProbeEstimate& estimate);
   void record_infeasible(std::size_t index);
+  // Measured without a usable estimate (no iteration with energy): never probed again, never chosen.
+  void record_unknown(std::size_t index) { unknown_.push_back(index); }
 
   // The next candidate to measure; absent when the search is over (then best() is the answer).
   std::optional<std::size_t> next();
   // The feasible measured candidate with the lowest score.
   std::optional<std::size_t> best() const;
   // The candidate to settle on once next() is absent: the lowest point of a quadratic through the measured
-  // candidates nearest the bracket (the best measured one while fewer than three are).
-  std::size_t choice() const;
-  bool measured(std::size_t index) const { return estimates_.contains(index) || infeasible(index); }
+  // candidates nearest the bracket (the best measured one while fewer than three are); absent when no
+  // feasible candidate was measured.
+  std::optional<std::size_t> choice() const;
+  bool measured(std::size_t index) const {
+    return estimates_.contains(index) || infeasible(index) ||
+           std::find(unknown_.begin(), unknown_.end(), index) != unknown_.end();
+  }
   bool infeasible(std::size_t index) const { return lowest_feasible_ > index; }
   const std::map<std::size_t, ProbeEstimate>& estimates() const { return estimates_; }
 
@@ -62,6 +69,7 @@ class Search {
   std::size_t candidates_;
   std::size_t lowest_feasible_ = 0;
   std::map<std::size_t, ProbeEstimate> estimates_;
+  std::vector<std::size_t> unknown_;
   bool fallback_used_ = false;
   bool scanning_ = false;
   std::deque<std::size_t> scan_;

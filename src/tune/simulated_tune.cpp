@@ -18,20 +18,29 @@ SimulatedJob::SimulatedJob(std::string_view profile_spec, TuneKnob knob)
 }
 
 TunerConfig SimulatedJob::with_gpu_range(TunerConfig config) const {
-  if (config.min_value != 0 || config.max_value != 0) return config;
   const sim::SimGpuSpec& gpu = profile_.gpu;
-  if (knob_ == TuneKnob::kPowerLimit) {
-    config.min_value = gpu.min_limit_w;
-    config.max_value = gpu.max_limit_w;
-    config.start_value = gpu.default_limit_w;
-  } else {
+  double lowest = gpu.min_limit_w;
+  double highest = gpu.max_limit_w;
+  double start = gpu.default_limit_w;
+  if (knob_ == TuneKnob::kSmClock) {
     // The supported clocks are descending; their mean spacing (V100: 7.5 MHz, listed as 7 and 8) is the
     // knob's resolution.
-    config.min_value = gpu.sm_clocks_mhz.back();
-    config.max_value = gpu.sm_clocks_mhz.front();
-    config.step = (config.max_value - config.min_value) / static_cast<double>(gpu.sm_clocks_mhz.size() - 1);
-    config.start_value = std::min<double>(gpu.boost_sm_clock_mhz, config.max_value);
+    lowest = gpu.sm_clocks_mhz.back();
+    highest = gpu.sm_clocks_mhz.front();
+    start = std::min<double>(gpu.boost_sm_clock_mhz, highest);
+    if (config.step == TunerConfig{}.step)
+      config.step = (highest - lowest) / static_cast<double>(gpu.sm_clocks_mhz.size() - 1);
   }
+  const char* unit = knob_ == TuneKnob::kPowerLimit ? "W" : "MHz";
+  if (config.min_value == 0) config.min_value = lowest;
+  if (config.max_value == 0) config.max_value = highest;
+  if (config.min_value < lowest || config.max_value > highest)
+    throw usage_error(
+        fmt::format("the range [{:g}, {:g}] {} is outside what {} supports, [{:g}, {:g}] {}: narrow it",
+                    config.min_value, config.max_value, unit, gpu.name, lowest, highest, unit));
+  // The job starts at the GPU's default, or at the range's top when the range leaves the default out.
+  if (config.start_value == 0)
+    config.start_value = start >= config.min_value && start <= config.max_value ? start : config.max_value;
   return config;
 }
 
@@ -48,13 +57,23 @@ IterationMean SimulatedJob::mean_at(double value) const {
   return {time_s, point.power_w * time_s};
 }
 
-IterationMean SimulatedJob::iterate(double value, double since_change_s, sim::Noise& noise,
-                                    const IterationNoise& spread) const {
-  const IterationMean mean = mean_at(value);
+IterationNoiseSource::Deviation IterationNoiseSource::next() {
+  // Energy is power times time: the power's own spread is what the energy's leaves beside the time's.
   const double power_cv =
-      std::sqrt(std::max(0.0, spread.energy_cv * spread.energy_cv - spread.time_cv * spread.time_cv));
-  const double time_s = mean.time_s * std::max(0.1, 1 + spread.time_cv * noise.normal());
-  double power_w = mean.energy_j / mean.time_s * std::max(0.1, 1 + power_cv * noise.normal());
+      std::sqrt(std::max(0.0, spread_.energy_cv * spread_.energy_cv - spread_.time_cv * spread_.time_cv));
+  // AR(1) with the same spread as the independent noise: x' = rho x + sqrt(1 - rho^2) e.
+  const double rho = std::clamp(spread_.correlation, 0.0, 0.99);
+  const double fresh = std::sqrt(1 - rho * rho);
+  last_.time = rho * last_.time + fresh * spread_.time_cv * noise_.normal();
+  last_.power = rho * last_.power + fresh * power_cv * noise_.normal();
+  return last_;
+}
+
+IterationMean SimulatedJob::iterate(double value, double since_change_s, IterationNoiseSource& noise) const {
+  const IterationMean mean = mean_at(value);
+  const IterationNoiseSource::Deviation deviation = noise.next();
+  const double time_s = mean.time_s * std::max(0.1, 1 + deviation.time);
+  double power_w = mean.energy_j / mean.time_s * std::max(0.1, 1 + deviation.power);
   // Right after a lower limit the controller needs a moment to pull the clock down (sim::SimGpuSpec).
   const double overshoot_s = std::chrono::duration<double>(profile_.gpu.overshoot_duration).count();
   if (since_change_s < overshoot_s)
@@ -70,14 +89,14 @@ SimulatedTuneResult simulate(std::string_view profile_spec, TunerConfig config, 
   result.gpu_name = job.profile().gpu.name;
   result.model = job.profile().workload.model;
   Tuner tuner(result.config);
-  sim::Noise noise(seed);
+  IterationNoiseSource noise(seed, spread);
   double held = tuner.current_value();
   double since_change_s = 1e9;  // the job starts at its setting: no transient
   for (std::uint64_t i = 0; i < iterations; ++i) {
     const double value = tuner.current_value();
     if (value != held) since_change_s = value < held ? 0 : 1e9;
     held = value;
-    const IterationMean it = job.iterate(value, since_change_s, noise, spread);
+    const IterationMean it = job.iterate(value, since_change_s, noise);
     since_change_s += it.time_s;
     result.energy_j += it.energy_j;
     result.time_s += it.time_s;

@@ -23,6 +23,26 @@ namespace wattwise::tune {
 struct IterationNoise {
   double time_cv = 0.01;
   double energy_cv = 0.02;
+  // How much of one iteration's deviation carries over to the next (AR(1) coefficient, 0..<1): a real GPU's
+  // clocks and temperature wander over seconds, so neighbouring iterations are alike. 0: independent.
+  double correlation = 0;
+};
+
+// The deviations of successive iterations from their setting's mean, seeded.
+class IterationNoiseSource {
+ public:
+  IterationNoiseSource(std::uint64_t seed, const IterationNoise& spread) : noise_(seed), spread_(spread) {}
+  // The next iteration's relative deviations of time and of power (each with mean 0).
+  struct Deviation {
+    double time = 0;
+    double power = 0;
+  };
+  Deviation next();
+
+ private:
+  sim::Noise noise_;
+  IterationNoise spread_;
+  Deviation last_;
 };
 
 // One iteration's time and energy, noise-free.
@@ -38,14 +58,15 @@ class SimulatedJob {
   // clock on a replayed table (it only knows power limits).
   SimulatedJob(std::string_view profile_spec, TuneKnob knob);
 
-  // `config` with the knob's range, step and start value taken from the simulated GPU where they are unset
-  // (zero): the power limit's constraints and default, or the supported SM clocks and the boost clock.
+  // `config` with the knob's range and start value taken from the simulated GPU where they are unset (zero):
+  // the power limit's constraints and default, or the supported SM clocks (their spacing as the step, unless
+  // one was given) and the boost clock. A start left out of a given range is the range's top; a range beyond
+  // what the GPU supports is a usage error.
   TunerConfig with_gpu_range(TunerConfig config) const;
   IterationMean mean_at(double value) const;
   // One noisy iteration at `value`. `since_change_s`: time since the setting was lowered to `value` (the
   // power controller overshoots the new limit for a moment: the warm-up the tuner discards).
-  IterationMean iterate(double value, double since_change_s, sim::Noise& noise,
-                        const IterationNoise& spread) const;
+  IterationMean iterate(double value, double since_change_s, IterationNoiseSource& noise) const;
   const sim::SimProfile& profile() const { return profile_; }
 
  private:

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "analysis/statistics.hpp"
 #include "core/error.hpp"
@@ -86,7 +85,6 @@ struct Tuner::State {
 
   double value() const { return grid[current]; }
   double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * ref->time_s; }
-  // Precision is relative to the start's metric, which is 1, or 0% for gain-loss (in percent).
   // How wide an estimate's interval may be: +-precision of the estimate itself (a candidate 25% below the
   // start is held to the same relative precision as the start), or of 100% for gain-loss (in percent, around
   // 0).
@@ -175,7 +173,10 @@ std::optional<Decision> Tuner::State::end_probe(const ProbeEstimate& e, ProbeEnd
   // interval kept it from being abandoned sooner.
   const bool over_budget = why == ProbeEnd::kOverBudget || (phase == Phase::kSearch && config.max_slowdown &&
                                                             e.mean_time_s > budget_time_s());
-  if (over_budget) {
+  if (e.iterations == 0) {
+    search->record_unknown(current);
+    reason = fmt::format("{:g} {}: no iteration with energy, skipped", value(), unit);
+  } else if (over_budget) {
     search->record_infeasible(current);
     reason = fmt::format("{:g} {}: time +{:.1f}% over the {:.0f}% budget, abandoned", value(), unit,
                          100 * (e.mean_time_s / ref->time_s - 1), 100 * config.max_slowdown.value_or(0));
@@ -187,7 +188,7 @@ std::optional<Decision> Tuner::State::end_probe(const ProbeEstimate& e, ProbeEnd
                            : why == ProbeEnd::kCap ? "iteration cap"
                                                    : "precise enough");
   }
-  noise.add(e);
+  if (e.iterations > 0) noise.add(e);
   if (const auto bump = search->check_unimodal())
     reason += fmt::format("; not unimodal (a bump at {:g} {}): coarse scan", grid[*bump], unit);
 
@@ -198,7 +199,7 @@ std::optional<Decision> Tuner::State::end_probe(const ProbeEstimate& e, ProbeEnd
     return d;
   }
   // The search is over: hold the best. Iterations fed elsewhere during this search are its cost.
-  const std::size_t best = search->choice();
+  const std::size_t best = search->choice().value_or(start_index);
   for (std::size_t i = 0; i < fed_at.size(); ++i)
     if (i != best) profiling += fed_at[i];
   reason += fmt::format("; settled at {:g} {}", grid[best], unit);
@@ -287,10 +288,10 @@ std::optional<Decision> Tuner::observe(const IterationObservation& iteration) {
   if (ref) e = s.probe->estimate(s.config.metric, *ref, s.config.confidence);
   if (e) e = s.noise.pooled(*e, s.config.confidence);
   if (!e) {
-    // Time only so far: end on the cap alone, with a time-only estimate that ranks last.
+    // Time only so far: end on the cap alone, and skip the candidate (the baseline waits: without its
+    // energy there is no reference, and a job whose iterations never carry energy is never tuned).
     if (s.probe->iterations() < 3 * s.config.max_probe_iterations || !s.ref) return std::nullopt;
     e = ProbeEstimate{};
-    e->score = std::numeric_limits<double>::infinity();
   }
   const ProbeEnd why = s.probe_end(*e);
   if (why == ProbeEnd::kNotYet) return std::nullopt;

@@ -34,8 +34,8 @@ struct TunerConfig {
   std::uint64_t warmup_iterations = 5;  // discarded after every change
   double confidence = 0.95;             // of the intervals behind every comparison (0.90 or 0.95)
   // How the search spends iterations (docs/tune.md "The search"). A probe ends as soon as one of these holds:
-  // its metric's interval is within +-precision of the start's metric (which is 1), it is clearly worse than
-  // the best so far (intervals apart), its time is over the slowdown budget by more than the noise, or it has
+  // its metric's interval is within +-precision of its estimate, it is clearly worse than the best so far
+  // (intervals apart), its time is over the slowdown budget by more than the noise, or it has
   // max_probe_iterations; never before min_probe_iterations (kept ones, after warm-up).
   double precision = 0.01;
   std::uint64_t min_probe_iterations = 5;

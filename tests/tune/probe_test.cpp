@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace wattwise::tune {
 namespace {
@@ -46,6 +47,26 @@ TEST(NoisePool, AProbeWithALuckySpreadGetsThePooledInterval) {
   const ProbeEstimate pooled = pool.pooled(*own, 0.95);
   EXPECT_GT(pooled.score_half, 0.05);
   EXPECT_EQ(pooled.score, own->score);
+}
+
+TEST(Probe, NeighbouringIterationsThatAreAlikeWidenTheInterval) {
+  // The same ten values twice: in runs of alike neighbours (as a GPU's wandering clocks make them), and
+  // alternating. Same mean and spread; the runs are worth fewer independent iterations.
+  Probe runs(200);
+  Probe alternating(200);
+  const std::vector<double> runs_j = {9, 9, 9, 9, 9, 11, 11, 11, 11, 11};
+  const std::vector<double> alternating_j = {9, 11, 9, 11, 9, 11, 9, 11, 9, 11};
+  for (std::size_t i = 0; i < runs_j.size(); ++i) {
+    runs.add(0.1, runs_j[i]);
+    alternating.add(0.1, alternating_j[i]);
+  }
+  const auto wide = runs.estimate(kEnergy, {10, 0.1}, 0.95);
+  const auto plain = alternating.estimate(kEnergy, {10, 0.1}, 0.95);
+  ASSERT_TRUE(wide && plain);
+  EXPECT_DOUBLE_EQ(wide->score, plain->score);
+  // Lag-1 correlation of the runs: 8 alike neighbour pairs and 1 unlike over 10 squared deviations, 0.7 ->
+  // sqrt((1 + 0.7) / (1 - 0.7)) times wider; the alternating sequence's is negative, taken at 0.
+  EXPECT_NEAR(wide->score_half / plain->score_half, std::sqrt(1.7 / 0.3), 1e-9);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "core/error.hpp"
 
@@ -45,6 +48,31 @@ TEST(SimulatedTune, SettlesNearTheNoiseFreeOptimumAndSavesEnergy) {
   EXPECT_LT(r.energy_j, job.mean_at(300).energy_j * 5000 * 0.95);
 }
 
+TEST(SimulatedTune, AGivenRangeKeepsTheGpuDefaultAsStartOrItsTop) {
+  TunerConfig config;
+  config.min_value = 200;
+  const auto low_end_given = simulate("v100:resnet50", config, 1, 10);
+  EXPECT_EQ(low_end_given.config.min_value, 200);
+  EXPECT_EQ(low_end_given.config.max_value, 300);
+  EXPECT_EQ(low_end_given.config.start_value, 300);
+  config.max_value = 250;
+  const auto both_given = simulate("v100:resnet50", config, 1, 10);
+  EXPECT_EQ(both_given.config.max_value, 250);
+  EXPECT_EQ(both_given.config.start_value, 250);  // the default (300 W) lies outside: the range's top
+}
+
+TEST(SimulatedTune, ARangeBeyondTheGpuIsAUsageError) {
+  TunerConfig config;
+  config.min_value = 100;  // the V100's lowest limit is 150 W
+  try {
+    simulate("v100:resnet50", config, 1, 10);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("[150, 300] W"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SimulatedTune, UnknownProfileIsAUsageError) {
   try {
     SimulatedJob("v100:nosuchmodel", TuneKnob::kPowerLimit);
@@ -55,25 +83,36 @@ TEST(SimulatedTune, UnknownProfileIsAUsageError) {
   }
 }
 
-// A replayed table: the published V100 ResNet-50 rows (shared/reference/v100_cnn_power_caps.csv).
-std::string replayed_table() {
-  const auto path = std::filesystem::temp_directory_path() / "wattwise-test-tune-replay.csv";
-  std::ofstream(path) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
-                         "default,300,262.3,69.87,266.4\n"
-                         "min_E,150,149.0,54.10,363.1\n"
-                         "min_EDP,195,190.6,56.59,296.9\n"
-                         "mid,240,231.5,63.10,272.6\n";
-  return "csv:" + path.string();
-}
+// A replayed table: the published V100 ResNet-50 rows (shared/reference/v100_cnn_power_caps.csv), in a file
+// of its own per process (ctest runs these tests in parallel processes), removed when done.
+class ReplayedTable {
+ public:
+  ReplayedTable()
+      : path_(std::filesystem::temp_directory_path() /
+              ("wattwise-test-tune-replay-" + std::to_string(::getpid()) + ".csv")) {
+    std::ofstream(path_) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
+                            "default,300,262.3,69.87,266.4\n"
+                            "min_E,150,149.0,54.10,363.1\n"
+                            "min_EDP,195,190.6,56.59,296.9\n"
+                            "mid,240,231.5,63.10,272.6\n";
+  }
+  ~ReplayedTable() { std::filesystem::remove(path_); }
+  std::string spec() const { return "csv:" + path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
 
 TEST(SimulatedTune, SmClockOnAReplayedTableIsAUsageError) {
+  const ReplayedTable table;
   TunerConfig config;
   config.knob = TuneKnob::kSmClock;
-  EXPECT_THROW(simulate(replayed_table(), config, 1, 100), Error);
+  EXPECT_THROW(simulate(table.spec(), config, 1, 100), Error);
 }
 
 TEST(SimulatedTune, TunesAReplayedTableOverItsMeasuredRange) {
-  const auto r = simulate(replayed_table(), TunerConfig{}, 2, 3000);
+  const ReplayedTable table;
+  const auto r = simulate(table.spec(), TunerConfig{}, 2, 3000);
   EXPECT_EQ(r.config.min_value, 150);
   EXPECT_EQ(r.config.max_value, 300);
   ASSERT_TRUE(r.settled_value);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -214,6 +215,75 @@ TEST(Tuner, KeepsTheLowerSideOnThePlateauAboveTheJobsDraw) {
     EXPECT_LE(capped_job(*tuner.settled_value()).energy_j, capped_job(115).energy_j * 1.02)
         << "seed " << seed << " settled " << *tuner.settled_value();
   }
+}
+
+TEST(Tuner, CountsAsProfilingTheIterationsAtOtherSettingsBeforeItSettled) {
+  Tuner tuner(power_config());
+  sim::Noise noise(21);
+  std::vector<double> held_before_settling;
+  while (!tuner.settled()) {
+    ASSERT_LT(held_before_settling.size(), 2000u);
+    const double held = tuner.current_value();
+    held_before_settling.push_back(held);
+    const Point p = bowl(held);
+    tuner.observe({p.time_s * (1 + 0.01 * noise.normal()), p.energy_j * (1 + 0.02 * noise.normal())});
+  }
+  const auto elsewhere = std::count_if(held_before_settling.begin(), held_before_settling.end(),
+                                       [&](double w) { return w != *tuner.settled_value(); });
+  EXPECT_EQ(tuner.profiling_iterations(), static_cast<std::uint64_t>(elsewhere));
+  EXPECT_EQ(tuner.iterations_seen(), held_before_settling.size());
+  // Held from then on: more iterations add nothing.
+  drive(tuner, bowl, 500, 22);
+  EXPECT_EQ(tuner.profiling_iterations(), static_cast<std::uint64_t>(elsewhere));
+}
+
+TEST(Tuner, TracesEveryDecisionWithItsEstimateAndInterval) {
+  Tuner tuner(power_config());
+  drive(tuner, bowl, 1000, 23);
+  const auto& trace = tuner.decisions();
+  ASSERT_GE(trace.size(), 3u);
+  std::uint64_t last_at = 0;
+  for (const Decision& d : trace) {
+    EXPECT_GT(d.at_iteration, last_at);
+    last_at = d.at_iteration;
+    EXPECT_LE(d.interval_low, d.estimate) << d.reason;
+    EXPECT_GE(d.interval_high, d.estimate) << d.reason;
+    EXPECT_GE(d.iterations, power_config().min_probe_iterations) << d.reason;
+    EXPECT_FALSE(d.reason.empty());
+  }
+  // The first decision leaves the start, whose estimate is the reference itself.
+  EXPECT_NEAR(trace.front().estimate, 1.0, 1e-12);
+  EXPECT_EQ(trace.back().kind, DecisionKind::kSettle);
+  EXPECT_EQ(trace.back().value, *tuner.settled_value());
+}
+
+TEST(Tuner, SkipsACandidateWhoseIterationsNeverCarryEnergy) {
+  Tuner tuner(power_config());
+  sim::Noise noise(31);
+  // Energy arrives at every setting but 175 W (the first probe, at 0.382 of the range): there the sampler
+  // never resolves a window.
+  for (int i = 0; i < 3000; ++i) {
+    const double held = tuner.current_value();
+    const Point p = bowl(held);
+    std::optional<double> energy_j;
+    if (held != 175) energy_j = p.energy_j * (1 + 0.02 * noise.normal());
+    tuner.observe({p.time_s * (1 + 0.01 * noise.normal()), energy_j});
+  }
+  ASSERT_TRUE(tuner.settled());
+  EXPECT_NE(*tuner.settled_value(), 175);
+  bool skipped = false;
+  for (const Decision& d : tuner.decisions()) {
+    skipped = skipped || d.reason.find("175 W: no iteration with energy, skipped") != std::string::npos;
+    EXPECT_TRUE(std::isfinite(d.estimate)) << d.reason;
+  }
+  EXPECT_TRUE(skipped);
+}
+
+TEST(Tuner, WithoutEnergyStaysAtTheStart) {
+  Tuner tuner(power_config());
+  for (int i = 0; i < 500; ++i) EXPECT_FALSE(tuner.observe({0.1, std::nullopt}));
+  EXPECT_EQ(tuner.current_value(), 300);
+  EXPECT_FALSE(tuner.settled());
 }
 
 TEST(Tuner, BadConfigIsAUsageError) {
