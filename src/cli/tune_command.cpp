@@ -105,6 +105,7 @@ int run_simulated(const TuneFlags& flags, tune::TunerConfig config, std::optiona
   r.settled = s.settled_value;
   r.profiling_iterations = s.profiling_iterations;
   r.iterations_seen = r.iterations_fed = s.iterations;
+  r.iterations_until_settled = s.settled_at_iteration;
   nlohmann::json out = tune::tune_json(r);
   out["simulated"] = {{"gpu", s.gpu_name},          {"model", s.model},       {"seed", flags.seed},
                       {"iterations", s.iterations}, {"energy_j", s.energy_j}, {"time_s", s.time_s}};

@@ -6,15 +6,29 @@
 
 namespace wattwise::tune {
 
+namespace {
+
+bool has_fine_trace(const sampling::GpuTrace& trace) {
+  return !trace.power_samples.empty() || !trace.power_instant.empty() || !trace.power_average.empty();
+}
+
+// What an iteration's energy is cut from: the fine trace alone where there is one (see the header: the
+// counter's knots cannot be placed on a short copy of the readings), else the counter.
+sampling::GpuTrace fine_only(sampling::GpuTrace trace) {
+  if (has_fine_trace(trace)) trace.energy.clear();
+  return trace;
+}
+
+}  // namespace
+
 bool covers(const sampling::GpuTrace& trace, Nanos end) {
   // A failed GPU will not be read again: its windows are answered now (without its energy, or with what
   // its readings before the failure say).
   if (trace.failure) return true;
-  if (!trace.energy.empty() && trace.energy.back().t < end + kCounterPastEnd) return false;
   if (!trace.power_samples.empty()) return trace.power_samples.back().t >= end;
   if (!trace.power_instant.empty()) return trace.power_instant.back().t >= end;
   if (!trace.power_average.empty()) return trace.power_average.back().t >= end;
-  return !trace.energy.empty();
+  return !trace.energy.empty() && trace.energy.back().t >= end + kCounterPastEnd;
 }
 
 std::vector<ResolvedEnergy> resolve_windows(const std::vector<sampling::GpuTrace>& traces,
@@ -28,7 +42,7 @@ std::vector<ResolvedEnergy> resolve_windows(const std::vector<sampling::GpuTrace
   if (covered == 0) return resolved;
   std::vector<sampling::EnergyAccounting> accountants;
   accountants.reserve(traces.size());
-  for (const auto& trace : traces) accountants.emplace_back(trace);
+  for (const auto& trace : traces) accountants.emplace_back(fine_only(trace));
   for (std::size_t w = 0; w < covered; ++w) {
     double sum_j = 0;
     bool known = !accountants.empty();

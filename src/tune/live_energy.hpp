@@ -2,14 +2,22 @@
 
 // Each iteration's energy while the job runs, from the sampler's readings so far.
 //
-// How (docs/tune.md "Energy of an iteration"): a snapshot of the job GPUs' readings from a little before the
-// window on (Sampler::snapshot_since) is indexed by the same EnergyAccounting that `measure` uses for
-// phases: the 20 ms buffered samples (else the instantaneous power) cut at the iteration's edges, scaled
-// within each of the counter's ~100 ms intervals to the counter's increment. A window is answered only once
-// the readings cover it: a counter read some postings after its end (the counter is read every ~5th
-// posting, ~0.5 s) and drained samples past its end (drained every 0.5 s). So energy arrives ~0.5-1 s after
-// an iteration ends; the live loop feeds iterations in order as they resolve. The sum is over the job's
-// GPUs; a GPU that has failed leaves the energy absent (the iteration then counts for time only).
+// How (docs/tune.md "Energy of an iteration"): a copy of the job GPUs' readings from a little before the
+// window on (Sampler::snapshot_since) is indexed by the same EnergyAccounting that `measure` uses, given the
+// fine trace only: the 20 ms buffered samples (else the instantaneous power) integrated over the
+// iteration's window (method `samples`). Not reconciled to the counter, on purpose: on a copy of a few
+// seconds the counter's update instants cannot be placed (the posting grid is learned from the dense reads
+// at the start of the run, which the copy lacks; reads ~0.5 s apart leave each instant anywhere between two
+// reads), and scaling the samples to increments between misplaced instants moved identical iterations by
+// up to +-20% (6% CV on a constant load of the fake driver). The samples' own level may be a few percent
+// off the counter, but the same for every setting, so it cancels in the tuner's metrics, which are
+// normalised to the start's. Only a GPU without any power reading falls back to the counter (interpolated
+// between its reads, a read 150 ms past the window's end required).
+//
+// A window is answered once the readings cover it: samples drained past its end (they are drained every
+// 0.5 s), so energy arrives up to ~0.5 s after an iteration ends; the live loop feeds iterations in order
+// as they resolve. The sum is over the job's GPUs; a GPU that has failed leaves the energy absent (the
+// iteration then counts for time only).
 
 #include <cstddef>
 #include <optional>
@@ -32,12 +40,11 @@ struct ResolvedEnergy {
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
 };
 
-// How long after a window's end a counter read must come before the window is answered: the counter's
-// value is posted every ~100 ms and can be that old when read, so a read 150 ms after the end has seen a
-// posting after it.
+// For a GPU with a counter but no power reading: how long after a window's end a counter read must come
+// before the window is answered (the value is posted every ~100 ms and can be that old when read).
 inline constexpr Nanos kCounterPastEnd = std::chrono::milliseconds(150);
-// How much of the readings before the first window go into the index: a few counter reads (one every
-// ~0.5 s) for the reconciliation, and enough of the fine trace for its alignment to the counter.
+// How much of the readings before the first window go into the copy: a margin for the first reading
+// before the window (and a few counter reads for a GPU that has only a counter).
 inline constexpr Nanos kHistoryBefore = std::chrono::seconds(2);
 
 // Whether the readings of one GPU cover a window ending at `end` (see the header's comment).

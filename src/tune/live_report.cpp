@@ -169,12 +169,13 @@ std::string tune_summary(const LiveTuningResult& r) {
     }
     text += settings.render("   ");
   }
-  if (r.settled)
-    text += fmt::format(
-        "   settled at {} after {} profiling iterations (at the job's iteration {}, dropped ones included)\n",
-        value_text(r.knob, *r.settled), r.profiling_iterations,
-        r.iterations_until_settled.value_or(r.iterations_seen));
-  else
+  if (r.settled) {
+    text += fmt::format("   settled at {} after {} profiling iterations", value_text(r.knob, *r.settled),
+                        r.profiling_iterations);
+    if (r.iterations_until_settled)
+      text += fmt::format(" (at the job's iteration {}, dropped ones included)", *r.iterations_until_settled);
+    text += "\n";
+  } else
     text += "   not settled when the job ended\n";
   if (!r.error.empty()) text += fmt::format("   stopped: {}\n", r.error);
   return text;

@@ -9,7 +9,7 @@
 //   new markers -> iterations complete on every rank (IterationAssembler)
 //   -> drop those that began before the setting in force took effect (they ran, at least partly, at the
 //      previous one; counted as `iterations_discarded`)
-//   -> the leading ones whose energy the readings cover (LiveEnergy, ~0.5-1 s after their end)
+//   -> the leading ones whose energy the readings cover (LiveEnergy, up to ~0.5 s after their end)
 //   -> Tuner::observe, one by one; on a decision that changes the value: apply, note when it took effect,
 //      and stop feeding (what is still pending began before it).
 // A job that sends no iteration marker within `marker_grace` gets one line saying how to mark them; the
