@@ -4,8 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DWATTWISE_TESTS=OFF -DWATTWISE_BENCHMARKS=OFF >/dev/null
-cmake --build build-gpu --target wattwise -j"$(nproc)"
+cmake --build build-gpu --target wattwise wattwise-exporter -j"$(nproc)"
 rm -rf build-gpu/bundle && mkdir -p build-gpu/bundle
-cp build-gpu/src/cli/wattwise build-gpu/bundle/
-cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 build-gpu/bundle/
+cp build-gpu/src/cli/wattwise build-gpu/src/cli/wattwise-exporter build-gpu/bundle/
+# The libraries the GPU machine may lack: fmt, and the exporter's cpp-httplib with what it links (OpenSSL 3,
+# brotli). glibc, libstdc++ and zlib are on every machine.
+for lib in libfmt.so.9 libcpp-httplib.so.0.11 libssl.so.3 libcrypto.so.3 libbrotlidec.so.1 libbrotlienc.so.1 \
+           libbrotlicommon.so.1; do
+  cp -L "/usr/lib/x86_64-linux-gnu/$lib" build-gpu/bundle/
+done
 echo "bundle: $(du -sh build-gpu/bundle | cut -f1) in build-gpu/bundle"
