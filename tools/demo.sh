@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on its embedded default: without an NVIDIA driver, a simulated Tesla V100 training resnet50,
 # in virtual time: one measured epoch, then a power-limit sweep with its recommendation, the same sweep run
-# adaptively (docs/sweep.md "Adaptive sweeps"), then the exhaustive sweep's report.
+# adaptively (docs/sweep.md "Adaptive sweeps"), the power limit tuned while the job trains (docs/tune.md),
+# then the exhaustive sweep's report.
 set -euo pipefail
 BUILD_DIR=${1:-build}
 WW="$BUILD_DIR/src/cli/wattwise"
@@ -22,6 +23,10 @@ echo
 echo "== wattwise sweep --adaptive --simulate v100:resnet50 --power-limit 150:300:5   (the same question, ~1/3 of the runs)"
 rm -f "$OUT/adaptive.db"
 "$WW" sweep --adaptive --simulate v100:resnet50 --power-limit 150:300:5 --seed 1 --db "$OUT/adaptive.db"
+
+echo
+echo "== wattwise tune --simulate v100:resnet50 --iterations 3000   (tuning inside the running job, ~170 profiling iterations)"
+"$WW" tune --simulate v100:resnet50 --iterations 3000 --seed 1 --json "$OUT/tune.json"
 
 echo
 echo "== wattwise report $OUT/sweep.db -o $OUT/report.html"
