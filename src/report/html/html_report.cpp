@@ -1,4 +1,6 @@
 #include "report/html/html_report.hpp"
+
+#include "report/html/html_escape.hpp"
 #include "report/html/report_tune.hpp"
 
 #include <fmt/format.h>
@@ -13,29 +15,6 @@
 namespace wattwise::report::html {
 
 namespace {
-
-std::string escape_html(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
 
 // JSON inside <script> must not close the element nor open a comment or another script ("<!--", "<script"
 // change how HTML parses what follows): every '<' becomes \u003c, which JSON reads back the same. In JSON

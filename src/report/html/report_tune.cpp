@@ -1,5 +1,7 @@
 #include "report/html/report_tune.hpp"
 
+#include "report/html/html_escape.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -22,29 +24,6 @@ struct Point {
   double y = 0;
   double err = 0;  // half-length of the error bar, in y's unit
 };
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // Linear axis range with a little room, never empty.
 std::pair<double, double> span(const std::vector<double>& values) {
@@ -76,7 +55,7 @@ std::string svg_chart(const std::string& title, const std::vector<Point>& points
       "width=\"{1}\" height=\"{2}\"><title>{0}</title>\n"
       "<line x1=\"{3}\" y1=\"{4}\" x2=\"{5}\" y2=\"{4}\" stroke=\"#555\"/>"
       "<line x1=\"{3}\" y1=\"{6}\" x2=\"{3}\" y2=\"{4}\" stroke=\"#555\"/>\n",
-      escape(title), kWidth, kHeight, kLeft, kHeight - kBottom, kWidth - kRight, kTop);
+      escape_html(title), kWidth, kHeight, kLeft, kHeight - kBottom, kWidth - kRight, kTop);
   for (int i = 0; i <= 4; ++i) {
     const double xv = x0 + (x1 - x0) * i / 4, yv = y0 + (y1 - y0) * i / 4;
     svg +=
@@ -86,11 +65,11 @@ std::string svg_chart(const std::string& title, const std::vector<Point>& points
                        kLeft - 4, py(yv) + 4, yv);
   }
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\">{}</text>",
-                     (kLeft + kWidth - kRight) / 2, kHeight - 6, escape(x_label));
+                     (kLeft + kWidth - kRight) / 2, kHeight - 6, escape_html(x_label));
   svg += fmt::format(
       "<text x=\"12\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\" "
       "transform=\"rotate(-90 12 {:.1f})\">{}</text>\n",
-      (kTop + kHeight - kBottom) / 2, (kTop + kHeight - kBottom) / 2, escape(y_label));
+      (kTop + kHeight - kBottom) / 2, (kTop + kHeight - kBottom) / 2, escape_html(y_label));
   if (steps && !points.empty()) {
     std::string path = fmt::format("M{:.1f},{:.1f}", px(points[0].x), py(points[0].y));
     for (std::size_t i = 1; i < points.size(); ++i)
@@ -108,7 +87,7 @@ std::string svg_chart(const std::string& title, const std::vector<Point>& points
         fmt::format("<circle class=\"tune-point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"#d62728\"/>\n",
                     px(p.x), py(p.y));
   }
-  return svg + fmt::format("</svg><figcaption>{}</figcaption></figure>\n", escape(title));
+  return svg + fmt::format("</svg><figcaption>{}</figcaption></figure>\n", escape_html(title));
 }
 
 std::string number(std::optional<double> v, const char* format = "{:.4g}") {
@@ -121,9 +100,9 @@ std::string tune_section_html(const store::TuneTrace& t) {
   const std::string setting_label = fmt::format("{} ({})", t.knob, t.unit);
   std::string html = fmt::format(
       "<p>Tuned {} for metric {}{}: captured {} {}, {}; {} iterations, {} profiling iterations.</p>\n",
-      escape(t.knob), escape(t.metric), t.dry_run ? " (dry run: no setting was changed)" : "",
-      number(t.start_value), escape(t.unit),
-      t.settled_value ? fmt::format("settled at {} {}", number(t.settled_value), escape(t.unit))
+      escape_html(t.knob), escape_html(t.metric), t.dry_run ? " (dry run: no setting was changed)" : "",
+      number(t.start_value), escape_html(t.unit),
+      t.settled_value ? fmt::format("settled at {} {}", number(t.settled_value), escape_html(t.unit))
                       : std::string("not settled"),
       t.iterations, t.profiling_iterations);
   std::vector<Point> energy, time;
@@ -149,8 +128,8 @@ std::string tune_section_html(const store::TuneTrace& t) {
     html += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{:.4g} {}</td><td>{:.3f}</td><td>[{:.3f}, {:.3f}]</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        escape(d.kind), d.at_iteration, d.value, escape(t.unit), d.estimate, d.interval_low, d.interval_high,
-        d.iterations, escape(d.reason));
+        escape_html(d.kind), d.at_iteration, d.value, escape_html(t.unit), d.estimate, d.interval_low,
+        d.interval_high, d.iterations, escape_html(d.reason));
   return html + "</tbody></table>\n";
 }
 
