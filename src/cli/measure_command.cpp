@@ -1,5 +1,7 @@
 #include <cstdio>
 #include <cstring>
+
+#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 
@@ -13,6 +15,7 @@
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "measure/live_status.hpp"
 #include "measure/session.hpp"
 #include "measure/simulated_session.hpp"
 #include "report/measure_report.hpp"
@@ -35,6 +38,7 @@ struct MeasureFlags {
   std::optional<std::string> counter_interval_ms;  // absent: the default
   std::string trace;
   std::string json;
+  bool no_status = false;                // no live status line on a terminal
   std::string output;                    // the summary for people; default stderr
   std::string out_dir;                   // under SLURM: this task's result, named by job, step, node and task
   std::optional<std::string> timeout_s;  // absent: no time-out
@@ -135,6 +139,9 @@ int run_measure(const MeasureFlags& flags) {
   } else {
     auto system = open_real_gpus();
     choose_gpus(*system, flags, options);
+    // On a terminal, a live line (elapsed, energy so far, power now) while the job runs.
+    if (!flags.no_status && ::isatty(STDERR_FILENO) == 1)
+      options.while_job_runs = measure::status_line_watcher(stderr);
     options.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since, const sampling::SourceFailure& f) {
       std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
     };
@@ -203,6 +210,10 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option("--counter-interval", flags->counter_interval_ms,
                  "expert: read each GPU's energy counter at this fixed period, ms, 3 x GPUs to 10000 "
                  "(default: just after every 5th of the counter's ~100 ms postings, locked to them)");
+  app.add_flag(
+      "--no-status", flags->no_status,
+      "no live status line (elapsed, energy so far, power) on stderr while the job runs; it is shown "
+      "only when stderr is a terminal");
   app.add_option("-o,--output", flags->output,
                  "write the summary to this file ('-': stdout) instead of stderr, where it follows the job's "
                  "own output");

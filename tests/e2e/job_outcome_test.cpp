@@ -101,6 +101,22 @@ TEST_F(JobOutcomeTest, JsonOnStdoutStaysValidWhenTheJobPrintsAndTheJobsOutputGoe
   EXPECT_NE(r.err.find("wall time"), std::string::npos) << "the summary goes to stderr: " << r.err;
 }
 
+// On a terminal (here util-linux's `script` gives wattwise one) a live line shows the energy so far while the
+// job runs; off a terminal (every other test) there is none, so logs stay clean.
+TEST_F(JobOutcomeTest, OnATerminalALiveLineShowsTheEnergySoFarWhileTheJobRuns) {
+  if (!std::filesystem::exists("/usr/bin/script"))
+    GTEST_SKIP() << "no /usr/bin/script (util-linux) for a pty";
+  const std::string command = std::string(WATTWISE_BIN) + " measure -- /bin/sleep 2.5";
+  const auto r = run({"/usr/bin/script", "-qfec", command, "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("so far |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wall time"), std::string::npos) << r.out;
+  const auto quiet = run({"/usr/bin/script", "-qfec", command + " --no-status", "/dev/null"});
+  EXPECT_EQ(quiet.out.find("so far"), std::string::npos) << quiet.out;
+  const auto piped = wattwise({"measure", "--", "/bin/sleep", "1.5"});
+  EXPECT_EQ(piped.err.find("so far"), std::string::npos) << piped.err;
+}
+
 TEST_F(JobOutcomeTest, WithoutJsonOnStdoutTheJobKeepsItsStdout) {
   const auto r = wattwise({"measure", "--", "/bin/sh", "-c", "echo chatty-stdout"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
