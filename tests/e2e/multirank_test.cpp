@@ -91,8 +91,8 @@ class MultirankTest : public E2eTest {
   double start_s_ = 0;
 };
 
-TEST_F(MultirankTest, EveryGpuIncludingTheIdleOneIsItsProfileIntegralWithinOnePercent) {
-  ASSERT_NO_FATAL_FAILURE(measure());
+TEST_F(MultirankTest, EveryGpuIncludingTheIdleOneIsItsProfileIntegralWithinItsEdges) {
+  ASSERT_NO_FATAL_FAILURE(measure({"--trace", path("t.csv").string()}));
   const double wall_s = m_.at("wall_s");
   ASSERT_GT(wall_s, 1.0);  // 3 iterations of 0.25 s + pauses on rank 0
   ASSERT_EQ(m_.at("gpus").size(), 3u);
@@ -103,7 +103,21 @@ TEST_F(MultirankTest, EveryGpuIncludingTheIdleOneIsItsProfileIntegralWithinOnePe
     EXPECT_EQ(g.at("used_by_job").get<bool>(), i < 2) << g.dump();
     ASSERT_TRUE(g.at("energy_j").is_number()) << g.dump();
     const double expected = expected_j(i, 0, wall_s);
-    EXPECT_NEAR(g.at("energy_j").get<double>(), expected, 0.01 * expected) << "GPU " << i << ": " << g.dump();
+    // The total is the counter between its postings inside the run plus the two edges, each under one
+    // ~100 ms posting (sampling/energy_accounting.hpp). On the constant-power job GPUs an edge placed a
+    // posting off costs nothing; on the idle GPU's 300/60 W square wave it can cost up to one posting of the
+    // swing per edge when a loaded machine left that GPU no grid to learn in a 1.5 s run (the third GPU
+    // learns after the first two): seen once in CI, +30.7 J of 285 J.
+    const auto swing_w = [&] {
+      double lo = 1e9, hi = 0;
+      for (const auto& segment : profiles_.at(i).profile.segments()) {
+        lo = std::min(lo, segment.watts);
+        hi = std::max(hi, segment.watts);
+      }
+      return hi - lo;
+    }();
+    const double tolerance_j = 0.01 * expected + 2 * swing_w * 0.1;
+    EXPECT_NEAR(g.at("energy_j").get<double>(), expected, tolerance_j) << "GPU " << i << ": " << g.dump();
     EXPECT_EQ(g.at("method"), "counter");
   }
 }

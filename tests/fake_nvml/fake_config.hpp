@@ -20,6 +20,7 @@ class PowerProfile {
  public:
   explicit PowerProfile(std::vector<PowerSegment> segments);
   double period_s() const { return period_s_; }
+  const std::vector<PowerSegment>& segments() const { return segments_; }
   // Power at monotonic time t, before the power limit is applied.
   double power_w(double t_s) const;
   // Exact integral of min(profile, cap_w) over [t0_s, t1_s], in joules.
