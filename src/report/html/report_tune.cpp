@@ -46,8 +46,9 @@ std::string svg_chart(const std::string& title, const std::vector<Point>& points
     ys.push_back(p.y - p.err);
     ys.push_back(p.y + p.err);
   }
-  const auto [x0, x1] = span(xs);
-  const auto [y0, y1] = span(ys);
+  // Plain variables, not structured bindings: clang 14 (the fuzz and sanitizer builds) cannot capture those.
+  const std::pair<double, double> x_span = span(xs), y_span = span(ys);
+  const double x0 = x_span.first, x1 = x_span.second, y0 = y_span.first, y1 = y_span.second;
   auto px = [&](double x) { return kLeft + (x - x0) / (x1 - x0) * (kWidth - kLeft - kRight); };
   auto py = [&](double y) { return kHeight - kBottom - (y - y0) / (y1 - y0) * (kHeight - kTop - kBottom); };
   std::string svg = fmt::format(
