@@ -21,21 +21,19 @@
 #include "experiment/adaptive_sweep.hpp"
 #include "sim/simulation.hpp"
 #include "sim/unsampled_run.hpp"
+#include "v100_bench_profiles.hpp"
 
 namespace ww = wattwise;
 using ww::analysis::MetricSpec;
 
 namespace {
 
+using ww::bench::Profile;
+
 constexpr double kRegretGoalPct = 0.5;
 constexpr unsigned kExhaustiveRepeats = 5;
 constexpr double kDefaultLimitW = 300;
 constexpr std::int64_t kMarkedIterations = 8;  // as `sweep --simulate` marks them
-
-struct Profile {
-  std::string name;      // v100:resnet50 or csv:...
-  std::string simulate;  // what --simulate gets
-};
 
 struct Curve {
   std::vector<double> limits;
@@ -148,21 +146,6 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed) {
   }
 }
 
-// The published table's rows of one model, as a runs CSV replay can read (the model column dropped).
-std::string replay_csv(const std::filesystem::path& table, const std::string& model,
-                       const std::filesystem::path& dir) {
-  std::ifstream in(table);
-  if (!in) throw std::runtime_error("cannot read " + table.string());
-  std::string line, out;
-  std::getline(in, line);
-  out = line.substr(line.find(',') + 1) + "\n";
-  while (std::getline(in, line))
-    if (line.rfind(model + ",", 0) == 0) out += line.substr(model.size() + 1) + "\n";
-  const auto path = dir / fmt::format("v100_{}.csv", model);
-  std::ofstream(path) << out;
-  return path.string();
-}
-
 // The four recommendations compared, in column order.
 enum Column { kExhaustivePick, kExhaustiveAnalyze, kAdaptivePick, kAdaptiveAnalyze, kColumns };
 
@@ -192,18 +175,8 @@ std::string row(const std::string& name, const Tally& t) {
   return text + fmt::format(" {:>7}\n", runs);
 }
 
-// The six simulated V100 models, then the same six replayed from the published table.
 std::vector<Profile> bench_profiles() {
-  const auto dir = std::filesystem::temp_directory_path() / "wattwise-bench-adaptive";
-  std::filesystem::create_directories(dir);
-  const std::vector<std::string> models = {"alexnet",    "vgg19",    "inception3",
-                                           "inception4", "resnet50", "resnet152"};
-  std::vector<Profile> profiles;
-  for (const auto& m : models) profiles.push_back({"v100:" + m, "v100:" + m});
-  for (const auto& m : models)
-    profiles.push_back({"replay:" + m, "csv:" + replay_csv(WATTWISE_REFERENCE_CSV, m, dir)});
-
-  return profiles;
+  return ww::bench::v100_bench_profiles(WATTWISE_REFERENCE_CSV, "wattwise-bench-adaptive");
 }
 
 }  // namespace

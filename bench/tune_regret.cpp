@@ -23,6 +23,7 @@
 
 #include "analysis/metrics.hpp"
 #include "tune/simulated_tune.hpp"
+#include "v100_bench_profiles.hpp"
 
 namespace ww = wattwise;
 using ww::analysis::MetricSpec;
@@ -31,16 +32,13 @@ using ww::tune::SimulatedJob;
 
 namespace {
 
+using ww::bench::Profile;
+
 constexpr double kRegretGoalPct = 1.0;
 constexpr std::uint64_t kIterationBudget = 200;
 constexpr std::uint64_t kJobIterations = 10000;
 constexpr double kZeusStepW = 25;
 constexpr std::uint64_t kZeusIterations = 50;
-
-struct Profile {
-  std::string name;      // v100:resnet50 or replay:resnet50
-  std::string simulate;  // what --simulate gets
-};
 
 struct Objective {
   std::string name;
@@ -230,31 +228,8 @@ std::string header() {
       "dt", "dM", "zeus dE", "zeus dt", "zeus dM");
 }
 
-// The published table's rows of one model, as a runs CSV replay can read (the model column dropped).
-std::string replay_csv(const std::filesystem::path& table, const std::string& model,
-                       const std::filesystem::path& dir) {
-  std::ifstream in(table);
-  if (!in) throw std::runtime_error("cannot read " + table.string());
-  std::string line, out;
-  std::getline(in, line);
-  out = line.substr(line.find(',') + 1) + "\n";
-  while (std::getline(in, line))
-    if (line.rfind(model + ",", 0) == 0) out += line.substr(model.size() + 1) + "\n";
-  const auto path = dir / fmt::format("v100_{}.csv", model);
-  std::ofstream(path) << out;
-  return path.string();
-}
-
 std::vector<Profile> bench_profiles() {
-  const auto dir = std::filesystem::temp_directory_path() / "wattwise-bench-tune";
-  std::filesystem::create_directories(dir);
-  const std::vector<std::string> models = {"alexnet",    "vgg19",    "inception3",
-                                           "inception4", "resnet50", "resnet152"};
-  std::vector<Profile> profiles;
-  for (const auto& m : models) profiles.push_back({"v100:" + m, "v100:" + m});
-  for (const auto& m : models)
-    profiles.push_back({"replay:" + m, "csv:" + replay_csv(WATTWISE_REFERENCE_CSV, m, dir)});
-  return profiles;
+  return ww::bench::v100_bench_profiles(WATTWISE_REFERENCE_CSV, "wattwise-bench-tune");
 }
 
 }  // namespace
