@@ -78,3 +78,35 @@ TEST(CounterTimeline, AFirstReadJustBeforeAnUncertainGridInstantStartsOnePeriodB
 
 }  // namespace
 }  // namespace wattwise::sampling
+
+namespace wattwise::sampling {
+namespace {
+
+TEST(CounterTimeline, ASparseReadJustAfterItsPostingKeepsThatPostingWhenTheGridIsAFewMsLate) {
+  // A CI run where a constant 300 W GPU's phases came out 15-25% low: the learning burst left two brackets
+  // that fix the grid only to +-8 ms (here ~5 ms late), and the locked schedule's sparse reads land a few ms
+  // after their postings. A read 2 ms after its posting must not be snapped to the grid instant a period
+  // earlier: that piece would span 600 ms for 500 ms of energy.
+  const std::vector<double> read_ms = {96, 109, 195, 208, 599, 1105, 1599, 2102, 2599};
+  std::vector<CounterReading> readings;
+  for (double t_ms : read_ms) {
+    const Nanos t{static_cast<std::int64_t>(t_ms * 1e6)};
+    // Postings at 97 ms + n * 100 ms.
+    const std::int64_t postings = t < 97ms ? 0 : (t - 97ms) / 100ms + 1;
+    readings.push_back(CounterReading{t, 50us, static_cast<std::uint64_t>(postings) * 30'000});
+  }
+  const auto timeline = build_counter_timeline(readings);
+  ASSERT_GE(timeline.pieces.size(), 6u);
+  for (const CounterPiece& piece : timeline.pieces) {
+    const Nanos from_grid = (piece.end - 97ms) % 100ms;
+    const Nanos error = std::min(from_grid, 100ms - from_grid);
+    EXPECT_LT(error, 12ms) << "knot at " << piece.end.count() / 1e6 << " ms";
+    // Constant power: every piece's energy over its span is the same 300 W.
+    ASSERT_TRUE(piece.energy_j);
+    const double span_s = std::chrono::duration<double>(piece.end - piece.begin).count();
+    EXPECT_NEAR(*piece.energy_j / span_s, 300.0, 300.0 * 0.03) << "piece ending at " << piece.end.count() / 1e6;
+  }
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
