@@ -4,13 +4,7 @@
 # Scrapes /metrics every second (as a 1 s Prometheus scrape would) while ResNet-50 trains for TRAIN_S seconds,
 # and writes under $OUT: exporter-scrapes.csv (time, counter), exporter-measure.json (the same job measured),
 # exporter-cpu.txt (the exporter's CPU over the run, from /proc), exporter-first.txt (one whole exposition).
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1
-WW="$PWD/build-gpu/bundle/wattwise"
+source "$(dirname "$0")/preamble.sh"
 TRAIN_S=${1:-40}
 "$WW" exporter --listen 127.0.0.1:9467 > "$OUT/exporter-log.txt" 2>&1 &
 EXPORTER=$!

@@ -5,14 +5,10 @@
 # (no `info --probe`, which sets a limit to its own value). The GPU's limits and clocks are read before and
 # after to show they are untouched. Expects build-gpu/bundle (tools/gpu/make_bundle.sh) carried along.
 #   usage: bash tools/gpu/faults_gpu.sh      (writes $OUT/faults-gpu.tar.gz and $OUT/faults-gpu.txt)
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
+source "$(dirname "$0")/preamble.sh"
 W=/tmp/ww-faults
 mkdir -p "$OUT" "$W"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1 WATTWISE_STATE_DIR="$W/state"
-WW="$PWD/build-gpu/bundle/wattwise"
+export WATTWISE_STATE_DIR="$W/state"
 JOB=(python3 tools/gpu/fault_job.py)
 LOG="$OUT/faults-gpu.txt"
 exec > >(tee "$LOG") 2>&1

@@ -3,14 +3,9 @@
 # nothing here calls a setter. Expects build-gpu/bundle (tools/gpu/make_bundle.sh) carried along.
 # Writes everything under $OUT; tools/gpu/evaluate_h100.py turns it into docs/evidence/h100-measure.md.
 #   usage: bash tools/gpu/h100_evidence.sh measure|overhead   (two calls: each must end within 10 minutes)
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
+source "$(dirname "$0")/preamble.sh"
 W=/tmp/ww-evidence   # many files: they travel back as one archive ($OUT takes at most 8 files)
 mkdir -p "$OUT" "$W"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1
-WW="$PWD/build-gpu/bundle/wattwise"
 PART=${1:-measure}
 step() { echo "== $(date +%T) $*"; }
 pack() { tar czf "$OUT/evidence-$PART.tar.gz" -C "$W" . && ls -la "$OUT"; }

@@ -8,17 +8,12 @@
 #   bash tools/gpu/job_knobs.sh default     resnet50 x batch 64/128/256, 2 repeats, analysed with analyze's
 #                                           defaults (no --phase: issue 12 judges on the marked phases)
 # Results: one archive under $OUT; tools/gpu/evaluate_job_knobs.py makes docs/evidence/job-knobs.md of it.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
+source "$(dirname "$0")/preamble.sh"
 PART=${1:?part}
 W=/tmp/ww-jobknobs-$PART
 rm -rf "$W"   # a warm machine keeps /tmp between calls: never resume an old database by accident
 mkdir -p "$OUT" "$W"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-WW="$PWD/build-gpu/bundle/wattwise"
 step() { echo "== $(date +%T) $*"; }
 pack() { tar czf "$OUT/jobknobs-$PART.tar.gz" -C "$W" . && ls -la "$OUT"; }
 trap pack EXIT

@@ -9,16 +9,11 @@
 # - CUDA_VISIBLE_DEVICES=0: which GPUs the job is charged for;
 # - what this node's powercap (RAPL) exposes.
 # Results: one archive under $OUT; tools/gpu/evaluate_node.py reads it.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
+source "$(dirname "$0")/preamble.sh"
 TAG=${1:?tag}; shift
 FLAGS=("$@")
 W=/tmp/ww-node-$TAG
 rm -rf "$W"; mkdir -p "$OUT" "$W"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1
-WW="$PWD/build-gpu/bundle/wattwise"
 step() { echo "== $(date +%T) $*"; }
 pack() { tar czf "$OUT/node-$TAG.tar.gz" -C "$W" . && ls -la "$OUT"; }
 trap pack EXIT

@@ -6,13 +6,7 @@
 #   tune-dryrun.txt (the summary, every would-be decision on stderr), tune-dryrun.json (docs/tune.md),
 #   limits.txt (nvidia-smi before/after).
 #   usage: bash tools/gpu/tune_dryrun.sh [SECONDS]   (default 150 s of ResNet-50 training; ends within 10 min)
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1
-WW="$PWD/build-gpu/bundle/wattwise"
+source "$(dirname "$0")/preamble.sh"
 TRAIN_S=${1:-150}
 limits() { nvidia-smi --query-gpu=index,power.limit,power.default_limit,clocks.sm --format=csv,noheader; }
 { echo "before: $(limits)"; } > "$OUT/limits.txt"
