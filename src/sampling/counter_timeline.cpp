@@ -54,9 +54,20 @@ std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots) {
   for (const Knot& k : knots) brackets.push_back({k.earliest, k.latest});
   const std::optional<PostingGrid> grid = fit_posting_grid(brackets, kAssumedUpdatePeriod, kMinGridBrackets);
   if (!grid) return std::nullopt;
-  for (Knot& knot : knots) {
-    const Nanos on_grid = grid->at_or_before(knot.latest + grid->uncertainty + kEdgeTolerance);
-    if (on_grid >= knot.earliest - kEdgeTolerance) knot.t = std::clamp(on_grid, knot.earliest, knot.latest);
+  // From the last knot back: an instant the next knot already holds is not this one's. A read right at a
+  // posting may have come just before it; the next, narrower bracket then proves it (seen in CI: a read
+  // 0.35 ms after a grid instant, the dense read 13 ms later saw the change; snapping both to that instant
+  // made a 400 ms piece of three postings' energy, 12% low over a 0.7 s job).
+  std::optional<Nanos> next_instant;
+  for (auto knot = knots.rbegin(); knot != knots.rend(); ++knot) {
+    Nanos on_grid = grid->at_or_before(knot->latest + grid->uncertainty + kEdgeTolerance);
+    while (next_instant && on_grid >= *next_instant) on_grid -= grid->period;
+    if (on_grid >= knot->earliest - kEdgeTolerance) {
+      knot->t = std::clamp(on_grid, knot->earliest, knot->latest);
+      next_instant = on_grid;
+    } else {
+      next_instant = grid->at_or_before(knot->t);
+    }
   }
   return grid;
 }
