@@ -45,6 +45,11 @@ std::optional<WindowAnswer> LiveWindows::answer(const WindowRequest& request) co
   // The job cannot have marked anything before it was started; such a window would only make the copy long.
   if (request.begin < job_start_)
     return WindowAnswer::unavailable("the window begins before wattwise started the job");
+  // First only the readings past the window's end (a short copy): a window whose readings are not in yet is
+  // asked again every few ms, and must not copy its whole length under the sampler's lock each time.
+  const std::vector<sampling::GpuTrace> tail = sampler_.snapshot_since(request.end);
+  for (std::size_t k : window_gpus(request, job_gpus_.size()))
+    if (!tune::covers(tail.at(job_gpus_[k]), request.end)) return std::nullopt;
   std::vector<sampling::GpuTrace> all = sampler_.snapshot_since(request.begin - tune::kHistoryBefore);
   std::vector<sampling::GpuTrace> job;
   job.reserve(job_gpus_.size());
