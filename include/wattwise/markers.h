@@ -92,7 +92,8 @@ typedef struct ww_window_energy {
 /* Stamp the window and send its begin / end marker; 0, or -1 for invalid arguments. */
 WATTWISE_MARKERS_API int ww_window_begin(ww_window* window, const char* name);
 WATTWISE_MARKERS_API int ww_window_end(ww_window* window, const char* name);
-/* 1: *out holds the energy; 0: not known (out->reason says why); -1: invalid arguments or a window not ended. */
+/* 1: *out holds the energy; 0: not known (out->reason says why); -1: invalid arguments or a window not ended.
+ */
 WATTWISE_MARKERS_API int ww_window_read(const ww_window* window, int timeout_ms, ww_window_energy* out);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* Shared between the C client's files; not part of the API (hidden: the library exports only WATTWISE_MARKERS_API). */
+/* Shared between the C client's files; not part of the API (hidden: the library exports only
+ * WATTWISE_MARKERS_API). */
 #ifndef WATTWISE_CLIENT_INTERNAL_H
 #define WATTWISE_CLIENT_INTERNAL_H
 
