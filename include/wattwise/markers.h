@@ -57,6 +57,45 @@ WATTWISE_MARKERS_API unsigned long ww_dropped(void);
 /* 1 when markers go somewhere (WATTWISE_SOCKET set and the socket reachable at the first call), else 0. */
 WATTWISE_MARKERS_API int ww_enabled(void);
 
+/* In-process readings (docs/windows.md): the energy of a window this process marked, asked of the running
+ * `wattwise measure` or `wattwise tune` over the socket named in WATTWISE_WINDOW_SOCKET.
+ *
+ *   ww_window w;
+ *   ww_window_begin(&w, "epoch");
+ *   ...
+ *   ww_window_end(&w, "epoch");
+ *   ww_window_energy e;
+ *   if (ww_window_read(&w, 5000, &e) == 1) printf("%.1f J (%s)\n", e.energy_j, e.method);
+ *
+ * The window's begin and end are ordinary markers (so it is also a phase of the summary). Reading waits for
+ * wattwise's answer (~0.5 s after the end, for the 20 ms samples past it to be drained), at most timeout_ms.
+ * Never a crash and never a hang: without WATTWISE_WINDOW_SOCKET the answer is "not known"; when wattwise
+ * cannot be reached (dead socket, time-out, a reply that is not the protocol) too, with one line on stderr
+ * per process, and later reads do not ask again. Thread-safe. */
+typedef struct ww_window {
+  long long begin_ns; /* CLOCK_MONOTONIC of its begin and end markers; end_ns 0 while open */
+  long long end_ns;
+} ww_window;
+
+enum { WW_WINDOW_MAX_GPUS = 16 };
+
+typedef struct ww_window_energy {
+  double energy_j;   /* summed over the window's GPUs (its rank's GPU, else all the job's) */
+  double duration_s; /* the window's length */
+  int gpu_count;     /* entries below (at most WW_WINDOW_MAX_GPUS) */
+  unsigned gpu_index[WW_WINDOW_MAX_GPUS];
+  double gpu_energy_j[WW_WINDOW_MAX_GPUS];
+  char method[32];  /* how it was measured, e.g. "samples" */
+  char reason[256]; /* when not known: why */
+} ww_window_energy;
+
+/* Stamp the window and send its begin / end marker; 0, or -1 for invalid arguments. */
+WATTWISE_MARKERS_API int ww_window_begin(ww_window* window, const char* name);
+WATTWISE_MARKERS_API int ww_window_end(ww_window* window, const char* name);
+/* 1: *out holds the energy; 0: not known (out->reason says why); -1: invalid arguments or a window not ended.
+ */
+WATTWISE_MARKERS_API int ww_window_read(const ww_window* window, int timeout_ms, ww_window_energy* out);
+
 #ifdef __cplusplus
 }
 #endif

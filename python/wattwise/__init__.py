@@ -22,8 +22,16 @@ Wire format: docs/markers.md.
 
 Callbacks that mark a framework's training (PyTorch Lightning, transformers' Trainer, Keras 3) are in
 wattwise.lightning, wattwise.huggingface and wattwise.keras (docs/frameworks.md); importing wattwise imports
-no framework. ``window_energy()`` is where a job will read a phase's energy from the running wattwise; it
-returns None until wattwise can answer.
+no framework.
+
+In-process readings: a job run by ``wattwise measure`` or ``wattwise tune`` can ask it for the energy of a
+window it marked; the window's markers are ordinary ones, so it is also a phase of the summary::
+
+    with wattwise.window("epoch") as w:
+        train_one_epoch()
+    print(w.energy_j, w.energy_per_gpu_j, w.duration_s, w.method)   # energy_j None when not known
+
+``window_energy(name)`` answers the same for the phase ``name`` this process ended last (docs/windows.md).
 """
 
 import contextlib
@@ -34,7 +42,10 @@ import socket
 import threading
 import time
 
-__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode", "dropped", "window_energy"]
+from wattwise import _readings
+
+__all__ = ["begin", "end", "point", "phase", "iteration", "enabled", "encode", "dropped", "window", "Window",
+           "window_energy"]
 
 # The C++ project's version (CMakeLists.txt, project VERSION); pyproject.toml reads it from here and a test
 # checks that the two agree.
@@ -74,6 +85,8 @@ class _Channel:
             self._socket = None
             self._opened = False
             self.dropped = 0
+        _ended_windows.reset()  # and what the in-process readings remembered
+        _asker.reset()
 
 
 # A marker's rank picks the GPU on this node, so it is the *local* rank: torchrun's LOCAL_RANK, Open MPI's
@@ -158,6 +171,36 @@ def encode(kind, name, t_ns, pid, rank=None, counters=None, dropped=0, global_ra
     return " ".join(fields)
 
 
+class _EndedWindows:
+    """The last ended (begin, end) of each phase name this process marked, for window_energy(). Begins and
+    ends pair as wattwise pairs them (docs/markers.md): an end closes the innermost open begin of its name."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._open = {}
+        self._last = {}
+
+    def note(self, kind, name, t_ns):
+        with self._lock:
+            if kind == "B":
+                self._open.setdefault(name, []).append(t_ns)
+            elif kind == "E" and self._open.get(name):
+                self._last[name] = (self._open[name].pop(), t_ns)
+
+    def last(self, name):
+        with self._lock:
+            return self._last.get(name)
+
+    def reset(self):
+        with self._lock:
+            self._open.clear()
+            self._last.clear()
+
+
+_ended_windows = _EndedWindows()
+_asker = _readings.Asker()
+
+
 def _send(kind, name, counters, t_ns=None):
     """Sends one marker stamped ``t_ns`` (now when None). A marker may be stamped in the past when the
     framework tells us about a phase only after it began (transformers' evaluation, wattwise.callbacks)."""
@@ -166,6 +209,7 @@ def _send(kind, name, counters, t_ns=None):
         return
     if t_ns is None:
         t_ns = time.monotonic_ns()
+    _ended_windows.note(kind, str(name), t_ns)
     message = encode(kind, name, t_ns, os.getpid(), _channel.rank, counters,
                      _channel.dropped, _channel.global_rank).encode("utf-8")
     if len(message) > MAX_MESSAGE_BYTES:
@@ -247,14 +291,78 @@ def current_setting():
     return None if state is None else state.get("value")
 
 
-def window_energy(name):
-    """The energy in joules, over this process's GPU, of the phase ``name`` this process ended last, as the
-    wattwise that runs the job measured it; None when no wattwise answers.
+class Window:
+    """A window marked by ``window()``; its energy is asked of wattwise when first read, after the window
+    ended (the answer is kept). ``energy_j`` (J, summed over the window's GPUs), ``energy_per_gpu_j`` (a dict
+    from each GPU's NVML index to its J) and ``method`` are None when not known, and ``reason`` then says why;
+    ``duration_s`` is the window's own length (None while it is open)."""
 
-    Today this is always None: answering needs the running wattwise to reply over a private channel
-    (issue 15, item 6), which is not there yet. The framework callbacks (wattwise.callbacks) log an epoch's
-    energy through this one function, and log nothing while it returns None; so callers must treat None as
-    "not known", never as zero.
+    def __init__(self, name, rank=None, timeout_s=_readings.DEFAULT_TIMEOUT_S):
+        self.name = name
+        self.rank = rank
+        self.timeout_s = timeout_s
+        self.begin_ns = None
+        self.end_ns = None
+        self._reading = None
+
+    def reading(self):
+        """What wattwise said, as a wattwise._readings.Reading (asked once, on the first call after the end)."""
+        if self.end_ns is None:
+            return _readings.Reading(reason="the window has not ended")
+        if self._reading is None:
+            self._reading = _asker.ask(self.begin_ns, self.end_ns, self.rank, self.timeout_s)
+        return self._reading
+
+    @property
+    def energy_j(self):
+        return self.reading().energy_j
+
+    @property
+    def energy_per_gpu_j(self):
+        return self.reading().energy_per_gpu_j
+
+    @property
+    def method(self):
+        return self.reading().method
+
+    @property
+    def reason(self):
+        return self.reading().reason
+
+    @property
+    def duration_s(self):
+        return None if self.end_ns is None else (self.end_ns - self.begin_ns) / 1e9
+
+    def __repr__(self):
+        return "Window(%r, duration_s=%r)" % (self.name, self.duration_s)
+
+
+@contextlib.contextmanager
+def window(name, timeout_s=_readings.DEFAULT_TIMEOUT_S, **counters):
+    """Marks the block as phase ``name`` (as ``phase()`` does) and yields a Window whose ``energy_j``, read
+    after the block, is the block's energy as the running wattwise measured it: from the 20 ms power samples,
+    available ~0.5 s after the end (reading it waits at most ``timeout_s``). None without wattwise."""
+    _channel.get()
+    w = Window(name, _channel.rank, timeout_s)
+    w.begin_ns = time.monotonic_ns()
+    _send("B", name, {}, w.begin_ns)
+    try:
+        yield w
+    finally:
+        w.end_ns = time.monotonic_ns()
+        _send("E", name, counters, w.end_ns)
+
+
+def window_energy(name, timeout_s=_readings.DEFAULT_TIMEOUT_S):
+    """The energy in joules, over this process's GPU (its rank's; all the job's GPUs without a rank), of the
+    phase ``name`` this process ended last, as the wattwise that runs the job measured it; None when it is
+    not known: no such phase, no wattwise, or wattwise could not say (docs/windows.md).
+
+    The framework callbacks (wattwise.callbacks) log an epoch's energy through this one function, and log
+    nothing while it returns None; so callers must treat None as "not known", never as zero. It waits for
+    wattwise's answer, ~0.5 s after the phase's end, at most ``timeout_s``.
     """
-    del name  # the query goes to wattwise once it can answer (issue 15, item 6)
-    return None
+    last = _ended_windows.last(str(name))
+    if last is None:
+        return None
+    return _asker.ask(last[0], last[1], _channel.rank, timeout_s).energy_j

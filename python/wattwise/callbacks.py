@@ -14,8 +14,8 @@ Every framework's run is marked with the phases docs/markers.md recommends:
 - ``evaluation``: a validation or evaluation pass (Lightning's sanity check is marked ``sanity_check``).
 
 An epoch's energy is asked of wattwise through wattwise.window_energy() once the epoch has ended, and logged
-into the framework's logger when known. Until the running wattwise can answer (issue 15, item 6) it is never
-known, and nothing is logged.
+into the framework's logger when known: the running `wattwise measure` or `tune` answers it (docs/windows.md);
+without wattwise it is None, and nothing is logged.
 """
 
 import collections.abc
@@ -85,7 +85,7 @@ class TrainingMarks:
 
 def epoch_energy_j():
     """The last epoch's energy, or None while no wattwise answers (looked up through the module so that one
-    function decides, and tests can stand in for item 6)."""
+    function decides, and tests can stand in for wattwise)."""
     return wattwise.window_energy(EPOCH)
 
 

@@ -15,6 +15,7 @@
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "measure/job_watchers.hpp"
 #include "measure/live_status.hpp"
 #include "measure/session.hpp"
 #include "measure/simulated_session.hpp"
@@ -24,6 +25,7 @@
 #include "sim/simulation.hpp"
 #include "slurm/result_dir.hpp"
 #include "slurm/slurm_task.hpp"
+#include "window/window_server.hpp"
 #include "workload/stop_signals.hpp"
 
 namespace wattwise::cli {
@@ -139,9 +141,13 @@ int run_measure(const MeasureFlags& flags) {
   } else {
     auto system = open_real_gpus();
     choose_gpus(*system, flags, options);
-    // On a terminal, a live line (elapsed, energy so far, power now) while the job runs.
-    if (!flags.no_status && ::isatty(STDERR_FILENO) == 1)
-      options.while_job_runs = measure::status_line_watcher(stderr);
+    // On a terminal, a live line (elapsed, energy so far, power now) while the job runs; and the energy of
+    // the windows the job asks for (`wattwise.window()`, docs/windows.md).
+    window::WindowServer windows;
+    options.extra_environment[window::WindowServer::kEnvironmentVariable] = windows.socket_path().string();
+    measure::JobWatcher status;
+    if (!flags.no_status && ::isatty(STDERR_FILENO) == 1) status = measure::status_line_watcher(stderr);
+    options.while_job_runs = measure::watch_together({status, window::window_server_watcher(windows)});
     options.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since, const sampling::SourceFailure& f) {
       std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
     };

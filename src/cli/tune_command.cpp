@@ -23,6 +23,7 @@
 #include "tune/live_session.hpp"
 #include "tune/live_store.hpp"
 #include "tune/simulated_tune.hpp"
+#include "window/window_server.hpp"
 #include "workload/stop_signals.hpp"
 
 namespace wattwise::cli {
@@ -195,6 +196,11 @@ int run_tune(const TuneFlags& flags) {
   hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : *real;
   choose_gpus(system, flags, config, range, options);
 
+  // The energy of the windows the job asks for (`wattwise.window()`, docs/windows.md), beside the tuner.
+  window::WindowServer windows;
+  options.measure.extra_environment[window::WindowServer::kEnvironmentVariable] =
+      windows.socket_path().string();
+  options.measure.while_job_runs = window::window_server_watcher(windows);
   const tune::TuneJobOutcome outcome = tune::run_tune_job(system, flags.command, options);
   if (outcome.changed_settings && !outcome.restore.all_ok())
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "measure/job_watchers.hpp"
 #include "measure/session.hpp"
 #include "plan/plan.hpp"
 #include "safety/gpu_lock.hpp"
@@ -173,9 +174,10 @@ TuneJobOutcome run_tune_job(hw::GpuSystem& system, const std::vector<std::string
 
   TuneJobOutcome outcome;
   LiveTuning live(options.live);
-  options.measure.while_job_runs = [&live](const measure::LiveJob& job, const std::atomic<bool>& ended) {
-    live.watch(job, ended);
-  };
+  // The caller's own watcher (the server of in-process readings) runs beside the tuner.
+  options.measure.while_job_runs = measure::watch_together(
+      {std::move(options.measure.while_job_runs),
+       [&live](const measure::LiveJob& job, const std::atomic<bool>& ended) { live.watch(job, ended); }});
   try {
     outcome.measurement = measure::measure_command(system, argv, options.measure);
   } catch (...) {

@@ -7,6 +7,9 @@
  *   e2e_job garbage                send two malformed datagrams to $WATTWISE_SOCKET with a raw socket, then
  * one valid point marker "valid" through the C API e2e_job pidfile PATH MS        write its pid to PATH, then
  * sleep MS (for signals sent from outside) e2e_job touch PATH             create PATH (proves the job ran)
+ *   e2e_job window COUNT MS PATH   COUNT windows "c_window" of MS ms through ww_window_*, each read at once;
+ *                                  one line per window to PATH: begin_ns end_ns known energy_j method
+ *                                  gpu_count index:energy_j ... (known 0: method is "-")
  *
  * Exit 10: a marker call returned an error; exit 64: bad arguments.
  */
@@ -60,6 +63,27 @@ static int garbage(void) {
   return ww_point("valid") == 0 ? 0 : 10;
 }
 
+static int windows(int count, long ms, const char* path) {
+  FILE* out = fopen(path, "w");
+  if (out == NULL) return 64;
+  for (int i = 0; i < count; ++i) {
+    ww_window window;
+    ww_window_energy energy;
+    if (ww_window_begin(&window, "c_window") != 0) return 10;
+    sleep_ms(ms);
+    if (ww_window_end(&window, "c_window") != 0) return 10;
+    int known = ww_window_read(&window, 5000, &energy);
+    if (known < 0) return 10;
+    fprintf(out, "%lld %lld %d %.6f %s %d", window.begin_ns, window.end_ns, known, energy.energy_j,
+            known ? energy.method : "-", energy.gpu_count);
+    for (int g = 0; g < energy.gpu_count; ++g)
+      fprintf(out, " %u:%.6f", energy.gpu_index[g], energy.gpu_energy_j[g]);
+    fprintf(out, "\n");
+  }
+  fclose(out);
+  return 0;
+}
+
 static int write_pid(const char* path, long ms) {
   FILE* f = fopen(path, "w");
   if (f == NULL) return 64;
@@ -82,6 +106,7 @@ int main(int argc, char** argv) {
     return 64; /* not reached for a deadly signal */
   }
   if (argc >= 2 && strcmp(argv[1], "garbage") == 0) return garbage();
+  if (argc >= 5 && strcmp(argv[1], "window") == 0) return windows(atoi(argv[2]), atol(argv[3]), argv[4]);
   if (argc >= 4 && strcmp(argv[1], "pidfile") == 0) return write_pid(argv[2], atol(argv[3]));
   if (argc >= 3 && strcmp(argv[1], "touch") == 0) {
     FILE* f = fopen(argv[2], "w");

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "wattwise/markers.h"
 
+#include "client_internal.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -102,14 +104,23 @@ static int append_number(char* buf, size_t* used, double value) {
   return append(buf, used, "%s", text);
 }
 
-static int send_marker(char kind, const char* name, const char* const keys[], const double values[], int n) {
+long long ww_internal_now_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+int ww_internal_rank(long* rank) {
+  pthread_once(&g_init_once, init_channel);
+  if (g_has_rank) *rank = g_rank;
+  return g_has_rank;
+}
+
+static int send_marker_at(char kind, long long t_ns, const char* name, const char* const keys[],
+                          const double values[], int n) {
   int fd = channel();
   if (fd < 0) return 0;
   if (name == NULL || *name == '\0' || n < 0 || (n > 0 && (keys == NULL || values == NULL))) return -1;
-
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  long long t_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
 
   char buf[kMaxMessageBytes];
   size_t used = 0;
@@ -138,6 +149,14 @@ static int send_marker(char kind, const char* name, const char* const keys[], co
   } while (sent < 0 && errno == EINTR);
   if (sent < 0) atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
   return 0;
+}
+
+static int send_marker(char kind, const char* name, const char* const keys[], const double values[], int n) {
+  return send_marker_at(kind, ww_internal_now_ns(), name, keys, values, n);
+}
+
+int ww_internal_send_at(char kind, long long t_ns, const char* name) {
+  return send_marker_at(kind, t_ns, name, NULL, NULL, 0);
 }
 
 int ww_begin(const char* name) {
