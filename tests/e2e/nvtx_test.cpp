@@ -1,0 +1,121 @@
+// `measure --nvtx` end to end: the real binary and fake NVML, and a job that makes NVTX calls only, through a
+// program that loads the injection library as the NVTX runtime does (tests/nvtx/fake_nvtx_loader.cpp).
+#include <fstream>
+
+#include "e2e_fixture.hpp"
+
+namespace wattwise::e2e {
+namespace {
+
+class NvtxTest : public E2eTest {
+ protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    use_config(two_gpu_config());
+  }
+
+  // `wattwise measure --nvtx --gpus 1 --json m.json -- fake_nvtx_loader --expect-injection OPS`
+  ProcessResult measure(const std::vector<std::string>& ops, std::vector<std::string> flags = {"--nvtx"}) {
+    std::vector<std::string> args = {"measure", "--gpus", "1", "--json", path("m.json").string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", FAKE_NVTX_LOADER, "--expect-injection"});
+    args.insert(args.end(), ops.begin(), ops.end());
+    return wattwise(args);
+  }
+
+  static const nlohmann::json* phase(const nlohmann::json& m, const std::string& name) {
+    for (const auto& p : m.at("phases"))
+      if (p.at("name") == name) return &p;
+    return nullptr;
+  }
+};
+
+TEST_F(NvtxTest, RangesBecomePhasesWithTheirNamesCountsAndEnergy) {
+  const auto r = measure({"push:training", "repeat:3:push:epoch,repeat:2:push:step,sleep:100,pop,pop", "pop",
+                          "pushw:\u00e9valuation \u2713", "sleep:50", "pop"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  const auto* training = phase(m, "training");
+  const auto* epoch = phase(m, "epoch");
+  const auto* step = phase(m, "step");
+  const auto* evaluation = phase(m, "\u00e9valuation \u2713");
+  ASSERT_TRUE(training && epoch && step && evaluation) << m.at("phases").dump();
+  EXPECT_EQ(training->at("count"), 1);
+  EXPECT_EQ(epoch->at("count"), 3);
+  EXPECT_EQ(step->at("count"), 6);
+  EXPECT_EQ(evaluation->at("count"), 1);
+  // Six steps of at least 100 ms of sleep each, nested in the epochs, nested in training.
+  const double step_s = step->at("time_s"), epoch_s = epoch->at("time_s"),
+               training_s = training->at("time_s");
+  EXPECT_GE(step_s, 0.6);
+  EXPECT_GE(epoch_s, step_s);
+  EXPECT_GE(training_s, epoch_s);
+  // On the constant 300 W GPU a phase's energy is power times its time (the fake's physics, 1%).
+  EXPECT_NEAR(step->at("energy_j").get<double>(), kConstantPowerW * step_s, 0.01 * kConstantPowerW * step_s);
+  EXPECT_EQ(m.at("markers").at("unmatched"), 0);
+}
+
+TEST_F(NvtxTest, SameNameNestingCountsTheOutermostRangeOnce) {
+  const auto r = measure({"push:step", "push:step", "sleep:100", "pop", "pop"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  const auto* step = phase(m, "step");
+  ASSERT_NE(step, nullptr) << m.dump();
+  EXPECT_EQ(step->at("count"), 1);
+  std::vector<int> depths;
+  for (const auto& inst : m.at("phase_instances")) depths.push_back(inst.at("same_name_depth"));
+  EXPECT_EQ(depths, (std::vector<int>{0, 1}));
+}
+
+TEST_F(NvtxTest, PopOnAnotherThreadLeavesTheRangeOpenAndSaysSoOnTheJobsStderr) {
+  const auto r = measure({"push:load", "pop-thread", "sleep:50", "pop", "push:never-closed"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("wattwise nvtx: 1 range pop(s) found no range open on their thread"),
+            std::string::npos)
+      << r.err;
+  const auto m = read_json("m.json");
+  ASSERT_NE(phase(m, "load"), nullptr);
+  EXPECT_GE(phase(m, "load")->at("time_s").get<double>(), 0.05);
+  EXPECT_EQ(phase(m, "never-closed"), nullptr);
+  EXPECT_EQ(m.at("markers").at("unmatched"), 1);  // the range never closed, reported as measure reports it
+}
+
+TEST_F(NvtxTest, StartEndRangesAndNamedDomainsOnRequest) {
+  const auto r = measure({"start:load", "dpush:NCCL:AllReduce", "sleep:50", "dpop:NCCL", "end-thread:load"},
+                         {"--nvtx", "--nvtx-domains", "NCCL"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  EXPECT_NE(phase(m, "load"), nullptr) << m.at("phases").dump();
+  EXPECT_NE(phase(m, "NCCL:AllReduce"), nullptr) << m.at("phases").dump();
+}
+
+TEST_F(NvtxTest, WithoutTheFlagTheJobRunsUninstrumented) {
+  std::vector<std::string> args = {"measure", "--gpus",         "1",      "--json",   path("m.json").string(),
+                                   "--",      FAKE_NVTX_LOADER, "push:x", "sleep:20", "pop"};
+  const auto r = wattwise(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(read_json("m.json").at("phases").empty());
+}
+
+TEST_F(NvtxTest, MissingLibraryFailsBeforeTheJobStarts) {
+  env_["WATTWISE_NVTX_LIB"] = path("nowhere.so").string();
+  const auto r = wattwise({"measure", "--nvtx", "--", "touch", path("ran").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(single_error_line(r).find("WATTWISE_NVTX_LIB"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path("ran")));
+}
+
+TEST_F(NvtxTest, NvtxFlagsAreUsageErrorsWhereTheyCannotApply) {
+  auto r = wattwise({"measure", "--nvtx", "--simulate", "v100:resnet50"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(single_error_line(r).find("--nvtx"), std::string::npos) << r.err;
+  r = wattwise({"measure", "--nvtx-domains", "NCCL", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(single_error_line(r).find("add --nvtx"), std::string::npos) << r.err;
+  r = wattwise({"tune", "--nvtx", "--simulate", "v100:resnet50"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(single_error_line(r).find("--nvtx"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace wattwise::e2e
