@@ -31,8 +31,9 @@ class NvtxTest : public E2eTest {
 };
 
 TEST_F(NvtxTest, RangesBecomePhasesWithTheirNamesCountsAndEnergy) {
-  const auto r = measure({"push:training", "repeat:3:push:epoch,repeat:2:push:step,sleep:100,pop,pop", "pop",
-                          "pushw:\u00e9valuation \u2713", "sleep:50", "pop"});
+  const auto r =
+      measure({"push:training", "repeat:3:push:epoch,push:step,sleep:100,pop,push:step,sleep:100,pop,pop",
+               "pop", "pushw:\u00e9valuation \u2713", "sleep:50", "pop"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto m = read_json("m.json");
   const auto* training = phase(m, "training");

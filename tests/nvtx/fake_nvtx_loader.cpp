@@ -9,7 +9,7 @@
 //     start:NAME end:NAME end-thread:NAME                  start/end ranges (ended here or on a new thread)
 //     pop-thread                                           a pop on a new thread (NVTX: it pops that
 //     thread's) mark:NAME  dpush:DOMAIN:NAME  dpop:DOMAIN             a mark; push/pop in a named domain
-//     sleep:MS   repeat:N:OP,OP,...                         wait; repeat ops (names without commas)
+//     sleep:MS   repeat:N:OP,OP,...                         wait; repeat ops (no commas in names, no nesting)
 //     rate:N[:B]                                            N push/pop pairs (B at a time, 1 ms apart);
 //                                                           prints the time per pair as JSON on stdout
 // --expect-injection: exit 3 if no injection attached (the variable unset, or the library declined).
