@@ -90,6 +90,21 @@ TEST_F(NvtxTest, StartEndRangesAndNamedDomainsOnRequest) {
   EXPECT_NE(phase(m, "NCCL:AllReduce"), nullptr) << m.at("phases").dump();
 }
 
+TEST_F(NvtxTest, TuneHearsIterationRangesAsItsIterations) {
+  // A dry run: the tuner reads NVTX ranges named "iteration" as it reads iteration markers, changes nothing.
+  env_["WATTWISE_STATE_DIR"] = path("state").string();
+  const auto r =
+      wattwise({"tune", "--dry-run", "--nvtx", "--gpus", "1", "--json", path("t.json").string(), "--",
+                FAKE_NVTX_LOADER, "--expect-injection", "repeat:100:push:iteration,sleep:20,pop"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = read_json("t.json");
+  ASSERT_NE(phase(t, "iteration"), nullptr) << t.dump();
+  EXPECT_EQ(phase(t, "iteration")->at("count"), 100);
+  // The tuner polls the markers while the job runs; those of its last poll period may come after it.
+  EXPECT_FALSE(t.at("tuning").at("no_markers").get<bool>()) << t.dump();
+  EXPECT_GT(t.at("tuning").at("iterations_seen").get<int>(), 0) << t.dump();
+}
+
 TEST_F(NvtxTest, WithoutTheFlagTheJobRunsUninstrumented) {
   std::vector<std::string> args = {"measure", "--gpus",         "1",      "--json",   path("m.json").string(),
                                    "--",      FAKE_NVTX_LOADER, "push:x", "sleep:20", "pop"};
