@@ -14,6 +14,8 @@
 //                                                           prints the time per pair as JSON on stdout
 // --expect-injection: exit 3 if no injection attached (the variable unset, or the library declined).
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <clocale>
@@ -212,6 +214,15 @@ void Player::run_two_part(const std::string& verb, const std::string& arg) {
   } else if (verb == "dpop") {
     auto f = CORE2(nvtxDomainRangePop_impl_fntype, NVTX_CBID_CORE2_DomainRangePop);
     if (f) f(domain(arg));
+  } else if (verb == "fork") {
+    // A child process marks once and exits, as a DataLoader worker would.
+    const pid_t child = fork();
+    if (child == 0) {
+      auto f = CORE(nvtxMarkA_impl_fntype, NVTX_CBID_CORE_MarkA);
+      if (f) f(arg.c_str());
+      _exit(0);
+    }
+    waitpid(child, nullptr, 0);
   } else if (verb == "sleep") {
     std::this_thread::sleep_for(std::chrono::milliseconds(std::stol(arg)));
   } else if (verb == "rate") {

@@ -52,6 +52,16 @@ TEST(InjectionLibrary, PushPopStartEndAndMarkBecomeMarkersThroughTheDocumentedLo
   for (std::size_t i = 1; i < run.markers.size(); ++i) EXPECT_GE(run.markers[i].t, run.markers[i - 1].t);
 }
 
+TEST(InjectionLibrary, ForkedChildMarksWithItsOwnPid) {
+  const auto run = run_loader({"mark:parent", "fork:child", "mark:parent"});
+  ASSERT_EQ(run.exit_code, 0);
+  ASSERT_EQ(events(run.markers), (std::vector<std::string>{"P parent", "P child", "P parent"}));
+  EXPECT_EQ(run.markers[0].pid, run.markers[2].pid);
+  EXPECT_NE(run.markers[1].pid,
+            run.markers[0].pid);  // the client's remembered pid was forgotten in the child
+  EXPECT_GT(run.markers[1].pid, 0);
+}
+
 TEST(InjectionLibrary, NamedDomainsStayOutByDefault) {
   const auto run = run_loader({"push:epoch", "dpush:NCCL:AllReduce", "dpop:NCCL", "pop"});
   ASSERT_EQ(run.exit_code, 0);
