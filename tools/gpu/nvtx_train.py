@@ -77,7 +77,7 @@ def main(argv):
         loss_fn(model(images), labels).backward()
         optimizer.step()
 
-    for _ in range(10):  # warm-up (cudnn autotuning, allocator), outside every phase
+    for _ in range(30):  # warm-up (cudnn autotuning, allocator), outside every phase
         step()
     torch.cuda.synchronize()
 
