@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -82,6 +83,31 @@ TEST(RangeTracker, ThreadsNestTheirOwnRanges) {
   }).join();
   tracker.pop(nullptr);
   EXPECT_EQ(sink.events(), (std::vector<std::string>{"B main", "B worker", "E worker", "E main"}));
+}
+
+TEST(RangeTracker, ConcurrentThreadsPairEveryRangeTheyOpen) {
+  // Run under ./dev.sh sanitize thread: pushes, pops, starts and ends from several threads at once.
+  RecordingSink sink;
+  RangeTracker tracker(sink, {});
+  constexpr int kThreads = 4, kRanges = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&tracker, t] {
+      const std::string name = std::to_string(t) + "-thread";
+      for (int i = 0; i < kRanges; ++i) {
+        EXPECT_EQ(tracker.push(nullptr, name), 0);
+        const nvtxRangeId_t id = tracker.start(nullptr, "shared");
+        tracker.end(nullptr, id);
+        EXPECT_EQ(tracker.pop(nullptr), 0);
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  std::map<std::string, int> open;
+  for (const auto& event : sink.events()) open[event.substr(2)] += event[0] == 'B' ? 1 : -1;
+  EXPECT_EQ(open.size(), kThreads + 1u);
+  for (const auto& [name, count] : open) EXPECT_EQ(count, 0) << name;
+  EXPECT_EQ(sink.events().size(), 4u * kThreads * kRanges);
+  EXPECT_EQ(tracker.anomalies().pops_without_push + tracker.anomalies().ends_of_unknown_id, 0u);
 }
 
 TEST(RangeTracker, StartedRangeMayEndOnAnotherThread) {
