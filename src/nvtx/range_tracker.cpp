@@ -82,6 +82,9 @@ RangeTracker::RangeTracker(MarkerSink& sink, DomainFilter filter)
 
 nvtxDomainHandle_t RangeTracker::create_domain(std::string name) {
   std::lock_guard lock(mutex_);
+  // One handle per name: a library that creates its domain in two places pushes and pops on one stack.
+  for (Domain& domain : domains_)
+    if (domain.name == name) return reinterpret_cast<nvtxDomainHandle_t>(&domain);
   const bool wanted = filter_.includes(name);
   domains_.push_back(Domain{std::move(name), wanted});
   return reinterpret_cast<nvtxDomainHandle_t>(&domains_.back());

@@ -165,6 +165,7 @@ class Player {
  private:
   nvtxDomainHandle_t domain(const std::string& name);
   void run_two_part(const std::string& verb, const std::string& arg);
+  bool run_range(const std::string& verb, const std::string& arg);  // false: not a range op
 
   std::map<std::string, nvtxRangeId_t> started_;
   std::map<std::string, nvtxDomainHandle_t> domains_;
@@ -177,7 +178,7 @@ nvtxDomainHandle_t Player::domain(const std::string& name) {
   return domains_[name] = create ? create(name.c_str()) : nullptr;
 }
 
-void Player::run_two_part(const std::string& verb, const std::string& arg) {
+bool Player::run_range(const std::string& verb, const std::string& arg) {
   if (verb == "push") {
     push(arg);
   } else if (verb == "pushw") {
@@ -202,7 +203,15 @@ void Player::run_two_part(const std::string& verb, const std::string& arg) {
     const nvtxRangeId_t id = started_[arg];
     if (verb == "end" && f) f(id);
     if (verb == "end-thread" && f) std::thread([f, id] { f(id); }).join();
-  } else if (verb == "mark") {
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void Player::run_two_part(const std::string& verb, const std::string& arg) {
+  if (run_range(verb, arg)) return;
+  if (verb == "mark") {
     auto f = CORE(nvtxMarkA_impl_fntype, NVTX_CBID_CORE_MarkA);
     if (f) f(arg.c_str());
   } else if (verb == "dpush") {

@@ -152,6 +152,18 @@ TEST(RangeTracker, NamedDomainsAreLeftOutUnlessListed) {
   EXPECT_EQ(sink.events(), (std::vector<std::string>{"B NCCL:AllReduce", "E NCCL:AllReduce"}));
 }
 
+TEST(RangeTracker, ADomainCreatedTwiceIsOneDomain) {
+  RecordingSink sink;
+  RangeTracker tracker(sink, parse_domain_filter("lib"));
+  const auto first = tracker.create_domain("lib");
+  const auto second = tracker.create_domain("lib");
+  EXPECT_EQ(first, second);
+  EXPECT_NE(tracker.create_domain("other"), first);
+  tracker.push(first, tracker.text_name(first, "op"));
+  EXPECT_EQ(tracker.pop(second), 0);
+  EXPECT_EQ(sink.events(), (std::vector<std::string>{"B lib:op", "E lib:op"}));
+}
+
 TEST(RangeTracker, AllDomainsWhenAskedAndDefaultOnlyByDefault) {
   EXPECT_TRUE(parse_domain_filter("all").includes("anything"));
   EXPECT_FALSE(parse_domain_filter(nullptr).includes("NCCL"));
