@@ -51,8 +51,10 @@ TEST_F(NvtxTest, RangesBecomePhasesWithTheirNamesCountsAndEnergy) {
   EXPECT_GE(step_s, 0.6);
   EXPECT_GE(epoch_s, step_s);
   EXPECT_GE(training_s, epoch_s);
-  // On the constant 300 W GPU a phase's energy is power times its time (the fake's physics, 1%).
-  EXPECT_NEAR(step->at("energy_j").get<double>(), kConstantPowerW * step_s, 0.01 * kConstantPowerW * step_s);
+  // The phases carry energy: on the constant 300 W GPU, power times their time. 5%, not the accountant's own
+  // 1% (MeasureEnergyTest holds that, and misses it when a loaded machine starves the sampler): what this
+  // test checks is that the ranges became phases with energy, not the cut of the windows.
+  EXPECT_NEAR(step->at("energy_j").get<double>(), kConstantPowerW * step_s, 0.05 * kConstantPowerW * step_s);
   EXPECT_EQ(m.at("markers").at("unmatched"), 0);
 }
 
