@@ -141,6 +141,31 @@ TEST_F(NvtxTest, SweepJudgesRunsOnTheJobsNvtxTrainingRange) {
   EXPECT_EQ(json.at("judged_on").at("phase"), "training") << json.dump();
 }
 
+TEST_F(NvtxTest, TheRealNvtxRuntimeLoadsTheLibraryAndItsRangesBecomePhases) {
+  if (std::string(REAL_NVTX_JOB).empty())
+    GTEST_SKIP() << "no nvtx3 headers (a CUDA include dir) at build time";
+  std::vector<std::string> args = {"measure", "--nvtx",     "--gpus", "1", "--json", path("m.json").string(),
+                                   "--",      REAL_NVTX_JOB};
+  const auto r = wattwise(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json("m.json");
+  const std::vector<std::pair<std::string, int>> expected = {
+      {"training", 1}, {"epoch", 3},      {"step", 6}, {"\u00e9valuation \u2713", 1},
+      {"load", 1},     {"registered", 1}, {"done", 1}};
+  for (const auto& [name, count] : expected) {
+    const auto* p = phase(m, name);
+    ASSERT_NE(p, nullptr) << name << " in " << m.at("phases").dump();
+    EXPECT_EQ(p->at("count"), count) << name;
+  }
+  EXPECT_GE(phase(m, "step")->at("time_s").get<double>(), 0.3);
+  EXPECT_EQ(phase(m, "mylib:op"), nullptr);  // a named domain, not asked for
+  EXPECT_EQ(m.at("markers").at("unmatched"), 0);
+
+  args.insert(args.begin() + 2, {"--nvtx-domains", "mylib"});
+  ASSERT_EQ(wattwise(args).exit_code, 0);
+  EXPECT_NE(phase(read_json("m.json"), "mylib:op"), nullptr);
+}
+
 TEST_F(NvtxTest, WithoutTheFlagTheJobRunsUninstrumented) {
   std::vector<std::string> args = {"measure", "--gpus",         "1",      "--json",   path("m.json").string(),
                                    "--",      FAKE_NVTX_LOADER, "push:x", "sleep:20", "pop"};
