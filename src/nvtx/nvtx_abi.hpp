@@ -2,10 +2,10 @@
 
 // Our own declaration of the part of the NVTX v3 C ABI that wattwise's injection library uses, written from
 // NVIDIA's documented headers (NVIDIA/NVTX: nvToolsExt.h and nvtxDetail/nvtxTypes.h, nvtxImpl.h, nvtxInit.h).
-// No nvtx3 header exists on the build machines (nor in Debian), and the library is loaded by whatever copy of
-// NVTX the job was built with, so these layouts and values must match NVIDIA's exactly:
-// tools/gpu/nvtx_abi_check compares them with the real headers on the GPU machine, as tools/gpu/abi_check
-// does for NVML.
+// Debian has no nvtx3 headers (a CUDA toolkit does), and the library is loaded by whatever copy of NVTX the
+// job was built with, so these layouts and values must match NVIDIA's exactly: tools/gpu/nvtx_abi_check
+// compares them with the real headers (the test nvtx_abi_check where CMake finds them, and on the GPU
+// machine), as tools/gpu/abi_check does for NVML.
 //
 // The loading protocol (nvtxInit.h, load sequence 1 and 2): on the first NVTX call, the runtime reads the
 // environment variable NVTX_INJECTION64_PATH, dlopens that path, looks up InitializeInjectionNvtx2 and calls
