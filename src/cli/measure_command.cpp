@@ -12,6 +12,7 @@
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "cli/node_flags.hpp"
+#include "cli/nvtx_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -48,6 +49,7 @@ struct MeasureFlags {
   std::string simulate;
   sim::SimulationOptions sim;
   NodeFlags node;
+  NvtxFlags nvtx;
   std::vector<std::string> command;
 };
 
@@ -104,6 +106,7 @@ int run_measure(const MeasureFlags& flags) {
     throw usage_error("no command to measure: `wattwise measure -- CMD ARGS`, or --simulate GPU:MODEL");
   if (!flags.simulate.empty() && !flags.command.empty())
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
+  const auto nvtx_environment = nvtx_job_environment(flags.nvtx, !flags.simulate.empty());
 
   // Open every output first: an unwritable path must fail before the job runs, not after.
   std::optional<OutputFile> trace, phases, json;
@@ -132,6 +135,7 @@ int run_measure(const MeasureFlags& flags) {
 
   measure::MeasureOptions options = measure_options(flags);
   options.job_stdout_to_stderr = json && json->path() == "-";
+  options.extra_environment.insert(nvtx_environment.begin(), nvtx_environment.end());
 
   measure::Measurement m;
   if (!flags.simulate.empty()) {
@@ -237,6 +241,7 @@ CommandRun add_measure_command(CLI::App& app) {
       "--job-gpus", flags->job_gpus,
       "the job uses the first N measured GPUs (1 to their count); the others are reported as idle");
   add_node_flags(app, flags->node);
+  add_nvtx_flags(app, flags->nvtx);
   app.add_option("--simulate", flags->simulate,
                  "measure a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
                  "sweep database");

@@ -27,6 +27,7 @@
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "cli/node_flags.hpp"
+#include "cli/nvtx_flags.hpp"
 #include "core/error.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/simulated_runs.hpp"
@@ -76,6 +77,7 @@ struct SweepFlags {
   std::string simulate;
   sim::SimulationOptions sim;
   NodeFlags node;
+  NvtxFlags nvtx;
   std::vector<std::string> command;
   AdaptiveFlags adaptive;
   CLI::App* app = nullptr;  // to tell options given on the command line from stored ones (--resume)
@@ -369,6 +371,7 @@ measure::MeasureOptions sampling_options(const SweepFlags& flags, bool simulated
     measure_options.timeout =
         parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
   measure_options.node = node_options(flags.node);
+  measure_options.extra_environment = nvtx_job_environment(flags.nvtx, simulated);  // before any change
   // A root-only RAPL file or a meter given up is said once per sweep, not once per run.
   auto said = std::make_shared<std::set<std::string>>();
   measure_options.node.on_warning = [said](const std::string& line) {
@@ -618,6 +621,7 @@ CommandRun add_sweep_command(CLI::App& app) {
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
   add_node_flags(app, flags->node);
+  add_nvtx_flags(app, flags->nvtx);
   app.add_option("--simulate", flags->simulate,
                  "sweep a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
                  "sweep database");

@@ -11,6 +11,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
+#include "cli/nvtx_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -44,6 +45,7 @@ struct TuneFlags {
   std::string simulate;
   std::uint64_t iterations = 2000;  // of a simulated job
   std::uint64_t seed = 1;
+  NvtxFlags nvtx;
   std::vector<std::string> command;
 };
 
@@ -168,6 +170,7 @@ int run_tune(const TuneFlags& flags) {
   const tune::TunerConfig config = tuner_config(flags);
   const tune::KnobRange range = parse_range(flags.range);
   tune::TuneJobOptions options;
+  options.measure.extra_environment = nvtx_job_environment(flags.nvtx, simulated);
   options.live.marker_grace = parse_duration("--marker-grace", flags.marker_grace_s, DurationUnit::kSeconds,
                                              kMinMarkerGraceS, kMaxMarkerGraceS);
   if (flags.timeout_s)
@@ -243,6 +246,7 @@ CommandRun add_tune_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--timeout", flags->timeout_s,
                  "stop the job after this many seconds, 0.001 to 31622400 (SIGTERM, then SIGKILL)");
+  add_nvtx_flags(app, flags->nvtx);
   app.add_option("--simulate", flags->simulate,
                  "tune a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
                  "sweep database");

@@ -35,4 +35,11 @@ C
 cc "$work/client.c" -I"$prefix/include" -L"$libdir" -lwattwise_markers -o "$work/client" \
   || fail "a C program does not build against the installed header and library"
 LD_LIBRARY_PATH="$libdir" "$work/client" || fail "the C client says it is enabled outside wattwise"
+# `measure --nvtx` finds the injection library in the prefix's library directory: with no NVML to load, the
+# error must be about NVML (checked after the library was found), never about the library.
+nvtx_lib=$(find "$prefix" -name 'libwattwise-nvtx.so' | head -1)
+[ -n "$nvtx_lib" ] || fail "no libwattwise-nvtx.so"
+nvtx_err=$(env -u WATTWISE_NVTX_LIB WATTWISE_NVML_LIB="$work/no-nvml.so" "$prefix/bin/wattwise" measure --nvtx -- true 2>&1) \
+  && fail "measure without NVML succeeded"
+[[ $nvtx_err != *libwattwise-nvtx.so* ]] || fail "the installed binary did not find $nvtx_lib: $nvtx_err"
 echo "install_test: ok ($version; python package $py_version; C client from $libdir)"

@@ -28,6 +28,23 @@ static int g_has_global_rank = 0;
 static long g_global_rank = 0;
 /* Markers dropped because the receiver's queue was full (or the receiver had gone). */
 static atomic_ulong g_dropped = 0;
+/* This process's id, asked once: getpid() is a system call, and was half the cost of a marker (two system
+ * calls, getpid and send; docs/evidence/nvtx-rate.md). A forked child forgets it (pthread_atfork), so its
+ * markers carry its own pid. 0: not asked yet. */
+static atomic_int g_pid = 0;
+
+static void forget_pid(void) {
+  atomic_store_explicit(&g_pid, 0, memory_order_relaxed);
+}
+
+static long current_pid(void) {
+  int pid = atomic_load_explicit(&g_pid, memory_order_relaxed);
+  if (pid == 0) {
+    pid = (int)getpid();
+    atomic_store_explicit(&g_pid, pid, memory_order_relaxed);
+  }
+  return pid;
+}
 
 static int parse_rank(const char* text, long* rank) {
   if (text == NULL || *text == '\0') return 0;
@@ -39,6 +56,7 @@ static int parse_rank(const char* text, long* rank) {
 }
 
 static void init_channel(void) {
+  pthread_atfork(NULL, NULL, forget_pid);
   /* The rank picks the GPU on this node, so it is the local rank (torchrun, Open MPI, srun, MPICH); the
      global rank travels as the label global_rank and stands in only when no launcher set a local one. */
   static const char* const kLocal[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
@@ -125,7 +143,7 @@ static int send_marker_at(char kind, long long t_ns, const char* name, const cha
   char buf[kMaxMessageBytes];
   size_t used = 0;
   int ok = append(buf, &used, "ww1 %c %lld ", kind, t_ns) && append_encoded(buf, &used, name) &&
-           append(buf, &used, " pid=%ld", (long)getpid());
+           append(buf, &used, " pid=%ld", current_pid());
   if (ok && g_has_rank) ok = append(buf, &used, " rank=%ld", g_rank);
   if (ok && g_has_global_rank) ok = append(buf, &used, " global_rank=%ld", g_global_rank);
   /* Tell wattwise what was lost, so the run's result says so (docs/markers.md). */
