@@ -36,11 +36,11 @@ int run_report(const ReportFlags& flags) {
           "the HTML report needs a file: `wattwise report INPUT -o report.html` (or --format md|csv)");
     output = "-";
   }
-  OutputFile out(output);  // checked before the work starts
+  const FootprintRates rates = footprint_rates(flags.footprint);  // a bad value fails before any file is made
+  OutputFile out(output);                                         // checked before the work starts
 
   analysis::AnalysisOptions options;
   apply_analysis_flags(flags.analysis, options);
-  const FootprintRates rates = footprint_rates(flags.footprint);
 
   auto model = report::html::load_report_model(flags.input, options, kVersion);
   model.footprint = rates;

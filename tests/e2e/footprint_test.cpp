@@ -154,6 +154,22 @@ TEST_F(FootprintTest, AnalyzeStatesEachRecommendationsSavingPerRunAndPerHour) {
   EXPECT_NE(r.out.find("90.0 gCO2e"), std::string::npos) << r.out;
 }
 
+TEST_F(FootprintTest, SweepStatesTheSavingsAndRefusesABadRateBeforeItsFirstRun) {
+  use_config(two_gpu_config());
+  auto r = wattwise({"sweep", "--power-limit", "250,300", "--db", path("bad.db").string(), "--price",
+                     "0.3 EURO", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(single_error_line(r).find("--price"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(path("bad.db")));  // nothing ran, nothing was set
+  r = wattwise({"sweep", "--simulate", "v100:resnet50", "--power-limit", "200,300", "--samples", "5000",
+                "--db", path("s.db").string(), "--carbon-intensity", "world"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Saved against the reference"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CO2e at 485.99 gCO2e/kWh: world, Ember 2022, from --carbon-intensity"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(FootprintTest, ReportTakesTheFlagsIntoItsFootprintBlock) {
   // The single-run report of a trace CSV (the sweep's block is tested in tests/report_html).
   const auto m = wattwise(
