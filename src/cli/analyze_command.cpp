@@ -11,9 +11,11 @@
 #include "analysis/runs_csv.hpp"
 #include "cli/analysis_flags.hpp"
 #include "cli/commands.hpp"
+#include "cli/footprint_flags.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "report/analysis_report.hpp"
+#include "report/footprint_report.hpp"
 #include "store/analysis_runs.hpp"
 #include "store/results_store.hpp"
 
@@ -24,6 +26,7 @@ namespace {
 struct AnalyzeFlags {
   std::string input;
   AnalysisFlags analysis;
+  FootprintFlagValues footprint;
   bool json = false;
 };
 
@@ -55,14 +58,17 @@ std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::s
 }
 
 int run_analyze(const AnalyzeFlags& flags) {
+  const FootprintRates rates = footprint_rates(flags.footprint);
   analysis::AnalysisOptions options;
   const auto runs = load_runs(flags.input, flags.analysis.phase, options.default_setting);
   apply_analysis_flags(flags.analysis, options);
   const auto result = analysis::analyze(runs, options);
   if (flags.json) {
-    std::cout << json_text(analysis::to_json(result), 1) << "\n";
+    auto out = analysis::to_json(result);
+    report::add_savings_json(out, result, rates);
+    std::cout << json_text(out, 1) << "\n";
   } else {
-    std::cout << report::analysis_text(result);
+    std::cout << report::analysis_text(result) << report::savings_text(result, rates);
   }
   return 0;
 }
@@ -74,6 +80,7 @@ CommandRun add_analyze_command(CLI::App& app) {
   app.add_option("input", flags->input, "a sweep database (.db) or a CSV of runs (docs/analysis-csv.md)")
       ->required();
   add_analysis_flags(app, flags->analysis);
+  add_footprint_flags(app, flags->footprint);
   app.add_flag("--json", flags->json, "print JSON for programs (fields: docs/analysis-json.md)");
   return [flags]() { return run_analyze(*flags); };
 }

@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/footprint_flags.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "cli/node_flags.hpp"
@@ -50,6 +51,7 @@ struct MeasureFlags {
   sim::SimulationOptions sim;
   NodeFlags node;
   NvtxFlags nvtx;
+  FootprintFlagValues footprint;
   std::vector<std::string> command;
 };
 
@@ -134,6 +136,7 @@ int run_measure(const MeasureFlags& flags) {
   }
 
   measure::MeasureOptions options = measure_options(flags);
+  const FootprintRates rates = footprint_rates(flags.footprint);  // checked before the job runs
   options.job_stdout_to_stderr = json && json->path() == "-";
   options.extra_environment.insert(nvtx_environment.begin(), nvtx_environment.end());
 
@@ -166,7 +169,7 @@ int run_measure(const MeasureFlags& flags) {
     phases->commit();
   }
   if (json || task_result) {
-    auto result = report::measure_json(m);
+    auto result = report::measure_json(m, rates);
     result["slurm"] = slurm_task ? slurm::to_json(*slurm_task) : nlohmann::json(nullptr);
     for (auto* file : {json ? &*json : nullptr, task_result ? &*task_result : nullptr}) {
       if (file == nullptr) continue;
@@ -177,7 +180,7 @@ int run_measure(const MeasureFlags& flags) {
   // The job owns stdout and stderr; the summary goes where `perf stat` puts its own, to stderr, after the
   // job's output (or to -o FILE).
   std::ostream& human = summary ? summary->stream() : std::cerr;
-  human << report::measure_summary(m);
+  human << report::measure_summary(m, rates);
   if (trace) human << fmt::format("   trace: {} (phases: {})\n", flags.trace, phases_path(flags.trace));
   if (task_result)
     human << fmt::format("   SLURM task result: {} (`wattwise merge {}`)\n", task_result->path(),
@@ -242,6 +245,7 @@ CommandRun add_measure_command(CLI::App& app) {
       "the job uses the first N measured GPUs (1 to their count); the others are reported as idle");
   add_node_flags(app, flags->node);
   add_nvtx_flags(app, flags->nvtx);
+  add_footprint_flags(app, flags->footprint);
   app.add_option("--simulate", flags->simulate,
                  "measure a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
                  "sweep database");

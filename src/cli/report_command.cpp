@@ -5,6 +5,7 @@
 
 #include "cli/analysis_flags.hpp"
 #include "cli/commands.hpp"
+#include "cli/footprint_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -19,6 +20,7 @@ struct ReportFlags {
   std::string output;
   std::string format = "html";
   AnalysisFlags analysis;
+  FootprintFlagValues footprint;
 };
 
 int run_report(const ReportFlags& flags) {
@@ -34,12 +36,14 @@ int run_report(const ReportFlags& flags) {
           "the HTML report needs a file: `wattwise report INPUT -o report.html` (or --format md|csv)");
     output = "-";
   }
-  OutputFile out(output);  // checked before the work starts
+  const FootprintRates rates = footprint_rates(flags.footprint);  // a bad value fails before any file is made
+  OutputFile out(output);                                         // checked before the work starts
 
   analysis::AnalysisOptions options;
   apply_analysis_flags(flags.analysis, options);
 
-  const auto model = report::html::load_report_model(flags.input, options, kVersion);
+  auto model = report::html::load_report_model(flags.input, options, kVersion);
+  model.footprint = rates;
   out.stream() << report::html::render_report(model, format);
   out.commit();
   if (output != "-") std::cerr << fmt::format("wattwise: report written to {}\n", output);
@@ -55,6 +59,7 @@ CommandRun add_report_command(CLI::App& app) {
   app.add_option("-o,--output", flags->output, "the file to write ('-' for stdout with --format md|csv)");
   app.add_option("--format", flags->format, "html (default), md or csv")->capture_default_str();
   add_analysis_flags(app, flags->analysis);
+  add_footprint_flags(app, flags->footprint);
   return [flags]() { return run_report(*flags); };
 }
 

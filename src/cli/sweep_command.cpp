@@ -24,6 +24,7 @@
 #include "cli/adaptive_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/footprint_flags.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "cli/node_flags.hpp"
@@ -35,6 +36,7 @@
 #include "measure/simulated_session.hpp"
 #include "plan/validate.hpp"
 #include "report/analysis_report.hpp"
+#include "report/footprint_report.hpp"
 #include "report/trace_csv.hpp"
 #include "safety/dry_run.hpp"
 #include "safety/read_only_gpu.hpp"
@@ -78,6 +80,7 @@ struct SweepFlags {
   sim::SimulationOptions sim;
   NodeFlags node;
   NvtxFlags nvtx;
+  FootprintFlagValues footprint;
   std::vector<std::string> command;
   AdaptiveFlags adaptive;
   CLI::App* app = nullptr;  // to tell options given on the command line from stored ones (--resume)
@@ -328,6 +331,7 @@ void check_trace_dir(const std::filesystem::path& dir) {
 // summary.
 std::map<std::string, double> print_analysis(const std::string& db,
                                              const std::optional<analysis::Setting>& reference,
+                                             const FootprintRates& rates,
                                              const std::vector<analysis::MetricSpec>& metrics = {},
                                              const std::string& knob = "") {
   std::map<std::string, double> recommended;
@@ -340,7 +344,7 @@ std::map<std::string, double> print_analysis(const std::string& db,
       if (std::ranges::none_of(options.metrics, same)) options.metrics.push_back(metric);
     }
     const analysis::Analysis analysis = analysis::analyze(stored.runs, options);
-    std::cout << report::analysis_text(analysis);
+    std::cout << report::analysis_text(analysis) << report::savings_text(analysis, rates);
     for (const auto& rec : analysis.recommendations)
       if (const auto value = rec.setting.find(knob); value != rec.setting.end())
         recommended[rec.metric.name()] = value->second;
@@ -445,6 +449,7 @@ int run_sweep_command(SweepFlags flags) {
   if (simulated && !flags.command.empty())
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
   if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app)) flags.repeat = repeats;
+  const FootprintRates rates = footprint_rates(flags.footprint);  // before any GPU is touched
 
   std::optional<sim::Simulation> simulation;
   std::unique_ptr<hw::GpuSystem> real;
@@ -553,9 +558,9 @@ int run_sweep_command(SweepFlags flags) {
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
   std::map<std::string, double> recommended;
   if (outcome.runs_done > 0 || outcome.runs_skipped > 0) {
-    recommended = adaptive
-                      ? print_analysis(options.db_path.string(), reference, adaptive->metrics, adaptive->knob)
-                      : print_analysis(options.db_path.string(), reference);
+    recommended = adaptive ? print_analysis(options.db_path.string(), reference, rates, adaptive->metrics,
+                                            adaptive->knob)
+                           : print_analysis(options.db_path.string(), reference, rates);
   }
   if (adaptive_summary) std::cout << adaptive_summary(recommended);
   std::cout << fmt::format("results: {}\n", options.db_path.string());
@@ -622,6 +627,7 @@ CommandRun add_sweep_command(CLI::App& app) {
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
   add_node_flags(app, flags->node);
   add_nvtx_flags(app, flags->nvtx);
+  add_footprint_flags(app, flags->footprint);
   app.add_option("--simulate", flags->simulate,
                  "sweep a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
                  "sweep database");

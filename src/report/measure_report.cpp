@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "report/footprint_report.hpp"
 #include "report/node_report.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
@@ -108,14 +109,17 @@ std::string gpu_failure_warning(const hw::GpuIdentity& gpu, Nanos since_job_star
       failure.error);
 }
 
-std::string measure_summary(const measure::Measurement& m) {
+std::string measure_summary(const measure::Measurement& m, const FootprintRates& rates) {
   std::string out = fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n",
                                 for_terminal(quoted_command(m.command)), m.tool_version, m.backend,
                                 m.driver_version.empty() ? "" : ", driver " + m.driver_version);
   out += fmt::format("   {:<14}{}\n", "wall time", format_seconds(m.wall_s()));
   out += fmt::format("   {:<14}{}\n", "exit status", outcome_text(m.outcome));
-  out += fmt::format("   {:<14}{}{}\n", "energy", format_energy_j(m.total_energy_j()),
+  const auto energy_j = m.total_energy_j();
+  out += fmt::format("   {:<14}{}{}{}\n", "energy", format_energy_j(energy_j),
+                     energy_j ? " (" + format_kwh(energy_kwh(*energy_j)) + ")" : "",
                      m.complete() ? "" : "  (PARTIAL: a GPU failed during the run, see below)");
+  out += footprint_summary_lines(energy_j, rates);
   if (m.wattwise_cpu_s > 0)
     out += fmt::format("   {:<14}{} CPU ({:.2f}% of one core)\n", "wattwise used",
                        format_seconds(m.wattwise_cpu_s),
@@ -167,7 +171,7 @@ std::string measure_summary(const measure::Measurement& m) {
   return out;
 }
 
-nlohmann::json measure_json(const measure::Measurement& m) {
+nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates& rates) {
   using nlohmann::json;
   json j;
   j["tool"] = "wattwise";
@@ -181,6 +185,7 @@ nlohmann::json measure_json(const measure::Measurement& m) {
   j["timed_out"] = m.outcome.timed_out;
   j["wattwise_cpu_s"] = m.wattwise_cpu_s;
   j["energy_j"] = optional_json(m.total_energy_j());
+  j.update(footprint_json(m.total_energy_j(), rates));
   j["complete"] = m.complete();
   j["job_gpus_from"] = m.job_gpu_source;
 

@@ -5,15 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/footprint.hpp"
 #include "measure/measurement.hpp"
 
 namespace wattwise::report {
 
-// The perf-stat-like summary of one measurement, for people.
-std::string measure_summary(const measure::Measurement& m);
+// The perf-stat-like summary of one measurement, for people. The energy is also shown in kWh; CO2e and
+// cost only where `rates` has a carbon intensity or a price (docs/footprint.md).
+std::string measure_summary(const measure::Measurement& m, const FootprintRates& rates = {});
 
 // The same measurement for programs; the fields are documented in docs/measure-json.md.
-nlohmann::json measure_json(const measure::Measurement& m);
+nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates& rates = {});
 
 // Where the job's processes were seen ("job seen on: GPU 1"), and a warning line for a GPU the job ran on
 // but was not given, and for one of its GPUs where no process of it was seen (only where the driver could

@@ -33,6 +33,8 @@ void E2eTest::SetUp() {
   env_["PYTHONPATH"] = PYTHON_DIR;
   // Keep the run's marker socket directory inside this test's directory.
   env_["TMPDIR"] = dir_.string();
+  // The config file (docs/footprint.md) is looked for here, never in the developer's own ~/.config.
+  env_["XDG_CONFIG_HOME"] = (dir_ / "config").string();
 }
 
 void E2eTest::TearDown() {

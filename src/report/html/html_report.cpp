@@ -1,6 +1,7 @@
 #include "report/html/html_report.hpp"
 
 #include "report/html/html_escape.hpp"
+#include "report/html/html_footprint.hpp"
 #include "report/html/report_tune.hpp"
 
 #include <fmt/format.h>
@@ -205,6 +206,7 @@ std::string render_html_report(const ReportModel& model) {
               fits_table_html(model, knob);
   if (!fits.empty()) body += section("fits", "Fits", fits);
   if (model.tune) body += section("tune", "Tuning", tune_section_html(*model.tune));
+  body += footprint_section_html(model);
   body += section("tables", "Results", recommendations_html(model) + table_html(model));
 
   return fmt::format(

@@ -9,6 +9,7 @@
 #include "analysis/analysis.hpp"
 #include "analysis/fit.hpp"
 #include "analysis/resample.hpp"
+#include "core/footprint.hpp"
 #include "store/tune_table.hpp"
 
 namespace wattwise::report::html {
@@ -132,6 +133,7 @@ struct ReportModel {
   std::vector<KnobFit> fits;
   std::vector<TableRow> table;
   std::optional<store::TuneTrace> tune;  // a `tune --db` database's decision trace (report_tune.hpp)
+  FootprintRates footprint;              // the user's carbon intensity and price (html_footprint.hpp)
 };
 
 }  // namespace wattwise::report::html
