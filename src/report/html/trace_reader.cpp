@@ -180,6 +180,7 @@ PowerTrace read_power_trace(std::istream& in, const std::string& source_name) {
     }
   }
   std::vector<analysis::TimeSeries> per_gpu;
+  std::vector<unsigned> gpu_numbers;
   std::map<long, bool> gpus;
   for (const auto& [gpu, s] : samples) gpus[gpu] = true;
   for (const auto& [gpu, s] : instant) gpus[gpu] = true;
@@ -194,11 +195,13 @@ PowerTrace read_power_trace(std::istream& in, const std::string& source_name) {
       clean.value.push_back(s.value[i]);
     }
     per_gpu.push_back(std::move(clean));
+    gpu_numbers.push_back(static_cast<unsigned>(gpu));
   }
   if (per_gpu.empty())
     throw data_error(
         fmt::format("{}: no power readings (power_sample_w or power_inst_w); nothing to draw", source_name));
   trace.power_w = per_gpu.size() == 1 ? per_gpu.front() : sum_on_common_grid(per_gpu);
+  for (std::size_t i = 0; i < per_gpu.size(); ++i) trace.per_gpu_w.push_back({gpu_numbers[i], per_gpu[i]});
   // The sampler runs on past the job's end (the energy counter lags ~100 ms); the job's own figures stop
   // where the job did, as `wattwise measure` cuts them.
   if (trace.job_start_s && trace.job_end_s) {
@@ -207,6 +210,10 @@ PowerTrace read_power_trace(std::istream& in, const std::string& source_name) {
                                    *trace.job_start_s));
     auto clipped = clip_to_window(trace.power_w, *trace.job_start_s, *trace.job_end_s);
     if (clipped.time_s.size() >= 2) trace.power_w = std::move(clipped);
+    for (auto& gpu : trace.per_gpu_w)
+      if (auto cut = clip_to_window(gpu.power_w, *trace.job_start_s, *trace.job_end_s);
+          cut.time_s.size() >= 2)
+        gpu.power_w = std::move(cut);
   }
   return trace;
 }
@@ -215,14 +222,14 @@ analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& s
   return read_power_trace(in, source_name).power_w;
 }
 
-std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& source_name) {
+PhasesCsv read_phases_csv_with_spans(std::istream& in, const std::string& source_name) {
   const CsvTable table = read_csv(in, source_name);
   const std::size_t name_col = require_column(table, "name", source_name);
   const std::size_t begin_col = require_column(table, "begin_s", source_name);
   const std::size_t end_col = require_column(table, "end_s", source_name);
   const auto energy_col = optional_column(table, "energy_j");
   const auto depth_col = optional_column(table, "same_name_depth");
-  std::vector<PhaseTotal> phases;
+  PhasesCsv phases;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     // A phase inside one of the same name is inside its time already: totals count the outermost only.
     if (number_at(table, r, depth_col, source_name).value_or(0) > 0) continue;
@@ -231,9 +238,15 @@ std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& sou
     if (!begin || !end || name_col >= table.rows[r].size())
       throw data_error(
           fmt::format("{}:{}: a phase needs name, begin_s and end_s", source_name, table.line_numbers[r]));
-    phases.push_back({table.rows[r][name_col], *end - *begin, number_at(table, r, energy_col, source_name)});
+    phases.totals.push_back(
+        {table.rows[r][name_col], *end - *begin, number_at(table, r, energy_col, source_name)});
+    phases.spans.push_back({table.rows[r][name_col], *begin, *end});
   }
   return phases;
+}
+
+std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& source_name) {
+  return read_phases_csv_with_spans(in, source_name).totals;
 }
 
 }  // namespace wattwise::report::html
