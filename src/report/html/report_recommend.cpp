@@ -168,15 +168,15 @@ std::string recommendation_box_html(const ReportModel& model) {
                                 ? "beyond the noise between repeats"
                                 : "within the noise between repeats: not distinguishable from the reference";
   std::string body = fmt::format(
-      "<p class=\"why\">For {} ({} &mdash; chosen with <code>--metric</code>; the other metrics are in "
-      "the Results table):</p>\n",
+      "<p class=\"why\">The setting with {}: the metric chosen with <code>--metric</code> ({}); the other "
+      "metrics are in the Results table.</p>\n",
       escape_html(metric_words(r.metric)), escape_html(r.metric.name()));
   if (is_reference) {
     body += fmt::format(
         "<p class=\"saving\">Keep the reference setting, {}: no other setting does better on {}.</p>\n",
         escape_html(setting_words(ref.setting)), escape_html(r.metric.name()));
   } else {
-    body += fmt::format("<p class=\"saving\">{} energy, {} than the reference ({}) ({}).</p>\n",
+    body += fmt::format("<p class=\"saving\">{} energy, {} than the reference ({}); {}.</p>\n",
                         change_words(r.energy_vs_ref_pct, "less", "more"),
                         change_words(r.time_vs_ref_pct, "faster", "slower"),
                         escape_html(setting_words(ref.setting)), noise);

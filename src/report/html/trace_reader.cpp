@@ -108,23 +108,33 @@ double value_at(const analysis::TimeSeries& s, std::size_t i, double t) {
   return s.value[i - 1] + (s.value[i] - s.value[i - 1]) * (t - t0) / (t1 - t0);
 }
 
+// The GPUs' powers summed where every GPU has data, at every instant any GPU has a reading (each GPU
+// linear between its own): a uniform grid as coarse as one GPU's samples would smear the steps of a
+// sparse trace (a simulated one has a reading per change) into ramps. Past 20000 instants, a uniform grid.
 analysis::TimeSeries sum_on_common_grid(const std::vector<analysis::TimeSeries>& per_gpu) {
   double begin = per_gpu.front().time_s.front(), end = per_gpu.front().time_s.back();
-  std::size_t most_samples = 0;
   for (const auto& s : per_gpu) {
     begin = std::max(begin, s.time_s.front());
     end = std::min(end, s.time_s.back());
-    most_samples = std::max(most_samples, s.time_s.size());
   }
   analysis::TimeSeries total;
   if (!(end > begin)) return total;
-  const std::size_t points = std::clamp<std::size_t>(most_samples, 2, 20000);
-  for (std::size_t i = 0; i < points; ++i)
-    total.time_s.push_back(begin + (end - begin) * static_cast<double>(i) / static_cast<double>(points - 1));
-  total.value.assign(points, 0.0);
+  constexpr std::size_t kMaxPoints = 20000;
+  for (const auto& s : per_gpu)
+    for (double t : s.time_s)
+      if (t >= begin && t <= end) total.time_s.push_back(t);
+  std::sort(total.time_s.begin(), total.time_s.end());
+  total.time_s.erase(std::unique(total.time_s.begin(), total.time_s.end()), total.time_s.end());
+  if (total.time_s.size() > kMaxPoints || total.time_s.size() < 2) {
+    total.time_s.clear();
+    for (std::size_t i = 0; i < kMaxPoints; ++i)
+      total.time_s.push_back(begin +
+                             (end - begin) * static_cast<double>(i) / static_cast<double>(kMaxPoints - 1));
+  }
+  total.value.assign(total.time_s.size(), 0.0);
   for (const auto& s : per_gpu) {
     const auto resampled = analysis::resample_linear(s, total.time_s);
-    for (std::size_t i = 0; i < points; ++i)
+    for (std::size_t i = 0; i < total.time_s.size(); ++i)
       total.value[i] += resampled[i].value_or(0);  // inside every range
   }
   return total;

@@ -89,6 +89,7 @@
   // Phase shading (the single-run power chart): options.plugins.wattwisePhases.spans = [{name, begin_s,
   // end_s}], one colour per name, the name written at the top of its band (one row per name, so nested
   // phases do not write over each other) where the band is wide enough to hold it.
+  const PHASE_COLOURS = ['#E69F00', '#56B4E9', '#CC79A7', '#009E73', '#F0E442', '#0072B2'];
   Chart.register({
     id: 'wattwisePhases',
     beforeDatasetsDraw(chart, args, opts) {
@@ -103,9 +104,9 @@
         const x0 = Math.max(area.left, xs.getPixelForValue(s.begin_s));
         const x1 = Math.min(area.right, xs.getPixelForValue(s.end_s));
         if (!(x1 > x0)) return;
-        ctx.fillStyle = withAlpha(CATEGORICAL[(k + 4) % CATEGORICAL.length], 0.13);
+        ctx.fillStyle = withAlpha(PHASE_COLOURS[k % PHASE_COLOURS.length], 0.16);
         ctx.fillRect(x0, area.top, x1 - x0, area.bottom - area.top);
-        ctx.strokeStyle = withAlpha(CATEGORICAL[(k + 4) % CATEGORICAL.length], 0.6);
+        ctx.strokeStyle = withAlpha(PHASE_COLOURS[k % PHASE_COLOURS.length], 0.7);
         ctx.beginPath(); ctx.moveTo(x0, area.top); ctx.lineTo(x0, area.bottom); ctx.stroke();
         if (ctx.measureText(s.name).width + 6 < x1 - x0) {
           ctx.fillStyle = '#333';
@@ -307,6 +308,9 @@
       const k = cv.indexOf(s.values[colourKnob]);
       return cv.length <= CATEGORIES.length ? CATEGORIES[k] : sequential(k, cv.length);
     };
+    // Legend entries are short: the values with their units ("150 W", "150 W, batch 64").
+    const label = (tr) => unitLabel(settings[tr.setting_index]);
+    const settingOf = (c) => settings[data.traces[c.datasetIndex].setting_index];  // power: one dataset per trace
     const dash = (tr) => (dashKnob ? DASHES[knobValues(dashKnob).indexOf(settings[tr.setting_index].values[dashKnob]) % DASHES.length] : []);
     const o = options('Power over time, mean across repeats', 'time since the run started (s)', 'power (W)');
     o.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false};
