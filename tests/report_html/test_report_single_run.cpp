@@ -11,6 +11,7 @@
 #include "report/html/report_builder.hpp"
 #include "report/html/report_input.hpp"
 #include "report/html/report_json.hpp"
+#include "report/html/report_tables.hpp"
 #include "report_fixtures.hpp"
 
 namespace wattwise::report::html {
@@ -73,6 +74,13 @@ TEST(SingleRun, PageHasNoRepeatCaptionsNoAsMeasuredLinesAndPerGpuFigures) {
             std::string::npos);
   EXPECT_NE(page.find("<tr><td>GPU 1</td><td>100.0</td><td></td><td>50.0</td></tr>"), std::string::npos);
   EXPECT_NE(page.find("Not shaded (more than 12 occurrences): iteration"), std::string::npos);
+}
+
+TEST(SingleRun, MarkdownHasNoRecommendationPerMetric) {
+  const auto md = render_tables_markdown(two_gpu_run());
+  EXPECT_EQ(md.find("| metric | best setting |"), std::string::npos) << md;
+  EXPECT_NE(render_tables_markdown(testing::sweep_model()).find("| metric | best setting |"),
+            std::string::npos);
 }
 
 TEST(SingleRun, ASweepIsNotASingleRun) {

@@ -254,7 +254,7 @@
         pointBackgroundColor: members.map(([s]) => (colourKnob in s.values ? colourOf(s.values[colourKnob]) : '#888')),
         backgroundColor: '#999999', borderColor: 'rgba(60,60,60,0.6)', pointRadius: 6,
         // Named where it matters: the Pareto front (every setting worth choosing) and the recommendation.
-        pointLabels: members.map(([s, i]) => (s.pareto || (headline && i === headline.setting_index) ? shortLabel(s) : null)),
+        pointLabels: members.map(([s, i]) => (s.pareto || (headline && i === headline.setting_index) ? unitLabel(s) : null)),
       };
     });
     datasets.push({
