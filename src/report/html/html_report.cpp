@@ -128,7 +128,12 @@ std::string recommendations_html(const ReportModel& model) {
                          table_percent(r.energy_vs_ref_pct), table_percent(r.time_vs_ref_pct), noise,
                          band_html(model, r));
   }
-  return "<ul class=\"recommendations\">\n" + items + "</ul>\n";
+  const std::string headline = model.headline < model.recommendations.size()
+                                   ? model.recommendations[model.headline].metric.name()
+                                   : "";
+  return "<p class=\"note\">The best setting for each metric; the recommendation at the top is the one for " +
+         escape_html(headline) + " (<code>--metric</code>).</p>\n<ul class=\"recommendations\">\n" + items +
+         "</ul>\n";
 }
 
 // The fits in numbers: how well each quadratic fits, where the fitted curve is lowest, where the measured
