@@ -74,12 +74,15 @@ if [ "$failed" -eq 0 ]; then echo "report_e2e: FAIL: a page with a JavaScript er
 echo "report_e2e: (the broken page was caught, as it should be)"
 failed=0
 
-# One screenshot per section, each alone on the page ("#only=" in report.js).
+# One screenshot per section, each alone on the page ("#only=" in report.js): shoot PAGE NAME HEIGHT [SECTION]
+# (SECTION defaults to NAME after its first "-": report-plane -> plane).
 shoot() {
   timeout 120 "$chromium_bin" "${flags[@]}" --window-size=1280,"$3" --screenshot="$outdir/$2.png" \
-    "file://$outdir/$1.html#only=${2#*-}" >/dev/null 2>>"$outdir/chromium.log"
+    "file://$outdir/$1.html#only=${4:-${2#*-}}" >/dev/null 2>>"$outdir/chromium.log"
 }
-for section in per-knob plane fits tables; do shoot report "report-$section" 1100; done
+for section in recommendation per-knob plane fits tables; do shoot report "report-$section" 1100; done
+shoot two-knobs two-knobs-plane 1100 plane
+shoot two-knobs two-knobs-traces 1750 traces
 shoot report report-traces 1750
 shoot report report-phases 1300
 shoot run "run-traces" 1400

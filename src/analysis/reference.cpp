@@ -99,19 +99,22 @@ std::size_t choose_reference(const std::vector<SettingAggregate>& settings,
   if (settings.empty()) throw data_error("no successful runs to analyse; check that the runs finished");
   if (named) return find_reference(settings, *named);
   if (default_setting) return find_reference(settings, *default_setting);
-  std::optional<double> highest;
-  for (const auto& aggregate : settings) {
-    const auto limit = aggregate.setting.find("power_limit_w");
-    if (limit != aggregate.setting.end()) highest = std::max(highest.value_or(limit->second), limit->second);
-  }
-  if (!highest) {
+  // Without hints, the GPU as it runs when nobody touched it: the highest power limit (the vendor default
+  // in power-capping sweeps) and the highest locked clocks (a sweep locks every clock it runs; unlocked is
+  // not a value, and the highest lock is the nearest to what the boost clock reaches), per hardware knob.
+  Setting highest;
+  for (const char* knob : {"power_limit_w", "sm_clock_mhz", "mem_clock_mhz"})
+    for (const auto& aggregate : settings)
+      if (const auto it = aggregate.setting.find(knob); it != aggregate.setting.end())
+        highest[knob] = std::max(highest.contains(knob) ? highest[knob] : it->second, it->second);
+  if (highest.empty()) {
     if (settings.size() == 1) return 0;
-    throw usage_error(
-        fmt::format("no default setting is known (no power_limit_w knob); name the reference with "
-                    "--reference knob=value (knobs: {})",
-                    available_knobs(settings)));
+    throw usage_error(fmt::format(
+        "no default setting is known (no power_limit_w, sm_clock_mhz or mem_clock_mhz knob); name "
+        "the reference with --reference knob=value (knobs: {})",
+        available_knobs(settings)));
   }
-  return find_reference(settings, Setting{{"power_limit_w", *highest}});
+  return find_reference(settings, highest);
 }
 
 }  // namespace wattwise::analysis

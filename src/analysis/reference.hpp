@@ -18,9 +18,10 @@ Setting parse_setting_spec(const std::string& text);
 std::size_t find_reference(const std::vector<SettingAggregate>& settings, const Setting& spec);
 
 // The reference when the user names none. If the caller knows the default setting (the sweep stored it:
-// the default power limit, unlocked clocks), that one; otherwise, for data without hints (a CSV), the
-// setting with the highest power_limit_w, which is the vendor default in power-capping sweeps. When neither
-// decides a single setting, a usage_error asks for --reference.
+// the default power limit), that one; otherwise (a CSV, a clock sweep) the setting with the highest value of
+// each hardware knob present: power_limit_w (the vendor default in power-capping sweeps), sm_clock_mhz and
+// mem_clock_mhz (clock sweeps lock every value they run; the highest lock is the nearest to unlocked). When
+// that does not decide a single setting (a job knob varies too), a usage_error asks for --reference.
 std::size_t choose_reference(const std::vector<SettingAggregate>& settings,
                              const std::optional<Setting>& named,
                              const std::optional<Setting>& default_setting);

@@ -75,5 +75,28 @@ TEST(Reference, WithoutPowerLimitKnobTheUserMustName) {
   EXPECT_NE(message.find("--reference"), std::string::npos) << message;
 }
 
+TEST(Reference, ClockOnlyDataDefaultsToTheHighestClock) {
+  RunRecord a = run_at(300, 1, 1), b = run_at(300, 1, 1), c = run_at(300, 1, 1);
+  a.setting = {{"sm_clock_mhz", 1005}};
+  b.setting = {{"sm_clock_mhz", 1410}};
+  c.setting = {{"sm_clock_mhz", 1200}};
+  const auto settings = aggregate_runs({a, b, c});
+  EXPECT_DOUBLE_EQ(
+      settings[choose_reference(settings, std::nullopt, std::nullopt)].setting.at("sm_clock_mhz"), 1410);
+}
+
+TEST(Reference, PowerLimitAndClockDataDefaultsToTheHighestOfEach) {
+  std::vector<RunRecord> runs;
+  for (double limit : {200.0, 300.0})
+    for (double clock : {1005.0, 1410.0}) {
+      RunRecord r = run_at(limit, 1, 1);
+      r.setting["sm_clock_mhz"] = clock;
+      runs.push_back(r);
+    }
+  const auto settings = aggregate_runs(runs);
+  const auto& chosen = settings[choose_reference(settings, std::nullopt, std::nullopt)].setting;
+  EXPECT_EQ(chosen, (Setting{{"power_limit_w", 300}, {"sm_clock_mhz", 1410}}));
+}
+
 }  // namespace
 }  // namespace wattwise::analysis

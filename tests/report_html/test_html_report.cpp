@@ -102,9 +102,9 @@ TEST(HtmlReport, FitsTableHasROfEachQuantityAndBothOptima) {
   const auto model = testing::sweep_model();
   const auto html = render_html_report(model);
   // Three points per quantity: exact fits; energy is lowest at 200 W (0.8 of the reference).
-  EXPECT_NE(
-      html.find("<tr><td>E</td><td>1.0000</td><td>200</td><td>0.8000</td><td>200</td><td>0.8000</td></tr>"),
-      std::string::npos);
+  EXPECT_NE(html.find("<tr><td>E</td><td>1.0000</td><td>200</td><td>0.8000</td><td>200</td><td>0.8000</td>"
+                      "<td class=\"recommended\">200</td></tr>"),
+            std::string::npos);
   EXPECT_NE(html.find("<tr><td>EDP</td><td>1.0000</td>"), std::string::npos);
 }
 

@@ -46,6 +46,21 @@ TEST(TraceReader, SumsGpusWhereBothHaveData) {
   for (double v : power.value) EXPECT_DOUBLE_EQ(v, 150.0);
 }
 
+// A sparse trace (a simulated one has a reading per change) summed on a uniform grid of as many points as
+// one GPU has turned its 0.01 s step into a ramp over 0.67 s (the single-run report showed the sum of two
+// GPUs climbing for 4 s while each GPU stepped at once): the sum keeps every GPU's instants.
+TEST(TraceReader, SumOfSparseTracesKeepsTheirSteps) {
+  std::istringstream in(std::string(kHeader) + row(0.0, 0, "", "100") + row(0.0, 1, "", "50") +
+                        row(0.5, 0, "", "100") + row(0.51, 0, "", "300") + row(2.0, 0, "", "300") +
+                        row(2.0, 1, "", "50"));
+  const auto trace = read_power_trace(in, "t.csv");
+  const auto energy = analysis::cumulative_energy_j(trace.power_w);
+  EXPECT_NEAR(energy.value.back(), 0.5 * 100 + 0.01 * 200 + 1.49 * 300 + 2 * 50, 1e-9);  // 599 J
+  ASSERT_EQ(trace.per_gpu_w.size(), 2u);
+  EXPECT_EQ(trace.per_gpu_w[1].gpu, 1u);
+  EXPECT_EQ(trace.per_gpu_w[0].power_w.time_s.size(), 4u);
+}
+
 TEST(TraceReader, ReadsConcatenatedFilesOfSeveralGpus) {
   std::istringstream in(std::string(kHeader) + row(0.0, 0, "", "10") + row(1.0, 0, "", "10") +
                         "# second file\n" + kHeader + row(0.0, 1, "", "5") + row(1.0, 1, "", "5"));

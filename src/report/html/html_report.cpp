@@ -11,6 +11,8 @@
 #include "core/json_text.hpp"
 #include "report/html/embedded.hpp"
 #include "report/html/report_json.hpp"
+#include "report/html/report_recommend.hpp"
+#include "report/html/report_single_run.hpp"
 #include "report/html/report_tables.hpp"
 
 namespace wattwise::report::html {
@@ -66,7 +68,8 @@ std::string header_html(const ReportModel& model) {
   fact("GPU", info.gpu);
   fact("energy measured with", info.method);
   fact("wattwise", info.tool_version);
-  if (!model.settings.empty()) fact("reference", model.settings.at(model.reference_index).label);
+  if (!model.settings.empty() && !model.single_run)
+    fact("reference", model.settings.at(model.reference_index).label);
   fact("analysis", analysis::basis_text(model.basis));
   const std::string warning = analysis::startup_warning(model.basis);
   return fmt::format("<header><h1>{}</h1><dl class=\"facts\">{}</dl>{}</header>\n", escape_html(info.title),
@@ -116,7 +119,7 @@ std::string band_html(const ReportModel& model, const analysis::Recommendation& 
 }
 
 std::string recommendations_html(const ReportModel& model) {
-  if (model.recommendations.empty()) return "";
+  if (model.recommendations.empty() || model.single_run) return "";
   std::string items;
   for (const auto& r : model.recommendations) {
     const std::string noise =
@@ -126,23 +129,36 @@ std::string recommendations_html(const ReportModel& model) {
                          table_percent(r.energy_vs_ref_pct), table_percent(r.time_vs_ref_pct), noise,
                          band_html(model, r));
   }
-  return "<ul class=\"recommendations\">\n" + items + "</ul>\n";
+  const std::string headline = model.headline < model.recommendations.size()
+                                   ? model.recommendations[model.headline].metric.name()
+                                   : "";
+  return "<p class=\"note\">The best setting for each metric; the recommendation at the top is the one for " +
+         escape_html(headline) + " (<code>--metric</code>).</p>\n<ul class=\"recommendations\">\n" + items +
+         "</ul>\n";
 }
 
-// The fits in numbers: how well each quadratic fits and where its optimum lies next to the measured one.
+// The fits in numbers: how well each quadratic fits, where the fitted curve is lowest, where the measured
+// means are lowest, and the results' recommendation, so a fitted minimum between two measured settings is
+// never read as the recommendation.
 std::string fits_table_html(const ReportModel& model, const std::string& knob) {
   std::string rows;
   for (const auto& f : model.fits) {
     if (f.knob != knob) continue;
     rows += fmt::format(
-        "<tr><td>{}</td><td>{:.4f}</td><td>{:.4g}</td><td>{:.4f}</td><td>{:.4g}</td><td>{:.4f}</td></tr>\n",
+        "<tr><td>{}</td><td>{:.4f}</td><td>{:.4g}</td><td>{:.4f}</td><td>{:.4g}</td><td>{:.4f}</td>"
+        "<td class=\"recommended\">{}</td></tr>\n",
         escape_html(f.metric), f.fit.r_squared, f.fit.optimum_x, f.fit.optimum_y, f.measured_optimum_x,
-        f.measured_optimum_y);
+        f.measured_optimum_y, f.recommended_x ? fmt::format("{:.4g}", *f.recommended_x) : "n/a");
   }
   return fmt::format(
       "<table class=\"results fits\"><thead><tr><th>quantity (normalised)</th><th>R&sup2;</th>"
-      "<th>fitted optimum {0}</th><th>fitted value</th><th>measured optimum {0}</th><th>measured value</th>"
-      "</tr></thead><tbody>\n{1}</tbody></table>\n",
+      "<th>fitted curve's minimum {0} (not a recommendation)</th><th>fitted value</th>"
+      "<th>lowest measured mean {0}</th><th>measured value</th><th>recommended {0} (results)</th>"
+      "</tr></thead><tbody>\n{1}</tbody></table>\n"
+      "<p class=\"note\">The recommendation comes from the measured results (Results table), not from "
+      "these fits. The fitted curve's minimum is where a quadratic through the means is lowest; it can lie "
+      "between the settings measured. The recommended setting can differ from the lowest measured mean: it "
+      "is the fastest setting within 0.5% of the best among those not distinguishable from it.</p>\n",
       escape_html(knob), rows);
 }
 
@@ -171,6 +187,9 @@ std::string render_html_report(const ReportModel& model) {
   const auto ids = chart_ids(model);
   const std::set<std::string> present(ids.begin(), ids.end());
   std::string body = header_html(model);
+  body += recommendation_box_html(model);
+  const bool one_run = model.single_run.has_value();
+  if (!one_run) body += metric_definitions_html(model);
 
   if (present.contains("chart-plane")) {
     std::string knob_charts;
@@ -187,7 +206,13 @@ std::string render_html_report(const ReportModel& model) {
                       "One point per setting (bars: one standard deviation), the Pareto front, and where E, "
                       "EDP and EDS(k) equal the reference's: below a line the setting beats the reference."));
   }
-  if (present.contains("chart-power"))
+  if (present.contains("chart-power") && one_run)
+    body += section("traces", "Power and energy over time",
+                    chart("chart-power",
+                          "Power of each GPU and of all GPUs together, from 0 W; shaded: the job's phases, "
+                          "named at the top.") +
+                        chart("chart-energy", "Cumulative energy of all GPUs (trapezoid of the power)."));
+  else if (present.contains("chart-power"))
     body += section("traces", "Power and energy over time",
                     chart("chart-power", "Mean power across the repeats of each setting.") +
                         chart("chart-energy",
@@ -195,19 +220,23 @@ std::string render_html_report(const ReportModel& model) {
                               "resampled onto one grid (averaged only where runs have data)."));
   if (present.contains("chart-phase-time"))
     body += section("phases", "Phases",
-                    chart("chart-phase-time", "Time per phase, mean over repeats.") +
-                        chart("chart-phase-energy", "Energy per phase, mean over repeats."));
+                    chart("chart-phase-time", one_run ? "Time per phase, summed over its occurrences."
+                                                      : "Time per phase, mean over repeats.") +
+                        chart("chart-phase-energy", one_run ? "Energy per phase, summed over its occurrences."
+                                                            : "Energy per phase, mean over repeats."));
   std::string fits;
   for (const auto& knob : model.knobs)
     if (present.contains("chart-fit-" + knob))
       fits += chart("chart-fit-" + knob,
                     "Quadratic least-squares fits through the normalised means; R&sup2; in the "
-                    "legend; hollow marks: fitted optimum, filled: measured optimum.") +
+                    "legend; hollow circles: the fitted curve's minimum, filled triangles: the lowest "
+                    "measured mean.") +
               fits_table_html(model, knob);
   if (!fits.empty()) body += section("fits", "Fits", fits);
   if (model.tune) body += section("tune", "Tuning", tune_section_html(*model.tune));
   body += footprint_section_html(model);
-  body += section("tables", "Results", recommendations_html(model) + table_html(model));
+  body += section("tables", "Results",
+                  one_run ? single_run_summary_html(model) : recommendations_html(model) + table_html(model));
 
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

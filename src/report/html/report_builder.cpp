@@ -14,6 +14,7 @@ ReportModel build_report_model(const analysis::Analysis& analysis, const std::ve
   fill_phases(model, details);
   fill_fits(model);
   fill_node(model, details);
+  fill_single_run(model, details);
   model.runs = details;
   for (auto& run : model.runs)
     if (run.power_w) run.energy_j = analysis::cumulative_energy_j(*run.power_w);
@@ -26,7 +27,12 @@ ReportModel build_report_model_from_trace(std::istream& trace_csv, std::istream*
   RunDetail run;
   const PowerTrace trace = read_power_trace(trace_csv, source);
   run.power_w = trace.power_w;
-  if (phases_csv) run.phases = read_phases_csv(*phases_csv, source + " (phases)");
+  run.gpu_power_w = trace.per_gpu_w;
+  if (phases_csv) {
+    auto phases = read_phases_csv_with_spans(*phases_csv, source + " (phases)");
+    run.phases = std::move(phases.totals);
+    run.phase_spans = std::move(phases.spans);
+  }
 
   // One run, measured as a whole: its energy is the integral of its power trace over the job's window when
   // the trace names it (then cut there, as `wattwise measure` cuts its figures), else up to the last reading.

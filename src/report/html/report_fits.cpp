@@ -28,6 +28,15 @@ std::vector<std::size_t> slice_through_reference(const ReportModel& model, const
   return slice;
 }
 
+// The results' pick for `metric` (a recommendation's name: "E", "EDP", "time") when it lies on the slice.
+std::optional<double> recommended_on_slice(const ReportModel& model, const std::vector<std::size_t>& slice,
+                                           const std::string& knob, const std::string& metric) {
+  for (const auto& r : model.recommendations)
+    if (r.metric.name() == metric && std::find(slice.begin(), slice.end(), r.setting_index) != slice.end())
+      return model.settings[r.setting_index].setting.at(knob);
+  return std::nullopt;
+}
+
 }  // namespace
 
 void fill_fits(ReportModel& model) {
@@ -50,6 +59,7 @@ void fill_fits(ReportModel& model) {
       const auto best = std::min_element(f.ys.begin(), f.ys.end()) - f.ys.begin();
       f.measured_optimum_x = f.xs[best];
       f.measured_optimum_y = f.ys[best];
+      f.recommended_x = recommended_on_slice(model, slice, knob, metric == "t" ? "time" : metric);
       model.fits.push_back(std::move(f));
     }
   }

@@ -34,6 +34,21 @@ std::filesystem::path phases_path_for(const std::filesystem::path& trace_csv) {
   return trace_csv.parent_path() / (trace_csv.stem().string() + ".phases.csv");
 }
 
+std::filesystem::path default_html_path(const std::filesystem::path& input) {
+  if (input.extension() == ".html")
+    throw usage_error(fmt::format("'{}' ends in .html: name the output with -o FILE.html", input.string()));
+  auto out = input;
+  return out.replace_extension(".html");
+}
+
+bool is_wattwise_report(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("<meta name=\"generator\" content=\"wattwise") != std::string::npos;
+}
+
 ReportModel load_report_model(const std::filesystem::path& input, const analysis::AnalysisOptions& options,
                               const std::string& tool_version) {
   std::ifstream probe(input);

@@ -26,6 +26,14 @@ ReportModel load_report_model(const std::filesystem::path& input,
                               const analysis::AnalysisOptions& options = {},
                               const std::string& tool_version = "");
 
+// Where `wattwise report INPUT` writes its HTML without -o: INPUT with the extension .html, beside it
+// (sweep.db -> sweep.html). An input that already ends in .html is a usage_error (it would overwrite itself).
+std::filesystem::path default_html_path(const std::filesystem::path& input);
+
+// Whether `path` holds a page wattwise wrote (its generator meta tag near the top): such a file may be
+// replaced by a new report; anything else only with --force.
+bool is_wattwise_report(const std::filesystem::path& path);
+
 // The whole output in the chosen format.
 std::string render_report(const ReportModel& model, ReportFormat format);
 

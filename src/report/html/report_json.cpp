@@ -78,6 +78,7 @@ json fit_json(const KnobFit& f) {
           {"r_squared", number(f.fit.r_squared)},
           {"fitted_optimum", {number(f.fit.optimum_x), number(f.fit.optimum_y)}},
           {"measured_optimum", {number(f.measured_optimum_x), number(f.measured_optimum_y)}},
+          {"recommended_x", number(f.recommended_x)},
           {"xs", xs},
           {"ys", ys},
           {"curve", curve}};
@@ -92,6 +93,18 @@ json table_json(const TableRow& r) {
           {"time_s", number(r.time_s)},
           {"time_vs_ref_pct", number(r.time_vs_ref_pct)},
           {"optimum_for", r.optimum_for}};
+}
+
+json single_run_json(const SingleRun& single) {
+  json power = json::array(), spans = json::array(), energy = json::array();
+  for (const auto& series : single.power_w) power.push_back(numbers(series));
+  for (const auto& span : single.spans)
+    spans.push_back({{"name", span.name}, {"begin_s", number(span.begin_s)}, {"end_s", number(span.end_s)}});
+  return {{"series", single.series},
+          {"power_w", power},
+          {"gpu_energy_j", numbers(single.gpu_energy_j)},
+          {"spans", spans},
+          {"unshaded", single.unshaded}};
 }
 
 }  // namespace
@@ -115,6 +128,8 @@ nlohmann::json to_json(const ReportModel& model) {
   }
   j["recommendations"] = json::array();
   for (const auto& r : model.recommendations) j["recommendations"].push_back(recommendation_json(r));
+  j["headline"] = model.headline;
+  j["single_run"] = model.single_run ? single_run_json(*model.single_run) : json(nullptr);
   json grid = json::array();
   for (double t : model.grid_s) grid.push_back(number(t));
   j["grid_s"] = grid;

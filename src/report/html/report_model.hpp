@@ -47,12 +47,27 @@ struct PhaseTotal {
   std::optional<double> energy_j;
 };
 
+// One occurrence of a phase in time (since the job started), where the phases CSV says when: for shading.
+struct PhaseSpan {
+  std::string name;
+  double begin_s = 0;
+  double end_s = 0;
+};
+
+// One GPU's power over a run, where the trace names the GPUs (the single-run layout draws each).
+struct GpuTrace {
+  unsigned gpu = 0;
+  analysis::TimeSeries power_w;
+};
+
 struct RunDetail {
   analysis::Setting setting;
   int repeat = 0;
   std::optional<analysis::TimeSeries> power_w;   // time_s since the run started, total power of its GPUs
   std::optional<analysis::TimeSeries> energy_j;  // cumulative energy of power_w; the builder fills it in
+  std::vector<GpuTrace> gpu_power_w;             // per GPU, when the trace has them
   std::vector<PhaseTotal> phases;
+  std::vector<PhaseSpan> phase_spans;  // the same occurrences in time, where known (a trace's phases CSV)
   // Node power beside the GPUs over the run (docs/node-power.md): CPU packages + DRAM where the node has
   // them (powercap), and the external meter; absent when not measured.
   std::optional<double> node_cpu_dram_j;
@@ -84,6 +99,9 @@ struct KnobFit {
   analysis::QuadraticFit fit;
   double measured_optimum_x = 0;
   double measured_optimum_y = 0;
+  // The results' recommendation for this quantity when it lies on this slice: the page says the
+  // recommendation comes from the results, and the fitted minimum is the curve's (report_fits.cpp).
+  std::optional<double> recommended_x;
   std::vector<double> xs;  // the points fitted
   std::vector<double> ys;
 };
@@ -114,6 +132,19 @@ struct ReportInfo {
   std::string command;
   std::string gpu;
   std::string method;
+  std::vector<unsigned> gpu_indices;            // the GPUs the settings were applied to (for the commands)
+  std::optional<double> default_power_limit_w;  // the GPUs' default, to undo a power limit
+};
+
+// The layout of one measurement (one setting, one run): each GPU's power and their sum on the report's
+// grid, and the phases to shade (report_single_run.cpp).
+
+struct SingleRun {
+  std::vector<std::string> series;                          // "GPU 0", ..., "all GPUs" (the sum) last
+  std::vector<std::vector<std::optional<double>>> power_w;  // [series][grid point]
+  std::vector<std::optional<double>> gpu_energy_j;          // per GPU series (not the sum), trapezoid
+  std::vector<PhaseSpan> spans;                             // shaded; names with few occurrences only
+  std::vector<std::string> unshaded;                        // phase names too frequent to shade
 };
 
 struct ReportModel {
@@ -125,6 +156,7 @@ struct ReportModel {
   std::vector<std::size_t> pareto_front;  // setting indices on the front, by increasing time
   std::vector<IsoLine> iso_lines;
   std::vector<analysis::Recommendation> recommendations;
+  std::size_t headline = 0;    // the recommendation shown at the top (--metric; E by default)
   analysis::PhaseBasis basis;  // what each run's time and energy stand for (the job's work phase, or the run)
   std::vector<double> grid_s;  // the common time grid of the traces; empty without traces
   std::vector<SettingTraces> traces;
@@ -132,6 +164,7 @@ struct ReportModel {
   PhaseBreakdown phases;
   std::vector<KnobFit> fits;
   std::vector<TableRow> table;
+  std::optional<SingleRun> single_run;   // one setting measured once
   std::optional<store::TuneTrace> tune;  // a `tune --db` database's decision trace (report_tune.hpp)
   FootprintRates footprint;              // the user's carbon intensity and price (html_footprint.hpp)
 };

@@ -23,6 +23,10 @@ void fill_fits(ReportModel& model);
 // per-setting mean node energy (CPU+DRAM, meter) in the table rows (report_node.cpp)
 void fill_node(ReportModel& model, const std::vector<RunDetail>& details);
 
+// one setting measured once: per-GPU power and their sum on the grid, the phases to shade
+// (report_single_run.cpp); after fill_traces, which makes the grid
+void fill_single_run(ReportModel& model, const std::vector<RunDetail>& details);
+
 // Index of the setting `setting` names in model.settings, or model.settings.size() when none.
 std::size_t find_setting(const ReportModel& model, const analysis::Setting& setting);
 

@@ -88,7 +88,11 @@ ReportInfo store_info(const store::ResultsStore& store, const std::filesystem::p
   info.method = valid_utf8(store.meta("measurement_method"));
   info.tool_version = valid_utf8(store.meta("tool_version"));
   std::set<std::string> names;
-  for (const auto& gpu : store.gpus()) names.insert(valid_utf8(gpu.name));
+  for (const auto& gpu : store.gpus()) {
+    names.insert(valid_utf8(gpu.name));
+    info.gpu_indices.push_back(gpu.index);
+    if (gpu.default_limit_w) info.default_power_limit_w = *gpu.default_limit_w;
+  }
   for (const auto& name : names) info.gpu += (info.gpu.empty() ? "" : ", ") + name;
   if (store.gpus().size() > 1) info.gpu = fmt::format("{} x {}", store.gpus().size(), info.gpu);
   return info;
@@ -116,8 +120,9 @@ ReportModel build_report_model_from_store(const std::filesystem::path& db,
     node_figures(run.node, detail);
     if (const auto it = traces.find(run.plan_index); it != traces.end()) {
       std::istringstream in(it->second);
-      detail.power_w =
-          read_power_trace_csv(in, fmt::format("{} (trace of run {})", db.string(), run.plan_index));
+      auto trace = read_power_trace(in, fmt::format("{} (trace of run {})", db.string(), run.plan_index));
+      detail.power_w = std::move(trace.power_w);
+      detail.gpu_power_w = std::move(trace.per_gpu_w);
     }
     details.push_back(std::move(detail));
   }

@@ -59,7 +59,8 @@ std::string render_tables_markdown(const ReportModel& model) {
                        table_percent(row.energy_vs_ref_pct), table_number(row.time_s, 3),
                        table_percent(row.time_vs_ref_pct), md_cell(join(row.optimum_for, ", ")));
   }
-  if (model.recommendations.empty()) return out;
+  // One run has nothing to compare with: every metric would name it, "+0.0%" seven times.
+  if (model.recommendations.empty() || model.single_run) return out;
   out +=
       "\n| metric | best setting | energy vs ref (%) | time vs ref (%) | beyond noise | within the noise |\n";
   out += "| --- | --- | ---: | ---: | --- | --- |\n";

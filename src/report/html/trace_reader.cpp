@@ -108,23 +108,33 @@ double value_at(const analysis::TimeSeries& s, std::size_t i, double t) {
   return s.value[i - 1] + (s.value[i] - s.value[i - 1]) * (t - t0) / (t1 - t0);
 }
 
+// The GPUs' powers summed where every GPU has data, at every instant any GPU has a reading (each GPU
+// linear between its own): a uniform grid as coarse as one GPU's samples would smear the steps of a
+// sparse trace (a simulated one has a reading per change) into ramps. Past 20000 instants, a uniform grid.
 analysis::TimeSeries sum_on_common_grid(const std::vector<analysis::TimeSeries>& per_gpu) {
   double begin = per_gpu.front().time_s.front(), end = per_gpu.front().time_s.back();
-  std::size_t most_samples = 0;
   for (const auto& s : per_gpu) {
     begin = std::max(begin, s.time_s.front());
     end = std::min(end, s.time_s.back());
-    most_samples = std::max(most_samples, s.time_s.size());
   }
   analysis::TimeSeries total;
   if (!(end > begin)) return total;
-  const std::size_t points = std::clamp<std::size_t>(most_samples, 2, 20000);
-  for (std::size_t i = 0; i < points; ++i)
-    total.time_s.push_back(begin + (end - begin) * static_cast<double>(i) / static_cast<double>(points - 1));
-  total.value.assign(points, 0.0);
+  constexpr std::size_t kMaxPoints = 20000;
+  for (const auto& s : per_gpu)
+    for (double t : s.time_s)
+      if (t >= begin && t <= end) total.time_s.push_back(t);
+  std::sort(total.time_s.begin(), total.time_s.end());
+  total.time_s.erase(std::unique(total.time_s.begin(), total.time_s.end()), total.time_s.end());
+  if (total.time_s.size() > kMaxPoints || total.time_s.size() < 2) {
+    total.time_s.clear();
+    for (std::size_t i = 0; i < kMaxPoints; ++i)
+      total.time_s.push_back(begin +
+                             (end - begin) * static_cast<double>(i) / static_cast<double>(kMaxPoints - 1));
+  }
+  total.value.assign(total.time_s.size(), 0.0);
   for (const auto& s : per_gpu) {
     const auto resampled = analysis::resample_linear(s, total.time_s);
-    for (std::size_t i = 0; i < points; ++i)
+    for (std::size_t i = 0; i < total.time_s.size(); ++i)
       total.value[i] += resampled[i].value_or(0);  // inside every range
   }
   return total;
@@ -180,6 +190,7 @@ PowerTrace read_power_trace(std::istream& in, const std::string& source_name) {
     }
   }
   std::vector<analysis::TimeSeries> per_gpu;
+  std::vector<unsigned> gpu_numbers;
   std::map<long, bool> gpus;
   for (const auto& [gpu, s] : samples) gpus[gpu] = true;
   for (const auto& [gpu, s] : instant) gpus[gpu] = true;
@@ -194,11 +205,13 @@ PowerTrace read_power_trace(std::istream& in, const std::string& source_name) {
       clean.value.push_back(s.value[i]);
     }
     per_gpu.push_back(std::move(clean));
+    gpu_numbers.push_back(static_cast<unsigned>(gpu));
   }
   if (per_gpu.empty())
     throw data_error(
         fmt::format("{}: no power readings (power_sample_w or power_inst_w); nothing to draw", source_name));
   trace.power_w = per_gpu.size() == 1 ? per_gpu.front() : sum_on_common_grid(per_gpu);
+  for (std::size_t i = 0; i < per_gpu.size(); ++i) trace.per_gpu_w.push_back({gpu_numbers[i], per_gpu[i]});
   // The sampler runs on past the job's end (the energy counter lags ~100 ms); the job's own figures stop
   // where the job did, as `wattwise measure` cuts them.
   if (trace.job_start_s && trace.job_end_s) {
@@ -207,6 +220,10 @@ PowerTrace read_power_trace(std::istream& in, const std::string& source_name) {
                                    *trace.job_start_s));
     auto clipped = clip_to_window(trace.power_w, *trace.job_start_s, *trace.job_end_s);
     if (clipped.time_s.size() >= 2) trace.power_w = std::move(clipped);
+    for (auto& gpu : trace.per_gpu_w)
+      if (auto cut = clip_to_window(gpu.power_w, *trace.job_start_s, *trace.job_end_s);
+          cut.time_s.size() >= 2)
+        gpu.power_w = std::move(cut);
   }
   return trace;
 }
@@ -215,14 +232,14 @@ analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& s
   return read_power_trace(in, source_name).power_w;
 }
 
-std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& source_name) {
+PhasesCsv read_phases_csv_with_spans(std::istream& in, const std::string& source_name) {
   const CsvTable table = read_csv(in, source_name);
   const std::size_t name_col = require_column(table, "name", source_name);
   const std::size_t begin_col = require_column(table, "begin_s", source_name);
   const std::size_t end_col = require_column(table, "end_s", source_name);
   const auto energy_col = optional_column(table, "energy_j");
   const auto depth_col = optional_column(table, "same_name_depth");
-  std::vector<PhaseTotal> phases;
+  PhasesCsv phases;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     // A phase inside one of the same name is inside its time already: totals count the outermost only.
     if (number_at(table, r, depth_col, source_name).value_or(0) > 0) continue;
@@ -231,9 +248,15 @@ std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& sou
     if (!begin || !end || name_col >= table.rows[r].size())
       throw data_error(
           fmt::format("{}:{}: a phase needs name, begin_s and end_s", source_name, table.line_numbers[r]));
-    phases.push_back({table.rows[r][name_col], *end - *begin, number_at(table, r, energy_col, source_name)});
+    phases.totals.push_back(
+        {table.rows[r][name_col], *end - *begin, number_at(table, r, energy_col, source_name)});
+    phases.spans.push_back({table.rows[r][name_col], *begin, *end});
   }
   return phases;
+}
+
+std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& source_name) {
+  return read_phases_csv_with_spans(in, source_name).totals;
 }
 
 }  // namespace wattwise::report::html

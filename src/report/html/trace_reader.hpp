@@ -23,6 +23,7 @@ namespace wattwise::report::html {
 // the job's end, so the report's whole-run figures are measure's. Older traces are used whole.
 struct PowerTrace {
   analysis::TimeSeries power_w;
+  std::vector<GpuTrace> per_gpu_w;  // each GPU's finest source, cut to the job's window like power_w
   std::optional<double> job_start_s;
   std::optional<double> job_end_s;
 };
@@ -33,8 +34,15 @@ analysis::TimeSeries read_power_trace_csv(std::istream& in, const std::string& s
 analysis::TimeSeries clip_to_window(const analysis::TimeSeries& s, double begin_s, double end_s);
 
 // Reads the phases CSV beside a trace (name,begin_s,end_s,rank,energy_j,method,counters): one entry per
-// occurrence, with its duration and energy (absent when the file has none). Occurrences nested in one of
-// the same name (same_name_depth > 0) are left out, so totals count each stretch of time once.
+// occurrence, with its begin, duration and energy (absent when the file has none). Occurrences nested in one
+// of the same name (same_name_depth > 0) are left out, so totals count each stretch of time once.
 std::vector<PhaseTotal> read_phases_csv(std::istream& in, const std::string& source_name);
+
+// The same, with each occurrence's place in time beside its total (spans[i] is totals[i]).
+struct PhasesCsv {
+  std::vector<PhaseTotal> totals;
+  std::vector<PhaseSpan> spans;
+};
+PhasesCsv read_phases_csv_with_spans(std::istream& in, const std::string& source_name);
 
 }  // namespace wattwise::report::html

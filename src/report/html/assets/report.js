@@ -17,7 +17,10 @@
                    '#b5de2b', '#fde725'];
   const categorical = (i) => CATEGORICAL[i % CATEGORICAL.length];
   function sequential(i, n) {
-    const x = n <= 1 ? 0 : i / (n - 1) * 0.92;  // stop short of the pale yellow end
+    return sequentialAt(n <= 1 ? 0 : i / (n - 1));
+  }
+  function sequentialAt(fraction) {
+    const x = Math.min(1, Math.max(0, fraction)) * 0.92;  // stop short of the pale yellow end
     const k = Math.min(VIRIDIS.length - 2, Math.floor(x * (VIRIDIS.length - 1)));
     const f = x * (VIRIDIS.length - 1) - k;
     const rgb = (h) => [1, 3, 5].map((o) => parseInt(h.substr(o, 2), 16));
@@ -83,6 +86,86 @@
     },
   });
 
+  // Phase shading (the single-run power chart): options.plugins.wattwisePhases.spans = [{name, begin_s,
+  // end_s}], one colour per name, the name written at the top of its band (one row per name, so nested
+  // phases do not write over each other) where the band is wide enough to hold it.
+  const PHASE_COLOURS = ['#E69F00', '#56B4E9', '#CC79A7', '#009E73', '#F0E442', '#0072B2'];
+  Chart.register({
+    id: 'wattwisePhases',
+    beforeDatasetsDraw(chart, args, opts) {
+      if (!opts || !opts.spans || opts.spans.length === 0) return;
+      const ctx = chart.ctx, area = chart.chartArea, xs = chart.scales.x;
+      const names = [...new Set(opts.spans.map((s) => s.name))];
+      ctx.save();
+      ctx.font = '12px system-ui, sans-serif';
+      ctx.textBaseline = 'top';
+      opts.spans.forEach((s) => {
+        const k = names.indexOf(s.name);
+        const x0 = Math.max(area.left, xs.getPixelForValue(s.begin_s));
+        const x1 = Math.min(area.right, xs.getPixelForValue(s.end_s));
+        if (!(x1 > x0)) return;
+        ctx.fillStyle = withAlpha(PHASE_COLOURS[k % PHASE_COLOURS.length], 0.16);
+        ctx.fillRect(x0, area.top, x1 - x0, area.bottom - area.top);
+        ctx.strokeStyle = withAlpha(PHASE_COLOURS[k % PHASE_COLOURS.length], 0.7);
+        ctx.beginPath(); ctx.moveTo(x0, area.top); ctx.lineTo(x0, area.bottom); ctx.stroke();
+        if (ctx.measureText(s.name).width + 6 < x1 - x0) {
+          ctx.fillStyle = '#333';
+          ctx.fillText(s.name, x0 + 3, area.top + 3 + 15 * k);
+        }
+      });
+      ctx.restore();
+    },
+  });
+
+  // Text beside points: a dataset with `pointLabels` (one string or null per point) gets them written.
+  Chart.register({
+    id: 'wattwisePointLabels',
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx;
+      chart.data.datasets.forEach((ds, i) => {
+        if (!ds.pointLabels || !chart.isDatasetVisible(i)) return;
+        const meta = chart.getDatasetMeta(i);
+        ctx.save();
+        ctx.font = '11px system-ui, sans-serif';
+        ctx.fillStyle = '#222';
+        ctx.textBaseline = 'bottom';
+        meta.data.forEach((el, j) => { if (ds.pointLabels[j]) ctx.fillText(ds.pointLabels[j], el.x + 6, el.y - 4); });
+        ctx.restore();
+      });
+    },
+  });
+
+  // A colour scale for points coloured by an ordered value: options.plugins.wattwiseColorBar = {min, max,
+  // title, color(v)}, drawn in the right padding of the chart with its ends and middle labelled.
+  Chart.register({
+    id: 'wattwiseColorBar',
+    afterDraw(chart, args, opts) {
+      if (!opts || opts.min == null) return;
+      const ctx = chart.ctx, area = chart.chartArea;
+      const x = area.right + 22, w = 14, top = area.top + 10, bottom = area.bottom - 10;
+      const grad = ctx.createLinearGradient(0, bottom, 0, top);
+      for (let f = 0; f <= 1.0001; f += 0.1) grad.addColorStop(Math.min(1, f), opts.color(opts.min + f * (opts.max - opts.min)));
+      ctx.save();
+      ctx.fillStyle = grad;
+      ctx.fillRect(x, top, w, bottom - top);
+      ctx.strokeStyle = '#666';
+      ctx.strokeRect(x, top, w, bottom - top);
+      ctx.fillStyle = '#222';
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.textBaseline = 'middle';
+      [0, 0.5, 1].forEach((f) => {
+        const v = opts.min + f * (opts.max - opts.min);
+        ctx.fillText(String(Math.round(v * 10) / 10), x + w + 4, bottom - f * (bottom - top));
+      });
+      ctx.translate(x - 6, (top + bottom) / 2);
+      ctx.rotate(-Math.PI / 2);
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'bottom';
+      ctx.fillText(opts.title, 0, 0);
+      ctx.restore();
+    },
+  });
+
   function options(title, xTitle, yTitle, extra) {
     const o = {
       parsing: false,
@@ -135,6 +218,13 @@
     draw('chart-knob-' + knob, {type: 'scatter', data: {datasets}, options: o});
   }
 
+  // The distinct values a knob takes, ascending.
+  const knobValues = (knob) =>
+      [...new Set(settings.filter((s) => knob in s.values).map((s) => s.values[knob]))].sort((a, b) => a - b);
+  // With two knobs or more, the one with more values is told by colour, the next by shape or dash.
+  const styleKnobs = () => [...data.knobs].sort((a, b) => knobValues(b).length - knobValues(a).length);
+  const headline = data.recommendations.length > 0 ? data.recommendations[data.headline] : null;
+
   function planeChart() {
     const point = (s) => ({x: s.normalised.t.value, y: s.normalised.E.value});
     const xs = settings.map((s) => s.normalised.t.value), ys = settings.map((s) => s.normalised.E.value);
@@ -145,19 +235,39 @@
     };
     const [xMin, xMax] = pad(Math.min(1, ...xs), Math.max(1, ...xs));
     const [yMin, yMax] = pad(Math.min(1, ...ys), Math.max(1, ...ys));
-    const knobs = data.knobs.map(knobLabel).join(', ');
-    const datasets = [{
-      label: knobs ? 'settings, coloured by ' + knobs + ': dark = low' : 'settings', data: settings.map(point),
-      errorBars: settings.map((s) => ({x: s.normalised.t.std, y: s.normalised.E.std})),
-      pointBackgroundColor: settings.map((s, i) => sequential(i, settings.length)),
-      borderColor: 'rgba(60,60,60,0.6)', backgroundColor: sequential(0, 1), pointRadius: 5,
-    }, {
+    // Colour: the first knob's value on a sequential scale (it is ordered), with the scale drawn at the
+    // right; shape: the second knob's value, named in the legend.
+    const [colourKnob, shapeKnob] = styleKnobs();
+    const cv = colourKnob ? knobValues(colourKnob) : [];
+    const cMin = Math.min(...cv), cMax = Math.max(...cv);
+    const colourOf = (v) => sequentialAt(cMax > cMin ? (v - cMin) / (cMax - cMin) : 0);
+    const SHAPES = ['circle', 'rect', 'triangle', 'rectRot', 'crossRot', 'star', 'rectRounded', 'cross'];
+    const groups = shapeKnob ? knobValues(shapeKnob) : [undefined];
+    const datasets = groups.map((v, k) => {
+      const members = settings.map((s, i) => [s, i]).filter(([s]) => v === undefined || s.values[shapeKnob] === v);
+      return {
+        label: v === undefined ? 'settings' + (colourKnob ? ' (colour: ' + knobLabel(colourKnob) + ', scale at right)' : '')
+                               : knobLabel(shapeKnob) + ' = ' + v + (k === 0 ? ' (colour: ' + knobLabel(colourKnob) + ')' : ''),
+        data: members.map(([s]) => point(s)), settingIndex: members.map(([, i]) => i),
+        errorBars: members.map(([s]) => ({x: s.normalised.t.std, y: s.normalised.E.std})),
+        pointStyle: SHAPES[k % SHAPES.length],
+        pointBackgroundColor: members.map(([s]) => (colourKnob in s.values ? colourOf(s.values[colourKnob]) : '#888')),
+        backgroundColor: '#999999', borderColor: 'rgba(60,60,60,0.6)', pointRadius: 6,
+        // Named where it matters: the Pareto front (every setting worth choosing) and the recommendation.
+        pointLabels: members.map(([s, i]) => (s.pareto || (headline && i === headline.setting_index) ? unitLabel(s) : null)),
+      };
+    });
+    datasets.push({
       label: 'Pareto front', data: data.pareto_front.map((i) => point(settings[i])), showLine: true,
       borderColor: '#D55E00', backgroundColor: '#D55E00', borderWidth: 2, pointRadius: 0,
     }, {
       label: 'reference', data: [point(ref)], pointStyle: 'star', pointRadius: 12, borderColor: '#000',
       backgroundColor: '#000', borderWidth: 2, clip: false,
-    }];
+    });
+    if (headline)
+      datasets.push({label: 'recommended (' + headline.metric + ')', data: [point(settings[headline.setting_index])],
+                     pointStyle: 'circle', pointRadius: 13, borderWidth: 3, borderColor: '#009E73',
+                     backgroundColor: 'rgba(0,0,0,0)', clip: false});
     const ISO_COLOURS = ['#666666', '#CC79A7', '#E69F00', '#56B4E9', '#0072B2', '#D55E00'];
     data.iso_lines.forEach((line, i) => datasets.push({
       label: line.metric + ' = reference', data: line.points.map(([x, y]) => ({x, y})), showLine: true,
@@ -168,8 +278,12 @@
                       'energy / reference energy');
     o.plugins.legend.position = 'bottom';
     o.scales.x.min = xMin; o.scales.x.max = xMax; o.scales.y.min = yMin; o.scales.y.max = yMax;
-    o.plugins.tooltip = {callbacks: {label: (c) => c.datasetIndex === 0
-        ? settings[c.dataIndex].label + ': t ' + c.parsed.x.toFixed(3) + ', E ' + c.parsed.y.toFixed(3)
+    if (cv.length > 1) {
+      o.plugins.wattwiseColorBar = {min: cMin, max: cMax, title: knobLabel(colourKnob), color: colourOf};
+      o.layout = {padding: {right: 80}};
+    }
+    o.plugins.tooltip = {callbacks: {label: (c) => c.dataset.settingIndex
+        ? settings[c.dataset.settingIndex[c.dataIndex]].label + ': t ' + c.parsed.x.toFixed(3) + ', E ' + c.parsed.y.toFixed(3)
         : c.dataset.label}};
     draw('chart-plane', {type: 'scatter', data: {datasets}, options: o});
   }
@@ -180,18 +294,30 @@
   }
 
   function traceCharts() {
-    const oneRun = data.traces.length === 1 && data.traces[0].runs === 1;  // `wattwise report trace.csv`
+    if (data.single_run) return singleRunCharts();
     const n = settings.length;
-    const color = (tr) => sequential(tr.setting_index, n);
+    // One knob: its values are ordered, a sequential scale. Two: colour tells the knob with more values
+    // (categorical where few enough to tell apart, else sequential by value) and the dash the other one.
+    const [colourKnob, dashKnob] = styleKnobs();
+    const cv = colourKnob ? knobValues(colourKnob) : [];
+    const DASHES = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
+    const CATEGORIES = CATEGORICAL.filter((c) => c !== '#F0E442');  // yellow is unreadable as a thin line
+    const color = (tr) => {
+      const s = settings[tr.setting_index];
+      if (!dashKnob) return sequential(tr.setting_index, n);
+      const k = cv.indexOf(s.values[colourKnob]);
+      return cv.length <= CATEGORIES.length ? CATEGORIES[k] : sequential(k, cv.length);
+    };
     // Legend entries are short: the values with their units ("150 W", "150 W, batch 64").
     const label = (tr) => unitLabel(settings[tr.setting_index]);
     const settingOf = (c) => settings[data.traces[c.datasetIndex].setting_index];  // power: one dataset per trace
-    const o = options(oneRun ? 'Power over time' : 'Power over time, mean across repeats', 'time since the run started (s)', 'power (W)');
+    const dash = (tr) => (dashKnob ? DASHES[knobValues(dashKnob).indexOf(settings[tr.setting_index].values[dashKnob]) % DASHES.length] : []);
+    const o = options('Power over time, mean across repeats', 'time since the run started (s)', 'power (W)');
     o.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false};
     o.plugins.tooltip = {callbacks: {label: (c) => settingOf(c).label + ': ' + c.parsed.y.toFixed(1) + ' W'}};
     draw('chart-power', {type: 'line', data: {datasets: data.traces.map((tr) => ({
       label: label(tr), data: series(tr.power_mean_w, 1), borderColor: color(tr), backgroundColor: color(tr),
-      borderWidth: 1.2, pointRadius: 0, spanGaps: false}))}, options: o});
+      borderDash: dash(tr), borderWidth: 1.4, pointRadius: 0, spanGaps: false}))}, options: o});
 
     const maxEnergy = Math.max(...data.traces.flatMap((tr) => tr.energy_mean_j.filter((v) => v != null)));
     const [scale, unit] = maxEnergy > 2e4 ? [1e-3, 'kJ'] : [1, 'J'];
@@ -200,17 +326,45 @@
       const lo = tr.energy_mean_j.map((m, i) => (m == null || tr.energy_std_j[i] == null ? null : m - tr.energy_std_j[i]));
       const hi = tr.energy_mean_j.map((m, i) => (m == null || tr.energy_std_j[i] == null ? null : m + tr.energy_std_j[i]));
       datasets.push({label: label(tr), data: series(tr.energy_mean_j, scale), borderColor: color(tr),
-                     backgroundColor: color(tr), borderWidth: 1.2, pointRadius: 0});
+                     backgroundColor: color(tr), borderDash: dash(tr), borderWidth: 1.4, pointRadius: 0});
       datasets.push({label: '', data: series(lo, scale), borderWidth: 0, pointRadius: 0, band: true,
                      borderColor: 'transparent'});
       datasets.push({label: '', data: series(hi, scale), borderWidth: 0, pointRadius: 0, band: true,
                      borderColor: 'transparent', backgroundColor: withAlpha(color(tr), 0.25), fill: '-1'});
     });
-    const oe = options(oneRun ? 'Cumulative energy' : 'Cumulative energy, mean \u00b1 std across repeats', 'time since the run started (s)',
+    const oe = options('Cumulative energy, mean \u00b1 std across repeats', 'time since the run started (s)',
                        'energy (' + unit + ')');
     oe.plugins.legend.labels = {boxWidth: 10, font: {size: 10}, usePointStyle: false,
                                 filter: (item, chartData) => !chartData.datasets[item.datasetIndex].band};
     draw('chart-energy', {type: 'line', data: {datasets}, options: oe});
+  }
+
+  // One measurement: each GPU's power and their sum from 0 W, the job's phases shaded and named; its
+  // cumulative energy below, the same phases shaded.
+  function singleRunCharts() {
+    const sr = data.single_run;
+    const total = (k) => sr.series[k] === 'all GPUs';
+    const datasets = sr.series.map((name, k) => ({
+      label: name, data: series(sr.power_w[k], 1), borderColor: total(k) ? '#000' : categorical(k),
+      backgroundColor: total(k) ? '#000' : categorical(k), borderWidth: total(k) ? 2 : 1.3, pointRadius: 0}));
+    if (datasets.length === 0)  // a trace without GPU numbers: the total only
+      datasets.push({label: 'all GPUs', data: series(data.traces[0].power_mean_w, 1), borderColor: '#000',
+                     backgroundColor: '#000', borderWidth: 2, pointRadius: 0});
+    const o = options('Power over time', 'time since the job started (s)', 'power (W)');
+    o.scales.y.min = 0;
+    o.plugins.legend.position = 'bottom';
+    o.plugins.wattwisePhases = {spans: sr.spans};
+    draw('chart-power', {type: 'line', data: {datasets}, options: o});
+
+    const energy = data.traces[0].energy_mean_j;
+    const maxEnergy = Math.max(...energy.filter((v) => v != null));
+    const [scale, unit] = maxEnergy > 2e4 ? [1e-3, 'kJ'] : [1, 'J'];
+    const oe = options('Cumulative energy', 'time since the job started (s)', 'energy (' + unit + ')');
+    oe.scales.y.min = 0;
+    oe.plugins.legend.display = false;
+    oe.plugins.wattwisePhases = {spans: sr.spans};
+    draw('chart-energy', {type: 'line', data: {datasets: [{label: 'all GPUs', data: series(energy, scale),
+      borderColor: '#000', backgroundColor: '#000', borderWidth: 2, pointRadius: 0}]}, options: oe});
   }
 
   function phaseCharts() {
@@ -236,10 +390,10 @@
       datasets.push({label: quantityName(f.metric) + ' fit (R\u00b2 = ' + f.r_squared.toFixed(3) + ')',
                      data: f.curve.map(([x, y]) => ({x, y})), showLine: true, pointRadius: 0, borderColor: c,
                      backgroundColor: c, borderWidth: 2});
-      datasets.push({label: quantityName(f.metric) + ' fitted optimum ' + f.fitted_optimum[0].toFixed(0) + knobUnit(knob),
+      datasets.push({label: quantityName(f.metric) + ": fitted curve's minimum " + f.fitted_optimum[0].toFixed(0) + knobUnit(knob),
                      data: [{x: f.fitted_optimum[0], y: f.fitted_optimum[1]}], pointStyle: 'circle',
                      pointRadius: 9, borderWidth: 2, borderColor: c, backgroundColor: 'rgba(255,255,255,0)'});
-      datasets.push({label: quantityName(f.metric) + ' measured optimum ' + f.measured_optimum[0].toFixed(0) + knobUnit(knob),
+      datasets.push({label: quantityName(f.metric) + ': lowest measured ' + f.measured_optimum[0].toFixed(0) + knobUnit(knob),
                      data: [{x: f.measured_optimum[0], y: f.measured_optimum[1]}], pointStyle: 'triangle',
                      pointRadius: 9, borderColor: c, backgroundColor: c});
     });

@@ -1,0 +1,159 @@
+// Issue 15 item 4: the report explains itself. One recommendation at the top with the command that applies
+// it, the metrics defined on the page, and fits that cannot be mistaken for the recommendation.
+#include "report/html/report_recommend.hpp"
+
+#include <gtest/gtest.h>
+
+#include "analysis/metrics.hpp"
+#include "core/error.hpp"
+#include "report/html/html_report.hpp"
+#include "report_fixtures.hpp"
+
+namespace wattwise::report::html {
+namespace {
+
+ReportModel two_gpu_model() {
+  auto model = testing::sweep_model();
+  model.info.gpu_indices = {0, 3};
+  model.info.default_power_limit_w = 300;
+  return model;
+}
+
+// The page's markup before its data and scripts (which name every caption the script may draw).
+std::string markup(const std::string& html) {
+  return html.substr(0, html.find("<script type=\"application/json\""));
+}
+
+std::string box_of(const std::string& html) {
+  const auto begin = html.find("<section id=\"recommendation\"");
+  if (begin == std::string::npos) return "";
+  return html.substr(begin, html.find("</section>", begin) - begin);
+}
+
+TEST(RecommendationBox, ComesFirstWithTheLowestEnergyByDefault) {
+  const auto model = two_gpu_model();
+  const auto html = render_html_report(model);
+  const auto box = box_of(html);
+  ASSERT_FALSE(box.empty());
+  // Before every chart and table.
+  EXPECT_LT(html.find("id=\"recommendation\""), html.find("<section id=\"per-knob\""));
+  // E is lowest at 200 W (800 J against 1000 J); 250 W is 6% worse, beyond the 0.5% tie margin.
+  EXPECT_NE(box.find("data-metric=\"E\" data-setting=\"power_limit_w=200\""), std::string::npos) << box;
+  EXPECT_NE(box.find("<h2>Recommendation: power limit 200 W</h2>"), std::string::npos) << box;
+  EXPECT_NE(box.find("20.0% less energy, 20.0% slower than the reference (power limit 300 W)"),
+            std::string::npos)
+      << box;
+}
+
+TEST(RecommendationBox, GivesTheCommandPerGpuMarkedAsChangingGpuSettingsAndItsUndo) {
+  const auto box = box_of(render_html_report(two_gpu_model()));
+  EXPECT_NE(box.find("change GPU settings"), std::string::npos) << box;
+  EXPECT_NE(box.find("sudo nvidia-smi -i 0 -pl 200\nsudo nvidia-smi -i 3 -pl 200\n"), std::string::npos)
+      << box;
+  EXPECT_NE(box.find("sudo nvidia-smi -i 0 -pl 300\nsudo nvidia-smi -i 3 -pl 300\n"), std::string::npos)
+      << box;
+}
+
+TEST(RecommendationBox, NamesItsBandOfIndistinguishableSettings) {
+  auto model = two_gpu_model();
+  const auto& r = model.recommendations.at(model.headline);
+  const auto box = box_of(render_html_report(model));
+  if (r.band.size() > 1)
+    EXPECT_NE(box.find(std::to_string(r.band.size()) + " settings are not distinguishable from the best"),
+              std::string::npos)
+        << box;
+  else
+    EXPECT_NE(box.find("no other setting is within the noise of the best"), std::string::npos) << box;
+}
+
+TEST(RecommendationBox, MetricFlagChoosesTheHeadline) {
+  auto model = two_gpu_model();
+  set_headline(model, analysis::parse_metric("edp"));
+  const auto box = box_of(render_html_report(model));
+  // EDP: 250 W (0.935) beats 200 W (0.96) and the reference (1.0).
+  EXPECT_NE(box.find("data-metric=\"EDP\" data-setting=\"power_limit_w=250\""), std::string::npos) << box;
+  EXPECT_NE(box.find("-pl 250"), std::string::npos) << box;
+  EXPECT_THROW(set_headline(model, analysis::parse_metric("eds:3")), Error);  // not analysed
+}
+
+TEST(RecommendationBox, TheReferenceItselfNeedsNoCommand) {
+  auto model = two_gpu_model();
+  set_headline(model, analysis::parse_metric("time"));  // the reference is the fastest (10 s)
+  const auto box = box_of(render_html_report(model));
+  EXPECT_NE(box.find("Keep the reference setting, power limit 300 W"), std::string::npos) << box;
+  EXPECT_EQ(box.find("nvidia-smi"), std::string::npos) << box;
+}
+
+TEST(ApplyCommands, LocksClocksAndResetsThemToUndo) {
+  const auto c = apply_commands({{"sm_clock_mhz", 1200}, {"mem_clock_mhz", 877}},
+                                {{"sm_clock_mhz", 1410}, {"mem_clock_mhz", 1215}}, {1}, std::nullopt);
+  EXPECT_EQ(c.apply, (std::vector<std::string>{"sudo nvidia-smi -i 1 -lmc 877,877",
+                                               "sudo nvidia-smi -i 1 -lgc 1200,1200"}));
+  EXPECT_EQ(c.undo, (std::vector<std::string>{"sudo nvidia-smi -i 1 -rmc", "sudo nvidia-smi -i 1 -rgc"}));
+  EXPECT_TRUE(c.job.empty());
+}
+
+TEST(ApplyCommands, JobKnobsAreForTheJobAndUnchangedKnobsNeedNoCommand) {
+  const auto c = apply_commands({{"power_limit_w", 300}, {"batch", 128}},
+                                {{"power_limit_w", 300}, {"batch", 64}}, {0}, 300.0);
+  EXPECT_TRUE(c.apply.empty());
+  EXPECT_EQ(c.job, (std::vector<std::string>{"batch=128"}));
+}
+
+TEST(ApplyCommands, WithoutKnownGpusOneLineForAllAndUndoToTheReferencesLimit) {
+  const auto c = apply_commands({{"power_limit_w", 190}}, {{"power_limit_w", 250}}, {}, std::nullopt);
+  EXPECT_EQ(c.apply, (std::vector<std::string>{"sudo nvidia-smi -pl 190"}));
+  EXPECT_EQ(c.undo, (std::vector<std::string>{"sudo nvidia-smi -pl 250"}));
+  EXPECT_TRUE(apply_commands({{"power_limit_w", 250}}, {{"power_limit_w", 250}}, {0}, 250.0).apply.empty());
+}
+
+TEST(MetricDefinitions, DefineEveryMetricAndTheReferenceOnThePage) {
+  const auto page = markup(render_html_report(two_gpu_model()));
+  const auto begin = page.find("<section id=\"definitions\">");
+  ASSERT_NE(begin, std::string::npos);
+  const auto defs = page.substr(begin, page.find("</section>", begin) - begin);
+  for (const char* term :
+       {"<dt>reference</dt>", "<dt>E, t</dt>", "<dt>EDP</dt>", "<dt>ED2P</dt>", "<dt>EDS(k)</dt>",
+        "<dt>gain-loss</dt>", "<dt>band</dt>", "<dt>beyond the noise</dt>"})
+    EXPECT_NE(defs.find(term), std::string::npos) << term;
+  EXPECT_NE(defs.find("power limit 300 W (E<sub>ref</sub> = 1000.0 J, t<sub>ref</sub> = 10.000 s)"),
+            std::string::npos)
+      << defs;
+  EXPECT_NE(defs.find("((k&minus;1)/k)&middot;E/E<sub>ref</sub> + (1/k)&middot;t/t<sub>ref</sub>"),
+            std::string::npos);
+  EXPECT_NE(defs.find("Shown: EDS(k=2.0), EDS(k=1.5)."), std::string::npos) << defs;
+}
+
+// The fits table once said EDP's optimum was 164 W where the results said 190 W: every fit now carries
+// the results' recommendation beside the fitted and the measured minimum, and says which is which.
+TEST(FitsAndResults, EachFitCarriesTheResultsRecommendationForItsQuantity) {
+  const auto model = two_gpu_model();
+  ASSERT_EQ(model.fits.size(), 3u);
+  for (const auto& f : model.fits) {
+    const std::string metric = f.metric == "t" ? "time" : f.metric;
+    const analysis::Recommendation* rec = nullptr;
+    for (const auto& r : model.recommendations)
+      if (r.metric.name() == metric) rec = &r;
+    ASSERT_NE(rec, nullptr) << metric;
+    ASSERT_TRUE(f.recommended_x.has_value()) << metric;
+    EXPECT_DOUBLE_EQ(*f.recommended_x, rec->setting.at("power_limit_w")) << metric;
+    // The lowest measured mean is the analysis's best: the same numbers, not a second opinion.
+    EXPECT_DOUBLE_EQ(f.measured_optimum_x, model.settings[rec->best_index].setting.at("power_limit_w"))
+        << metric;
+  }
+}
+
+TEST(FitsAndResults, TheFitsTableLabelsTheFittedMinimumAsNotTheRecommendation) {
+  const auto page = markup(render_html_report(two_gpu_model()));
+  EXPECT_NE(page.find("<th>fitted curve's minimum power_limit_w (not a recommendation)</th>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<th>recommended power_limit_w (results)</th>"), std::string::npos);
+  EXPECT_NE(page.find("The recommendation comes from the measured results"), std::string::npos);
+  // EDP: recommended 250 W in the fits table, as in the box for --metric edp and the results table.
+  EXPECT_NE(page.find("<tr><td>EDP</td>"), std::string::npos);
+  const auto edp_row = page.substr(page.find("<tr><td>EDP</td>"));
+  EXPECT_NE(edp_row.find("<td class=\"recommended\">250</td>"), std::string::npos) << edp_row.substr(0, 300);
+}
+
+}  // namespace
+}  // namespace wattwise::report::html
