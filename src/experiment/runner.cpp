@@ -152,6 +152,12 @@ bool SweepOutcome::every_run_failed() const {
 }
 
 void validate_sweep(hw::GpuSystem& system, const SweepOptions& options) {
+  if (options.run_elsewhere) {  // the nodes' agents check their own GPUs before they change them
+    if (options.plan.runs.empty())
+      throw usage_error("the plan has no runs: give knob values or --repeat >= 1");
+    check_db_path(options);
+    return;
+  }
   if (options.gpu_indices.empty()) throw usage_error("no GPU selected: check --gpus");
   for (std::size_t index : options.gpu_indices) {
     if (index >= system.count())
@@ -245,7 +251,7 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   const plan::Plan& plan = options.plan;
   const auto& gpus = options.gpu_indices;
   SweepOutcome outcome;
-  outcome.changed_hardware = changes_hardware(plan);
+  outcome.changed_hardware = changes_hardware(plan) && !options.run_elsewhere;
 
   // Destroyed in reverse order: the watchdog is dismissed and the guard restored before the locks go.
   std::vector<safety::GpuLock> locks;
@@ -303,33 +309,47 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
       }
       if (progress) progress->run_started(settings_text(run));
       const std::string started_at = utc_now_iso8601();
-      if (guard) guard->apply(run.hardware);
-      const std::vector<store::GpuRunEnergy> read_back = read_back_settings(system, gpus);
-      const measure::Measurement m = measure_run(run);
-      const std::string ended_at = utc_now_iso8601();
+      std::optional<measure::Measurement> m;  // absent: the run was measured elsewhere
+      store::RunRecord record;
+      if (options.run_elsewhere) {
+        record = options.run_elsewhere(run);
+        if (StopSignals::stop_requested()) {  // the step was cut: not stored, --resume runs it again
+          outcome.end = SweepEnd::kStopSignal;
+          outcome.signal = StopSignals::signal_number();
+          break;
+        }
+      } else {
+        if (guard) guard->apply(run.hardware);
+        const std::vector<store::GpuRunEnergy> read_back = read_back_settings(system, gpus);
+        m = measure_run(run);
+        const std::string ended_at = utc_now_iso8601();
 
-      // A stop signal that reached wattwise during the run was passed on to the job: the run was cut,
-      // whatever the job made of it (a job that checkpoints on SIGTERM exits 0). It is not stored, so
-      // --resume runs it again, and the sweep stops here. So is a job that ended by a stop signal from
-      // elsewhere (not our time-out): it was stopped, not failed.
-      if (StopSignals::stop_requested() ||
-          (m.outcome.signal && is_stop_signal(*m.outcome.signal) && !m.outcome.timed_out)) {
-        outcome.end = SweepEnd::kStopSignal;
-        outcome.signal = StopSignals::stop_requested() ? StopSignals::signal_number() : *m.outcome.signal;
-        break;
+        // A stop signal that reached wattwise during the run was passed on to the job: the run was cut,
+        // whatever the job made of it (a job that checkpoints on SIGTERM exits 0). It is not stored, so
+        // --resume runs it again, and the sweep stops here. So is a job that ended by a stop signal from
+        // elsewhere (not our time-out): it was stopped, not failed.
+        if (StopSignals::stop_requested() ||
+            (m->outcome.signal && is_stop_signal(*m->outcome.signal) && !m->outcome.timed_out)) {
+          outcome.end = SweepEnd::kStopSignal;
+          outcome.signal = StopSignals::stop_requested() ? StopSignals::signal_number() : *m->outcome.signal;
+          break;
+        }
+        record = record_of(run, *m, read_back, started_at, ended_at);
+        // The trace files and the traces first, then the run with them in one transaction: a full disk
+        // leaves the run out (so --resume runs it again), never a run without its trace.
+        if (options.keep_extras) options.keep_extras(run, *m, record);
       }
-      store::RunRecord record = record_of(run, m, read_back, started_at, ended_at);
-      // The trace files and the traces first, then the run with them in one transaction: a full disk
-      // leaves the run out (so --resume runs it again), never a run without its trace.
-      if (options.keep_extras) options.keep_extras(run, m, record);
       store.add_run(record);
       ++outcome.runs_done;
       if (!record.error.empty()) ++outcome.runs_failed;
       if (progress) {
         progress->run_finished(record.error.empty());
-        progress->last_run_result(m.total_energy_j(),
-                                  std::chrono::duration<double>(m.job_end - m.job_start).count(),
-                                  m.backend == "simulated");
+        if (m)
+          progress->last_run_result(m->total_energy_j(),
+                                    std::chrono::duration<double>(m->job_end - m->job_start).count(),
+                                    m->backend == "simulated");
+        else
+          progress->last_run_result(record.energy_j, record.time_s.value_or(0), false);
       }
       if (options.max_failures > 0 && outcome.runs_failed >= options.max_failures && more_after()) {
         outcome.end = SweepEnd::kTooManyFailures;
