@@ -19,8 +19,8 @@
 #include "measure/live_status.hpp"
 #include "measure/session.hpp"
 #include "measure/simulated_session.hpp"
-#include "report/measure_report.hpp"
 #include "plan/knob.hpp"
+#include "report/measure_report.hpp"
 #include "report/trace_csv.hpp"
 #include "safety/state_dir.hpp"
 #include "sampling/sampler_config.hpp"
@@ -213,7 +213,8 @@ int run_measure(const MeasureFlags& flags) {
                          flags.out_dir);
   if (summary) summary->commit();
   if (agent_outcome.changed_settings && !agent_outcome.restore.all_ok()) {
-    std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", agent_outcome.restore.summary().c_str());
+    std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s",
+                 agent_outcome.restore.summary().c_str());
     return static_cast<int>(ErrorKind::kEnvironment);
   }
   if (workload::StopSignals::stop_requested()) {

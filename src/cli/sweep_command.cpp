@@ -257,8 +257,7 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
     if (!given("--read-only")) flags.read_only = options.value("read_only", false);
     if (!given("--slurm")) flags.slurm = options.value("slurm", false);
-    if (!given("--srun-arg"))
-      flags.srun_args = options.value("srun_args", std::vector<std::string>{});
+    if (!given("--srun-arg")) flags.srun_args = options.value("srun_args", std::vector<std::string>{});
     node_flags_from_json(options, flags.node, given);
     read_adaptive_flags(options, flags.adaptive, *flags.app);
     if (!given("--interval") && options.contains("interval_ms")) {

@@ -3,12 +3,23 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "slurm/merge_files.hpp"
 #include "workload/process.hpp"
+#include "workload/stop_signals.hpp"
 
 namespace wattwise::experiment {
 
@@ -53,10 +64,13 @@ std::vector<store::ClusterNodeEnergy> cluster_nodes(const json& merged,
 }
 
 // Why the run failed, for the database's `error` column; empty when it did not.
-std::string failure_of(const json& merged, const std::vector<slurm::TaskResult>& results, int srun_exit_code) {
+std::string failure_of(const json& merged, const std::vector<slurm::TaskResult>& results,
+                       int srun_exit_code) {
   std::vector<std::string> reasons;
-  if (srun_exit_code > 128) reasons.push_back(fmt::format("srun killed by signal {}", srun_exit_code - 128));
-  else if (srun_exit_code != 0) reasons.push_back(fmt::format("exit status {}", srun_exit_code));
+  if (srun_exit_code > 128)
+    reasons.push_back(fmt::format("srun killed by signal {}", srun_exit_code - 128));
+  else if (srun_exit_code != 0)
+    reasons.push_back(fmt::format("exit status {}", srun_exit_code));
   if (!merged.at("missing_tasks").empty())
     reasons.push_back(fmt::format("no result from node task(s) {} (the agent died or its node was lost)",
                                   fmt::join(merged.at("missing_tasks").get<std::vector<int>>(), ", ")));
@@ -89,16 +103,54 @@ std::filesystem::path run_directory(const std::filesystem::path& runs_dir, std::
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error)
-    throw environment_error(fmt::format("cannot create {} for the nodes' results ({}): the directory of "
-                                        "--db must be writable (and shared by the nodes)",
-                                        dir.string(), error.message()));
+    throw environment_error(
+        fmt::format("cannot create {} for the nodes' results ({}): the directory of "
+                    "--db must be writable (and shared by the nodes)",
+                    dir.string(), error.message()));
   return dir;
+}
+
+// `scancel --signal=TERM JOB`: SIGTERM to every process of the allocation's steps (not to the batch script
+// or salloc's command, where the sweep runs). A failure is said on stderr; the agents' watchdogs and
+// `wattwise restore` remain.
+void signal_steps(const std::string& job_id) {
+  std::vector<std::string> args = {"scancel", "--signal=TERM", job_id};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int status = 0;
+  if (::posix_spawnp(&pid, "scancel", nullptr, nullptr, argv.data(), environ) != 0 ||
+      ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    std::fprintf(stderr,
+                 "wattwise: `scancel --signal=TERM %s` failed: the nodes' agents may not restore until "
+                 "their step ends; check with `wattwise restore` on each node\n",
+                 job_id.c_str());
+}
+
+// Waits for srun. A stop signal to the sweep reaches every node's agent as SIGTERM (scancel --signal): the
+// agent stops its job and restores its GPUs, and srun returns once every agent is done. Not through srun
+// itself: srun answers SIGINT with a status line and SIGTERM (or two SIGINTs, or --quit-on-interrupt, or
+// its own death) by having SLURM SIGKILL every process of the step, the agents' watchdogs with them.
+int wait_passing_stops_to_agents(workload::Process& srun) {
+  workload::StopSignals::set_job_group(0);  // the stop signals are ours to pass on
+  const char* job_id = std::getenv("SLURM_JOB_ID");
+  int passed = 0;
+  while (!srun.poll()) {
+    if (workload::StopSignals::count() > passed && job_id != nullptr) {
+      passed = workload::StopSignals::count();
+      signal_steps(job_id);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return srun.exit_code();
 }
 
 }  // namespace
 
 hw::Gpu& NoLocalGpus::gpu(std::size_t index) {
-  throw usage_error(fmt::format("no GPU at position {}: a multi-node sweep uses none on its own host", index));
+  throw usage_error(
+      fmt::format("no GPU at position {}: a multi-node sweep uses none on its own host", index));
 }
 
 std::vector<std::string> srun_argv(const MultiNodeOptions& options, const plan::PlannedRun& run,
@@ -106,8 +158,7 @@ std::vector<std::string> srun_argv(const MultiNodeOptions& options, const plan::
   std::vector<std::string> argv = {options.srun};
   if (const auto nodes = run.params.find(kNodesKnob); nodes != run.params.end())
     argv.push_back("--nodes=" + nodes->second);
-  for (const char* flag : {"--ntasks-per-node=1", "--kill-on-bad-exit=1", "--quit-on-interrupt"})
-    argv.push_back(flag);
+  for (const char* flag : {"--ntasks-per-node=1", "--kill-on-bad-exit=1"}) argv.push_back(flag);
   argv.insert(argv.end(), options.srun_args.begin(), options.srun_args.end());
   for (const auto& a : {options.wattwise.string(), std::string("measure"), std::string("--no-status"),
                         std::string("--out-dir"), out_dir.string()})
@@ -163,10 +214,11 @@ std::function<store::RunRecord(const plan::PlannedRun&)> multi_node_runs(MultiNo
     workload::LaunchSpec spec;
     spec.argv = srun_argv(options, run, dir);
     // srun passes its environment on to the agents (--export=ALL), and they to the job.
-    for (const auto& [name, value] : plan::param_environment(run.params)) spec.extra_environment[name] = value;
+    for (const auto& [name, value] : plan::param_environment(run.params))
+      spec.extra_environment[name] = value;
     const std::string started_at = utc_now_iso8601();
     workload::Process srun = workload::Process::start(spec);
-    const int exit_code = srun.wait();
+    const int exit_code = wait_passing_stops_to_agents(srun);
     const std::string ended_at = utc_now_iso8601();
     std::vector<slurm::TaskResult> results;
     std::string unreadable;

@@ -25,19 +25,19 @@ namespace wattwise::experiment {
 inline constexpr const char* kNodesKnob = "nodes";
 
 struct MultiNodeOptions {
-  std::string srun = "srun";                  // looked up in PATH
-  std::filesystem::path wattwise;             // the agent's binary, at the same path on every node
-  std::filesystem::path runs_dir;             // each run's node results go to a directory under it
-  std::vector<std::string> srun_args;         // added before the agent (e.g. --gpus-per-node=4)
-  std::vector<std::string> agent_args;        // measure flags for every agent (--interval, --timeout, ...)
-  std::vector<std::string> command;           // the job, with {knob} placeholders
+  std::string srun = "srun";            // looked up in PATH
+  std::filesystem::path wattwise;       // the agent's binary, at the same path on every node
+  std::filesystem::path runs_dir;       // each run's node results go to a directory under it
+  std::vector<std::string> srun_args;   // added before the agent (e.g. --gpus-per-node=4)
+  std::vector<std::string> agent_args;  // measure flags for every agent (--interval, --timeout, ...)
+  std::vector<std::string> command;     // the job, with {knob} placeholders
 };
 
 // The srun command line of one run: `srun [--nodes=N] --ntasks-per-node=1 --kill-on-bad-exit=1
-// --quit-on-interrupt SRUN_ARGS WATTWISE measure --no-status --out-dir DIR [--power-limit W] [--sm-clock
+// SRUN_ARGS WATTWISE measure --no-status --out-dir DIR [--power-limit W] [--sm-clock
 // MHz] [--mem-clock MHz] AGENT_ARGS -- COMMAND`. One task per node: the agent owns the node's GPUs. A
 // node's agent that dies (or fails to set its GPUs) ends the step (--kill-on-bad-exit), so no node runs
-// its part of the job at another setting than the others; one Ctrl-C ends the step at once.
+// its part of the job at another setting than the others.
 std::vector<std::string> srun_argv(const MultiNodeOptions& options, const plan::PlannedRun& run,
                                    const std::filesystem::path& out_dir);
 
@@ -49,8 +49,9 @@ store::RunRecord multi_node_record(const plan::PlannedRun& run, const std::vecto
                                    int srun_exit_code, const std::string& started_at,
                                    const std::string& ended_at);
 
-// The run function for SweepOptions::run_elsewhere: launches the step (stop signals passed on to srun),
-// waits, reads the nodes' files from a fresh directory under runs_dir, and returns the run's row.
+// The run function for SweepOptions::run_elsewhere: launches the step, waits (a stop signal to the sweep
+// reaches every agent as SIGTERM through `scancel --signal=TERM`: each stops its job and restores), reads the
+// nodes' files from a fresh directory under runs_dir, and returns the run's row.
 std::function<store::RunRecord(const plan::PlannedRun&)> multi_node_runs(MultiNodeOptions options);
 
 // The sweep's own host in a multi-node sweep: it neither reads nor sets a GPU (the agents do).

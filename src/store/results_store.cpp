@@ -525,9 +525,8 @@ void ResultsStore::add_run_once(const RunRecord& run) {
                      "started_at, ended_at, exit_status, time_s, energy_j, error, ? FROM runs WHERE "
                      "plan_index = ?");
       keep.bind(1, utc_now_iso8601()).bind(2, static_cast<std::int64_t>(run.plan_index)).run();
-      for (const char* table :
-           {"run_settings", "run_gpu_energy", "run_phases", "run_node_energy", "run_gpu_usage", "traces",
-            "run_cluster_nodes"}) {
+      for (const char* table : {"run_settings", "run_gpu_energy", "run_phases", "run_node_energy",
+                                "run_gpu_usage", "traces", "run_cluster_nodes"}) {
         const std::string sql =
             fmt::format("DELETE FROM {} WHERE run_id IN (SELECT id FROM runs WHERE plan_index = ?)", table);
         Statement remove(db_, p, sql.c_str());

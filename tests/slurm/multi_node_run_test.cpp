@@ -52,15 +52,16 @@ slurm::TaskResult node_result(const std::string& node, int task_id, double power
                     {"used_by_job", true}});
     enforced.push_back({{"uuid", uuid}, {"index", g}, {"enforced_power_limit_w", limit_w}});
   }
-  json m = {{"wall_s", wall_s},
-            {"exit_code", 0},
-            {"complete", true},
-            {"energy_j", 2 * power_w * wall_s},
-            {"gpus", gpus},
-            {"phases", json::array({{{"name", "epoch"}, {"count", 1}, {"time_s", wall_s}, {"energy_j", 100}}})},
-            {"phase_instances", json::array()},
-            {"slurm", slurm::to_json(t)},
-            {"settings", {{"power_limit_w", limit_w}, {"gpus", enforced}, {"restored", restored}}}};
+  json m = {
+      {"wall_s", wall_s},
+      {"exit_code", 0},
+      {"complete", true},
+      {"energy_j", 2 * power_w * wall_s},
+      {"gpus", gpus},
+      {"phases", json::array({{{"name", "epoch"}, {"count", 1}, {"time_s", wall_s}, {"energy_j", 100}}})},
+      {"phase_instances", json::array()},
+      {"slurm", slurm::to_json(t)},
+      {"settings", {{"power_limit_w", limit_w}, {"gpus", enforced}, {"restored", restored}}}};
   return slurm::task_result(m, "job-77.step-4." + node + ".task-" + std::to_string(task_id) + ".json");
 }
 
@@ -87,14 +88,15 @@ TEST(SlurmMultiNodeRun, WithoutANodesKnobSrunTakesEveryNodeOfTheAllocation) {
   options.wattwise = "/w";
   options.command = {"job"};
   const auto argv = srun_argv(options, run, "/d");
-  EXPECT_TRUE(std::none_of(argv.begin(), argv.end(), [](const std::string& a) { return a.rfind("--nodes", 0) == 0; }));
+  EXPECT_TRUE(std::none_of(argv.begin(), argv.end(),
+                           [](const std::string& a) { return a.rfind("--nodes", 0) == 0; }));
   EXPECT_TRUE(has_sequence(argv, {"--power-limit", "250.5"}));
 }
 
 TEST(SlurmMultiNodeRun, RecordHasPerNodeEnergyTheirSumAndEachGpusEnforcedLimit) {
-  const auto record = multi_node_record(run_with(300, "2"),
-                                        {node_result("n1", 0, 300, 2.0, 300), node_result("n2", 1, 250, 2.5, 300)},
-                                        0, "t0", "t1");
+  const auto record = multi_node_record(
+      run_with(300, "2"), {node_result("n1", 0, 300, 2.0, 300), node_result("n2", 1, 250, 2.5, 300)}, 0, "t0",
+      "t1");
   EXPECT_TRUE(record.error.empty()) << record.error;
   ASSERT_EQ(record.cluster_nodes.size(), 2u);
   EXPECT_EQ(record.cluster_nodes[0].node, "n1");
@@ -112,14 +114,16 @@ TEST(SlurmMultiNodeRun, RecordHasPerNodeEnergyTheirSumAndEachGpusEnforcedLimit) 
 }
 
 TEST(SlurmMultiNodeRun, ANodeWithoutResultOrNotRestoredMakesTheRunFailed) {
-  const auto missing = multi_node_record(run_with(300, "2"), {node_result("n1", 0, 300, 2.0, 300)}, 137, "t0", "t1");
+  const auto missing =
+      multi_node_record(run_with(300, "2"), {node_result("n1", 0, 300, 2.0, 300)}, 137, "t0", "t1");
   EXPECT_NE(missing.error.find("srun killed by signal 9"), std::string::npos) << missing.error;
   EXPECT_NE(missing.error.find("no result from node task(s) 1"), std::string::npos) << missing.error;
   EXPECT_FALSE(missing.energy_j.has_value() && missing.error.empty());
   const auto unrestored = multi_node_record(
-      run_with(300, "2"), {node_result("n1", 0, 300, 2.0, 300), node_result("n2", 1, 300, 2.0, 300, false)}, 0,
-      "t0", "t1");
-  EXPECT_NE(unrestored.error.find("node n2: GPU settings not restored"), std::string::npos) << unrestored.error;
+      run_with(300, "2"), {node_result("n1", 0, 300, 2.0, 300), node_result("n2", 1, 300, 2.0, 300, false)},
+      0, "t0", "t1");
+  EXPECT_NE(unrestored.error.find("node n2: GPU settings not restored"), std::string::npos)
+      << unrestored.error;
   const auto none = multi_node_record(run_with(300, "2"), {}, 1, "t0", "t1");
   EXPECT_NE(none.error.find("no node wrote a result"), std::string::npos);
   EXPECT_FALSE(none.energy_j.has_value());
@@ -133,9 +137,9 @@ TEST(SlurmMultiNodeRun, NodesOfARunAreStoredAndReadBackAndReplacedWithTheRun) {
     auto store = store::ResultsStore::create(db, {}, {{"knobs", json::array()}}, {});
     auto failed = multi_node_record(run_with(300, "2"), {node_result("n1", 0, 300, 2.0, 300)}, 1, "t0", "t1");
     store.add_run(failed);
-    store.add_run(multi_node_record(run_with(300, "2"),
-                                    {node_result("n1", 0, 300, 2.0, 300), node_result("n2", 1, 250, 2.0, 300)},
-                                    0, "t2", "t3"));
+    store.add_run(multi_node_record(
+        run_with(300, "2"), {node_result("n1", 0, 300, 2.0, 300), node_result("n2", 1, 250, 2.0, 300)}, 0,
+        "t2", "t3"));
   }
   const auto runs = store::ResultsStore::open_read_only(db).runs();
   ASSERT_EQ(runs.size(), 1u);  // the failed attempt went to earlier_attempts, its node with it

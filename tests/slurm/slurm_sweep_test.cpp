@@ -76,7 +76,8 @@ class SlurmSweepTest : public E2eTest {
   void TearDown() override {
     if (cluster_ && HasFailure()) {
       kept_ = true;
-      std::cerr << "SLURM daemons' logs (kept in " << cluster_dir_.string() << "):\n" << cluster_->log_tails();
+      std::cerr << "SLURM daemons' logs (kept in " << cluster_dir_.string() << "):\n"
+                << cluster_->log_tails();
     }
     if (cluster_) E2eTest::TearDown();
   }
@@ -86,13 +87,14 @@ class SlurmSweepTest : public E2eTest {
   std::vector<std::string> recording_job(double seconds) const {
     const std::string seen = path("seen").string();
     return {"/bin/sh", "-c",
-            std::string(FAKE_NVML_CTL) + " show > " + seen + "/$SLURM_JOB_ID.$SLURM_STEP_ID.$SLURMD_NODENAME.json" +
-                " && echo $PPID > " + seen + "/agent.$SLURM_STEP_ID.$SLURMD_NODENAME.pid && sleep " +
-                std::to_string(seconds)};
+            std::string(FAKE_NVML_CTL) + " show > " + seen +
+                "/$SLURM_JOB_ID.$SLURM_STEP_ID.$SLURMD_NODENAME.json" + " && echo $PPID > " + seen +
+                "/agent.$SLURM_STEP_ID.$SLURMD_NODENAME.pid && sleep " + std::to_string(seconds)};
   }
 
   ProcessResult salloc_sweep(const std::vector<std::string>& sweep_args, SpawnOptions options = {}) {
-    std::vector<std::string> argv = {LocalCluster::program("salloc"), "-N2", WATTWISE_BIN, "sweep", "--slurm"};
+    std::vector<std::string> argv = {LocalCluster::program("salloc"), "-N2", WATTWISE_BIN, "sweep",
+                                     "--slurm"};
     argv.insert(argv.end(), sweep_args.begin(), sweep_args.end());
     options.guard = std::chrono::seconds(90);
     return run(argv, options);
@@ -117,6 +119,18 @@ class SlurmSweepTest : public E2eTest {
       EXPECT_EQ(limits.size(), 2u) << when;
       for (const auto& [uuid, limit_w] : limits) EXPECT_EQ(limit_w, kInitialLimitW) << uuid << " " << when;
     }
+  }
+
+  // The pid files of the agents whose job has started (after recording the node's limit), by node file
+  // name ("n1.pid").
+  std::map<std::string, fs::path> agents_started() const {
+    std::map<std::string, fs::path> agents;
+    for (const auto& f : fs::directory_iterator(path("seen"))) {
+      const std::string name = f.path().filename().string();
+      if (name.rfind("agent.", 0) == 0 && name.size() > 5 && f.file_size() > 0)
+        agents[name.substr(name.rfind('.', name.size() - 5) + 1)] = f.path();
+    }
+    return agents;
   }
 
   static inline std::optional<std::string> skip_reason_;
@@ -170,8 +184,8 @@ TEST_F(SlurmSweepTest, TwoNodeSweepHoldsEachLimitOnBothNodesRestoresThemAndStore
       EXPECT_GT(n.wall_s, 1.4) << n.node;
       const double expected_j = 2 * limit_w * n.wall_s;
       EXPECT_NEAR(*n.energy_j, expected_j, 2 * limit_w * 2 * kCounterPostingS) << n.node << " at " << limit_w;
-      std::printf("deviation: %+.3f%% node %s at %.0f W\n", 100 * (*n.energy_j / expected_j - 1), n.node.c_str(),
-                  limit_w);
+      std::printf("deviation: %+.3f%% node %s at %.0f W\n", 100 * (*n.energy_j / expected_j - 1),
+                  n.node.c_str(), limit_w);
       const auto gpus = nlohmann::json::parse(n.gpus_json);
       for (const auto& gpu : gpus)
         EXPECT_EQ(gpu.at("enforced_power_limit_w").get<double>(), limit_w) << gpu.dump();
@@ -194,14 +208,11 @@ TEST_F(SlurmSweepTest, OneNodesAgentKilledMidRunLeavesEveryNodeRestoredAndTheRun
   // recording the limit), n2's agent is killed: its watchdog must restore n2, and the step's end n1.
   options.while_running = [&](int) {
     if (killed) return;
-    std::map<std::string, fs::path> agents;
-    for (const auto& f : fs::directory_iterator(path("seen"))) {
-      const std::string name = f.path().filename().string();
-      if (name.rfind("agent.", 0) == 0 && f.file_size() > 0) agents[name.substr(name.rfind('.', name.size() - 5) + 1)] = f.path();
-    }
+    const auto agents = agents_started();
     if (agents.size() < 2) return;
     const int pid = std::stoi(read_text(agents.at("n2.pid")));
-    EXPECT_EQ(limits_now(2).begin()->second, 300);  // the kill comes while n2 is capped
+    for (int node = 1; node <= 2; ++node)  // the kill comes while both nodes are capped
+      EXPECT_EQ(limits_now(node).begin()->second, 300) << "n" << node;
     ::kill(pid, SIGKILL);
     killed = true;
   };
@@ -212,10 +223,37 @@ TEST_F(SlurmSweepTest, OneNodesAgentKilledMidRunLeavesEveryNodeRestoredAndTheRun
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_NE(runs[0].error.find("no result from node task(s) 1"), std::string::npos) << runs[0].error;
   // n2's watchdog restores on its own time (it saw its agent die), within a second or so.
-  for (int waited_ms = 0; waited_ms < 10000 && limits_now(2).begin()->second != kInitialLimitW; waited_ms += 100)
+  for (int waited_ms = 0; waited_ms < 10000 && limits_now(2).begin()->second != kInitialLimitW;
+       waited_ms += 100)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   expect_every_node_restored("after n2's agent was killed");
   // Every journal was settled: nothing is left for `wattwise restore`.
+  for (const auto& f : fs::directory_iterator(path("state")))
+    EXPECT_EQ(f.path().filename().string().find("journal"), std::string::npos) << f.path();
+}
+
+TEST_F(SlurmSweepTest, CtrlCOfTheSweepMidRunRestoresEveryNodeAndLeavesTheRunForResume) {
+  std::vector<std::string> args = {"--power-limit", "300", "--db", path("c.db").string(), "--"};
+  for (const auto& a : recording_job(8)) args.push_back(a);
+  bool interrupted = false;
+  SpawnOptions options;
+  // The sweep is salloc's child (salloc runs the command it is given): its pid from the kernel's list of
+  // salloc's children, so that only it gets the SIGINT, as from a Ctrl-C in its terminal.
+  options.while_running = [&](int salloc_pid) {
+    if (interrupted || agents_started().size() < 2) return;
+    std::ifstream children("/proc/" + std::to_string(salloc_pid) + "/task/" + std::to_string(salloc_pid) +
+                           "/children");
+    int sweep_pid = 0;
+    ASSERT_TRUE(children >> sweep_pid) << "salloc has no child";
+    ::kill(sweep_pid, SIGINT);
+    interrupted = true;
+  };
+  const auto r = salloc_sweep(args, options);
+  ASSERT_TRUE(interrupted) << r.err << r.out;
+  EXPECT_NE(r.err.find("sweep stopped by signal 2"), std::string::npos) << r.err;
+  // The cut run is not stored: `--resume` runs it again.
+  EXPECT_TRUE(store::ResultsStore::open_read_only(path("c.db")).runs().empty());
+  expect_every_node_restored("after the sweep's Ctrl-C");
   for (const auto& f : fs::directory_iterator(path("state")))
     EXPECT_EQ(f.path().filename().string().find("journal"), std::string::npos) << f.path();
 }
