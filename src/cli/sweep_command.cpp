@@ -424,6 +424,8 @@ int run_sweep_command(SweepFlags flags) {
     throw usage_error("no command to sweep: `wattwise sweep [knobs] -- CMD ARGS`, or --simulate GPU:MODEL");
   if (simulated && !flags.command.empty())
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
+  if (!flags.slurm && (flags.nodes || !flags.srun_args.empty()))
+    throw usage_error("--nodes and --srun-arg are for a multi-node sweep: add --slurm (docs/slurm.md)");
   if (flags.slurm) return run_multi_node_sweep(flags, stored_plan);
   if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app)) flags.repeat = repeats;
 

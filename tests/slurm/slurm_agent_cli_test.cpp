@@ -95,6 +95,10 @@ TEST_F(SlurmAgentCliTest, SweepSlurmRefusesOutsideAnAllocationAndLocalOnlyFlags)
     args.insert(args.end(), job.begin(), job.end());
     return wattwise(args);
   };
+  const auto without_slurm = wattwise({"sweep", "--nodes", "1,2", "--db", path("s.db").string(), "--",
+                                       "/usr/bin/touch", path("ran").string()});
+  EXPECT_EQ(without_slurm.exit_code, 2);
+  EXPECT_NE(single_error_line(without_slurm).find("add --slurm"), std::string::npos);
   auto r = sweep({});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(single_error_line(r).find("SLURM_JOB_ID is not set"), std::string::npos);
