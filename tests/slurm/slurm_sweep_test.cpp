@@ -256,6 +256,17 @@ TEST_F(SlurmSweepTest, CtrlCOfTheSweepMidRunRestoresEveryNodeAndLeavesTheRunForR
   expect_every_node_restored("after the sweep's Ctrl-C");
   for (const auto& f : fs::directory_iterator(path("state")))
     EXPECT_EQ(f.path().filename().string().find("journal"), std::string::npos) << f.path();
+
+  // `--resume --db` alone continues it as a multi-node sweep (--slurm is stored with it); the cut run's
+  // node files stay, the new attempt's go beside them.
+  const auto resumed = salloc_sweep({"--resume", "--db", path("c.db").string()});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto runs = store::ResultsStore::open_read_only(path("c.db")).runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].error.empty()) << runs[0].error;
+  EXPECT_EQ(runs[0].cluster_nodes.size(), 2u);
+  EXPECT_TRUE(fs::exists(path("c.db.nodes") / "run-0000.attempt-2"));
+  expect_every_node_restored("after the resumed sweep");
 }
 
 }  // namespace
