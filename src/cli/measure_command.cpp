@@ -18,11 +18,14 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "measure/job_watchers.hpp"
+#include "experiment/node_agent.hpp"
 #include "measure/live_status.hpp"
 #include "measure/session.hpp"
 #include "measure/simulated_session.hpp"
+#include "plan/knob.hpp"
 #include "report/measure_report.hpp"
 #include "report/trace_csv.hpp"
+#include "safety/state_dir.hpp"
 #include "sampling/sampler_config.hpp"
 #include "sim/simulation.hpp"
 #include "slurm/result_dir.hpp"
@@ -47,6 +50,9 @@ struct MeasureFlags {
   std::string out_dir;                   // under SLURM: this task's result, named by job, step, node and task
   std::optional<std::string> timeout_s;  // absent: no time-out
   std::optional<std::string> job_gpus;   // absent: every measured GPU
+  // The per-node agent of `sweep --slurm`: the job GPUs held at these settings while the job runs, then
+  // restored (experiment/node_agent.hpp). Absent: nothing is changed.
+  std::optional<std::string> power_limit, sm_clock, mem_clock;
   std::string simulate;
   sim::SimulationOptions sim;
   NodeFlags node;
@@ -98,6 +104,25 @@ void choose_gpus(hw::GpuSystem& system, const MeasureFlags& flags, measure::Meas
   check_gpu_counts(flags, options);
 }
 
+// --power-limit W, --sm-clock MHz, --mem-clock MHz: one value each, parsed by the sweep's knob parsers.
+plan::HardwareSettings hardware_settings(const MeasureFlags& flags) {
+  const auto one_value = [](const plan::Knob& knob, const char* flag) {
+    if (knob.from_supported_clocks || knob.values.size() != 1)
+      throw usage_error(fmt::format("measure {} takes one value (a sweep takes a list)", flag));
+    return plan::knob_number(knob.name, knob.values.front());
+  };
+  plan::HardwareSettings settings;
+  if (flags.power_limit)
+    settings.power_limit_w = one_value(plan::parse_power_limit_knob(*flags.power_limit), "--power-limit");
+  if (flags.sm_clock)
+    settings.sm_clock_mhz = static_cast<unsigned>(
+        one_value(plan::parse_clock_knob(plan::kSmClockKnob, *flags.sm_clock), "--sm-clock"));
+  if (flags.mem_clock)
+    settings.mem_clock_mhz = static_cast<unsigned>(
+        one_value(plan::parse_clock_knob(plan::kMemClockKnob, *flags.mem_clock), "--mem-clock"));
+  return settings;
+}
+
 int run_measure(const MeasureFlags& flags) {
   // The one stop-signal handler, from here to the exit: a SIGINT/SIGTERM/SIGHUP is passed on to the job
   // while it runs, and recorded (never fatal) before it starts and while the tail is sampled and the
@@ -109,6 +134,10 @@ int run_measure(const MeasureFlags& flags) {
   if (!flags.simulate.empty() && !flags.command.empty())
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
   const auto nvtx_environment = nvtx_job_environment(flags.nvtx, !flags.simulate.empty());
+  experiment::AgentOptions agent;
+  agent.settings = hardware_settings(flags);
+  if (!flags.simulate.empty() && !agent.settings.empty())
+    throw usage_error("--power-limit, --sm-clock and --mem-clock set real GPUs: drop them with --simulate");
 
   // Open every output first: an unwritable path must fail before the job runs, not after.
   std::optional<OutputFile> trace, phases, json;
@@ -141,6 +170,8 @@ int run_measure(const MeasureFlags& flags) {
   options.extra_environment.insert(nvtx_environment.begin(), nvtx_environment.end());
 
   measure::Measurement m;
+  experiment::AgentOutcome agent_outcome;
+  nlohmann::json settings_result;  // null: no setting asked
   if (!flags.simulate.empty()) {
     auto simulation = sim::make_simulation(flags.simulate, flags.sim);
     choose_gpus(*simulation.system, flags, options);
@@ -158,7 +189,14 @@ int run_measure(const MeasureFlags& flags) {
     options.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since, const sampling::SourceFailure& f) {
       std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
     };
-    m = measure::measure_command(*system, flags.command, options);
+    if (!agent.settings.empty()) {
+      agent.state_dir = safety::state_dir();
+      agent.watchdog = safety::WatchdogLaunch::exec_self();
+    }
+    agent_outcome = experiment::measure_under_settings(*system, flags.command, options, agent);
+    m = std::move(agent_outcome.measurement);
+    settings_result = experiment::settings_json(agent.settings, agent_outcome, *system,
+                                                experiment::job_gpu_positions(options, system->count()));
   }
 
   // Files first, then the summary: if the terminal is gone, the data is still saved.
@@ -171,6 +209,7 @@ int run_measure(const MeasureFlags& flags) {
   if (json || task_result) {
     auto result = report::measure_json(m, rates);
     result["slurm"] = slurm_task ? slurm::to_json(*slurm_task) : nlohmann::json(nullptr);
+    result["settings"] = settings_result;
     for (auto* file : {json ? &*json : nullptr, task_result ? &*task_result : nullptr}) {
       if (file == nullptr) continue;
       file->stream() << json_text(result, 1) << "\n";
@@ -186,6 +225,11 @@ int run_measure(const MeasureFlags& flags) {
     human << fmt::format("   SLURM task result: {} (`wattwise merge {}`)\n", task_result->path(),
                          flags.out_dir);
   if (summary) summary->commit();
+  if (agent_outcome.changed_settings && !agent_outcome.restore.all_ok()) {
+    std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s",
+                 agent_outcome.restore.summary().c_str());
+    return static_cast<int>(ErrorKind::kEnvironment);
+  }
   if (workload::StopSignals::stop_requested()) {
     const int signal_number = workload::StopSignals::signal_number();
     std::fprintf(stderr, "wattwise: stopped by SIG%s (the job's exit status: %d)\n",
@@ -243,6 +287,11 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option(
       "--job-gpus", flags->job_gpus,
       "the job uses the first N measured GPUs (1 to their count); the others are reported as idle");
+  app.add_option("--power-limit", flags->power_limit,
+                 "hold the job's GPUs at this power limit, W, while the job runs, then restore (guarded "
+                 "like a sweep: lock, journal, watchdog); `sweep --slurm` starts one such agent per node");
+  app.add_option("--sm-clock", flags->sm_clock, "lock the job GPUs' SM clock, MHz, while the job runs");
+  app.add_option("--mem-clock", flags->mem_clock, "lock the job GPUs' memory clock, MHz, while the job runs");
   add_node_flags(app, flags->node);
   add_nvtx_flags(app, flags->nvtx);
   add_footprint_flags(app, flags->footprint);

@@ -29,7 +29,9 @@
 #include "cli/gpu_system.hpp"
 #include "cli/node_flags.hpp"
 #include "cli/nvtx_flags.hpp"
+#include "cli/sweep_flags.hpp"
 #include "core/error.hpp"
+#include "experiment/multi_node_run.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/simulated_runs.hpp"
 #include "measure/session.hpp"
@@ -52,42 +54,6 @@ namespace wattwise::cli {
 
 namespace {
 
-struct SweepFlags {
-  // Absent: the knob is not swept. Given (even as ""), it must be valid.
-  std::optional<std::string> power_limit, sm_clock, mem_clock;
-  std::vector<std::string> params;
-  unsigned repeat = 1;
-  std::string order = "ascending";
-  std::uint64_t seed = 1;
-  unsigned warmup_runs = 0;
-  std::string cooldown;  // "" with the flag given: the default maximum
-  CLI::Option* cooldown_option = nullptr;
-  std::string reference;
-  std::string db;
-  bool resume = false;
-  bool allow_mixed_results = false;
-  bool dry_run = false;
-  unsigned max_failures = 3;
-  std::optional<std::string> gpus;  // absent: CUDA_VISIBLE_DEVICES if set, else all
-  std::string other_gpus = "omit";
-  std::string interval_ms = "20";  // parsed by parse_duration, like every duration flag
-  CLI::Option* interval_option = nullptr;
-  std::optional<std::string> timeout_s;  // absent: no time-out
-  std::string trace_dir;
-  std::optional<std::string> job_gpus;  // may name a job knob: "{gpus}"
-  bool read_only = false;
-  std::string simulate;
-  sim::SimulationOptions sim;
-  NodeFlags node;
-  NvtxFlags nvtx;
-  FootprintFlagValues footprint;
-  std::vector<std::string> command;
-  AdaptiveFlags adaptive;
-  CLI::App* app = nullptr;  // to tell options given on the command line from stored ones (--resume)
-  bool cooldown_from_db = false;
-  bool interval_from_db = false;
-};
-
 constexpr double kDefaultCooldownMaxS = 60;
 // A simulated epoch has thousands of iterations; marking the first few keeps a 150-run sweep fast.
 constexpr std::int64_t kSimulatedIterationMarkers = 8;
@@ -108,6 +74,8 @@ std::size_t job_gpu_count(const std::string& spec, const std::map<std::string, s
                     spec, text, measured_gpus));
   }
 }
+
+}  // namespace
 
 std::string default_db_path() {
   const std::time_t now = std::time(nullptr);
@@ -146,6 +114,8 @@ plan::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::si
   spec.warmup_runs = flags.warmup_runs;
   return spec;
 }
+
+namespace {
 
 // The setting the analysis compares against: --reference, else the GPU's default power limit when the
 // power limit is swept, with every job knob at the first value the user listed (batch=64,128,256 compares
@@ -220,6 +190,8 @@ std::optional<std::string> stored_text(const nlohmann::json& options, const char
 }
 
 // What `sweep --resume --db X` alone needs besides the plan and the command: the other options as given.
+}  // namespace
+
 nlohmann::json sweep_options_json(const SweepFlags& flags) {
   nlohmann::json json = {
       {"gpus", flags.gpus ? nlohmann::json(*flags.gpus) : nlohmann::json()},
@@ -231,6 +203,10 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
       {"max_failures", flags.max_failures},
       {"read_only", flags.read_only},
       {"simulate", flags.simulate}};
+  if (flags.slurm) {  // absent for a one-node sweep, as in databases written before --slurm
+    json["slurm"] = true;
+    json["srun_args"] = flags.srun_args;
+  }
   json.update(node_flags_json(flags.node));  // the node-power flags, at the top level like the others
   if (flags.adaptive.enabled) json["adaptive"] = adaptive_flags_json(flags.adaptive);
   if (flags.interval_option->count() > 0 || flags.interval_from_db) json["interval_ms"] = flags.interval_ms;
@@ -245,6 +221,8 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
   }
   return json;
 }
+
+namespace {
 
 // `sweep --resume --db X` with no knobs and no command takes the plan, the command and the options from X.
 bool plan_from_database(const SweepFlags& flags) {
@@ -281,6 +259,8 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     if (!given("--job-gpus")) flags.job_gpus = stored_text(options, "job_gpus");
     if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
     if (!given("--read-only")) flags.read_only = options.value("read_only", false);
+    if (!given("--slurm")) flags.slurm = options.value("slurm", false);
+    if (!given("--srun-arg")) flags.srun_args = options.value("srun_args", std::vector<std::string>{});
     node_flags_from_json(options, flags.node, given);
     read_adaptive_flags(options, flags.adaptive, *flags.app);
     if (!given("--interval") && options.contains("interval_ms")) {
@@ -326,14 +306,13 @@ void check_trace_dir(const std::filesystem::path& dir) {
                     error ? error.message() : std::string(std::strerror(errno))));
 }
 
-// Prints analyze's table of the sweep's runs (its default metrics and any of `metrics`, an adaptive sweep's,
-// not among them) and returns each metric's recommended value of `knob` by metric name, for the adaptive
-// summary.
+}  // namespace
+
 std::map<std::string, double> print_analysis(const std::string& db,
                                              const std::optional<analysis::Setting>& reference,
                                              const FootprintRates& rates,
-                                             const std::vector<analysis::MetricSpec>& metrics = {},
-                                             const std::string& knob = "") {
+                                             const std::vector<analysis::MetricSpec>& metrics,
+                                             const std::string& knob) {
   std::map<std::string, double> recommended;
   try {
     const auto stored = store::read_analysis_runs(store::ResultsStore::open_read_only(db));
@@ -353,6 +332,8 @@ std::map<std::string, double> print_analysis(const std::string& db,
   }
   return recommended;
 }
+
+namespace {
 
 // The sampling periods and time-out of every run, from the duration flags (one parser for all of them).
 measure::MeasureOptions sampling_options(const SweepFlags& flags, bool simulated,
@@ -448,6 +429,9 @@ int run_sweep_command(SweepFlags flags) {
     throw usage_error("no command to sweep: `wattwise sweep [knobs] -- CMD ARGS`, or --simulate GPU:MODEL");
   if (simulated && !flags.command.empty())
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
+  if (!flags.slurm && (flags.nodes || !flags.srun_args.empty()))
+    throw usage_error("--nodes and --srun-arg are for a multi-node sweep: add --slurm (docs/slurm.md)");
+  if (flags.slurm) return run_multi_node_sweep(flags, stored_plan);
   if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app)) flags.repeat = repeats;
   const FootprintRates rates = footprint_rates(flags.footprint);  // before any GPU is touched
 
@@ -625,6 +609,15 @@ CommandRun add_sweep_command(CLI::App& app) {
   app.add_option("--trace-dir", flags->trace_dir, "keep every run's trace as CSV here (and in the database)");
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
+  app.add_flag("--slurm", flags->slurm,
+               "inside a SLURM allocation: run each run as an srun step with one wattwise agent per node, "
+               "which sets, measures and restores its node's GPUs (docs/slurm.md)");
+  app.add_option("--nodes", flags->nodes,
+                 "with --slurm: node counts to sweep, e.g. 1,2,4 (the job knob `nodes`, srun --nodes; "
+                 "default: every node of the allocation)");
+  app.add_option("--srun-arg", flags->srun_args,
+                 "with --slurm: an argument added to every run's srun, e.g. --srun-arg=--gpus-per-node=4 "
+                 "(repeatable)");
   add_node_flags(app, flags->node);
   add_nvtx_flags(app, flags->nvtx);
   add_footprint_flags(app, flags->footprint);
@@ -638,6 +631,7 @@ CommandRun add_sweep_command(CLI::App& app) {
   return [flags]() {
     SweepFlags copy = *flags;
     copy.sim.seed = copy.seed;
+    if (copy.nodes) copy.params.push_back(std::string(experiment::kNodesKnob) + "=" + *copy.nodes);
     return run_sweep_command(copy);
   };
 }

@@ -100,6 +100,30 @@ void probe_power_limit_permission(hw::GpuSystem& system, const std::vector<std::
   }
 }
 
+// A stop signal that reached wattwise during the run was passed on to the job (or, for a run measured
+// elsewhere, to its nodes' agents): the run was cut, whatever the job made of it (a job that checkpoints on
+// SIGTERM exits 0). It is not stored, so --resume runs it again, and the sweep stops here. So is a job that
+// ended by a stop signal from elsewhere (not our time-out): it was stopped, not failed.
+bool cut_by_stop_signal(const measure::Measurement* m, SweepOutcome& outcome) {
+  const bool job_stopped =
+      m != nullptr && m->outcome.signal && is_stop_signal(*m->outcome.signal) && !m->outcome.timed_out;
+  if (!StopSignals::stop_requested() && !job_stopped) return false;
+  outcome.end = SweepEnd::kStopSignal;
+  outcome.signal = StopSignals::stop_requested() ? StopSignals::signal_number() : *m->outcome.signal;
+  return true;
+}
+
+// The progress line after a stored run; `m` absent for a run measured elsewhere (its row has the figures).
+void report_run(Progress& progress, const store::RunRecord& record, const measure::Measurement* m) {
+  progress.run_finished(record.error.empty());
+  if (m)
+    progress.last_run_result(m->total_energy_j(),
+                             std::chrono::duration<double>(m->job_end - m->job_start).count(),
+                             m->backend == "simulated");
+  else
+    progress.last_run_result(record.energy_j, record.time_s.value_or(0), false);
+}
+
 bool has_power_limits(const plan::Plan& plan) {
   return std::any_of(plan.runs.begin(), plan.runs.end(),
                      [](const plan::PlannedRun& r) { return r.hardware.power_limit_w.has_value(); });
@@ -152,6 +176,12 @@ bool SweepOutcome::every_run_failed() const {
 }
 
 void validate_sweep(hw::GpuSystem& system, const SweepOptions& options) {
+  if (options.run_elsewhere) {  // the nodes' agents check their own GPUs before they change them
+    if (options.plan.runs.empty())
+      throw usage_error("the plan has no runs: give knob values or --repeat >= 1");
+    check_db_path(options);
+    return;
+  }
   if (options.gpu_indices.empty()) throw usage_error("no GPU selected: check --gpus");
   for (std::size_t index : options.gpu_indices) {
     if (index >= system.count())
@@ -245,7 +275,7 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   const plan::Plan& plan = options.plan;
   const auto& gpus = options.gpu_indices;
   SweepOutcome outcome;
-  outcome.changed_hardware = changes_hardware(plan);
+  outcome.changed_hardware = changes_hardware(plan) && !options.run_elsewhere;
 
   // Destroyed in reverse order: the watchdog is dismissed and the guard restored before the locks go.
   std::vector<safety::GpuLock> locks;
@@ -303,34 +333,27 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
       }
       if (progress) progress->run_started(settings_text(run));
       const std::string started_at = utc_now_iso8601();
-      if (guard) guard->apply(run.hardware);
-      const std::vector<store::GpuRunEnergy> read_back = read_back_settings(system, gpus);
-      const measure::Measurement m = measure_run(run);
-      const std::string ended_at = utc_now_iso8601();
+      std::optional<measure::Measurement> m;  // absent: the run was measured elsewhere
+      store::RunRecord record;
+      if (options.run_elsewhere) {
+        record = options.run_elsewhere(run);
+        if (cut_by_stop_signal(nullptr, outcome)) break;
+      } else {
+        if (guard) guard->apply(run.hardware);
+        const std::vector<store::GpuRunEnergy> read_back = read_back_settings(system, gpus);
+        m = measure_run(run);
+        const std::string ended_at = utc_now_iso8601();
 
-      // A stop signal that reached wattwise during the run was passed on to the job: the run was cut,
-      // whatever the job made of it (a job that checkpoints on SIGTERM exits 0). It is not stored, so
-      // --resume runs it again, and the sweep stops here. So is a job that ended by a stop signal from
-      // elsewhere (not our time-out): it was stopped, not failed.
-      if (StopSignals::stop_requested() ||
-          (m.outcome.signal && is_stop_signal(*m.outcome.signal) && !m.outcome.timed_out)) {
-        outcome.end = SweepEnd::kStopSignal;
-        outcome.signal = StopSignals::stop_requested() ? StopSignals::signal_number() : *m.outcome.signal;
-        break;
+        if (cut_by_stop_signal(&*m, outcome)) break;
+        record = record_of(run, *m, read_back, started_at, ended_at);
+        // The trace files and the traces first, then the run with them in one transaction: a full disk
+        // leaves the run out (so --resume runs it again), never a run without its trace.
+        if (options.keep_extras) options.keep_extras(run, *m, record);
       }
-      store::RunRecord record = record_of(run, m, read_back, started_at, ended_at);
-      // The trace files and the traces first, then the run with them in one transaction: a full disk
-      // leaves the run out (so --resume runs it again), never a run without its trace.
-      if (options.keep_extras) options.keep_extras(run, m, record);
       store.add_run(record);
       ++outcome.runs_done;
       if (!record.error.empty()) ++outcome.runs_failed;
-      if (progress) {
-        progress->run_finished(record.error.empty());
-        progress->last_run_result(m.total_energy_j(),
-                                  std::chrono::duration<double>(m.job_end - m.job_start).count(),
-                                  m.backend == "simulated");
-      }
+      if (progress) report_run(*progress, record, m ? &*m : nullptr);
       if (options.max_failures > 0 && outcome.runs_failed >= options.max_failures && more_after()) {
         outcome.end = SweepEnd::kTooManyFailures;
         break;

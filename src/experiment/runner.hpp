@@ -53,6 +53,10 @@ struct SweepOptions {
   // nullopt ends the sweep. Unset: the plan's runs not yet done, in plan order.
   std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> next_run;
   std::optional<std::size_t> progress_total;  // the progress line's run count when not the plan's
+  // Runs measured and set elsewhere (`sweep --slurm`: each node's agent holds its own GPUs, experiment/
+  // multi_node_run.hpp): the runner locks, journals and changes nothing here, calls this instead of
+  // measure_run, and stores the row it returns.
+  std::function<store::RunRecord(const plan::PlannedRun&)> run_elsewhere;
 };
 
 enum class SweepEnd {

@@ -24,8 +24,13 @@ constexpr char kDismiss = 'D';
 // In the child between fork and exec (or before the in-process watchdog runs): only async-signal-safe calls.
 void detach_from_wattwise() {
   // Ignore first, then leave the session: whoever sees the new session may already send a Ctrl-C to it.
+  // SIGTERM too: SLURM ends a job step by sending SIGTERM to every process of the step (the watchdog of a
+  // sweep's node agent is one), then SIGKILL after KillWait; ignoring it keeps the watchdog alive to
+  // restore in that window if the agent is killed first. It still exits by itself: dismissed, or after
+  // restoring when wattwise is gone.
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
   ::signal(SIGPIPE, SIG_IGN);
   ::setsid();
   // wattwise may block signals (its signal thread); the watchdog must not inherit that mask across exec.

@@ -35,8 +35,9 @@ struct WatchdogLaunch {
 // a lost one is reported and kept in the journal) and exits. On a clean end, dismiss() sends one byte
 // first: the watchdog exits without restoring.
 //
-// It runs in its own session and ignores SIGINT and SIGHUP, so the Ctrl-C that reaches the whole process
-// group cannot kill it before wattwise has restored. It keeps the GPU lock descriptors (`keep_fds`, open
+// It runs in its own session and ignores SIGINT, SIGHUP and SIGTERM, so the Ctrl-C that reaches the whole
+// process group (or the SIGTERM SLURM sends every process of a step it ends) cannot kill it before wattwise
+// has restored. It keeps the GPU lock descriptors (`keep_fds`, open
 // across its exec), so no other wattwise can take the GPUs until it has restored them.
 //
 // Start it after the journal is written and before the first change, and before any thread is started.

@@ -270,6 +270,7 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
     exec_sql(db, p, kGpuUsageTableV3);
     create_node_energy_table(db, p);
     create_tune_tables(db, p);
+    create_cluster_node_table(db, p);
     const nlohmann::json argv = meta.command_argv;
     const std::pair<const char*, std::string> entries[] = {
         {"application", "wattwise"},
@@ -335,13 +336,14 @@ ResultsStore ResultsStore::open_for_resume(const std::filesystem::path& path, co
   const std::string p = path.string();
   make_writer(store.db_, p);
   if (store.schema_version() < kResultsSchemaVersion) {
-    // Versions 1 to 3 -> 4: only additions (tables, meta entries), so the upgrade is a few statements.
+    // Versions 1 to 4 -> 5: only additions (tables, meta entries), so the upgrade is a few statements.
     exec_sql(store.db_, p, "BEGIN IMMEDIATE");
     try {
       exec_sql(store.db_, p, kEarlierAttemptsTable);
       exec_sql(store.db_, p, kGpuUsageTableV3);
       create_node_energy_table(store.db_, p);
       create_tune_tables(store.db_, p);
+      create_cluster_node_table(store.db_, p);
       Statement version(store.db_, p, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
       version.bind(1, std::to_string(kResultsSchemaVersion)).run();
       exec_sql(store.db_, p, "COMMIT");
@@ -523,8 +525,8 @@ void ResultsStore::add_run_once(const RunRecord& run) {
                      "started_at, ended_at, exit_status, time_s, energy_j, error, ? FROM runs WHERE "
                      "plan_index = ?");
       keep.bind(1, utc_now_iso8601()).bind(2, static_cast<std::int64_t>(run.plan_index)).run();
-      for (const char* table :
-           {"run_settings", "run_gpu_energy", "run_phases", "run_node_energy", "run_gpu_usage", "traces"}) {
+      for (const char* table : {"run_settings", "run_gpu_energy", "run_phases", "run_node_energy",
+                                "run_gpu_usage", "traces", "run_cluster_nodes"}) {
         const std::string sql =
             fmt::format("DELETE FROM {} WHERE run_id IN (SELECT id FROM runs WHERE plan_index = ?)", table);
         Statement remove(db_, p, sql.c_str());
@@ -592,6 +594,7 @@ void ResultsStore::add_run_once(const RunRecord& run) {
       s.bind(6, seen).bind(7, nlohmann::json(u.pids).dump()).run();
     }
     insert_node_energy(db_, p, run_id, run.node);
+    insert_cluster_nodes(db_, p, run_id, run.cluster_nodes);
     for (const auto& trace : run.traces) {
       Statement s(db_, p, "INSERT INTO traces (run_id, gpu_index, csv) VALUES (?, ?, ?)");
       s.bind(1, run_id).bind(2, static_cast<std::int64_t>(trace.gpu_index)).bind(3, trace.csv).run();
@@ -732,6 +735,7 @@ std::vector<RunRecord> ResultsStore::runs() const {
       runs[i].phases.push_back(phase);
     }
     runs[i].node = read_node_energy(db_, p, ids[i]);
+    runs[i].cluster_nodes = read_cluster_nodes(db_, p, ids[i]);
   }
   return runs;
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/plan.hpp"
+#include "store/cluster_node_table.hpp"
 #include "store/node_energy_table.hpp"
 #include "store/tune_table.hpp"
 
@@ -24,8 +25,8 @@ namespace wattwise::store {
 // Version 2: WAL journal, earlier_attempts, meta command_json/sweep_json/mixed_results. Version 3: tables
 // run_gpu_usage (which GPUs the job's processes were seen on) and run_node_energy (node power beside the
 // GPUs, store/node_energy_table.hpp). Older files are read as they are and upgraded in place when resumed
-// (each version only adds).
-inline constexpr int kResultsSchemaVersion = 4;
+// (each version only adds). Version 5: table run_cluster_nodes (a multi-node run's nodes, `sweep --slurm`).
+inline constexpr int kResultsSchemaVersion = 5;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
 // timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.
@@ -106,6 +107,7 @@ struct RunRecord {
   std::vector<PhaseResult> phases;
   std::vector<NodeRunEnergy> node;     // node power sources (CPU package, DRAM, meter); empty: none read
   std::vector<GpuRunUsage> gpu_usage;  // every GPU of the node; empty when not detected
+  std::vector<ClusterNodeEnergy> cluster_nodes;  // a multi-node run's nodes (`sweep --slurm`); else empty
   std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
 };
 

@@ -14,10 +14,8 @@
 #include "measure/job_watchers.hpp"
 #include "measure/session.hpp"
 #include "plan/plan.hpp"
-#include "safety/gpu_lock.hpp"
-#include "safety/journal.hpp"
+#include "safety/guarded_gpus.hpp"
 #include "safety/settings_guard.hpp"
-#include "safety/state_dir.hpp"
 
 namespace wattwise::tune {
 namespace {
@@ -148,27 +146,14 @@ TuneJobOutcome run_tune_job(hw::GpuSystem& system, const std::vector<std::string
   options.live.state_file = state.path() / "tuning.json";
   options.measure.extra_environment[kStateVariable] = options.live.state_file.string();
 
-  // Destroyed in reverse order: the watchdog is dismissed and the guard restored before the locks go.
-  std::vector<safety::GpuLock> locks;
-  std::optional<safety::SettingsGuard> guard;
-  std::optional<safety::Watchdog> watchdog;
+  std::optional<safety::GuardedGpus> guarded;
   if (!dry_run) {
-    safety::ensure_state_dir(options.state_dir);
-    for (std::size_t position : job_gpus)
-      locks.push_back(safety::GpuLock::acquire(options.state_dir, system.gpu(position).identity().uuid));
-    guard.emplace(system, job_gpus,
-                  safety::journal_path_for(options.state_dir, static_cast<long>(::getpid())));
-    guard->capture();  // the journal is on disk before the first change
-    if (options.watchdog) {
-      std::vector<int> lock_fds;  // the watchdog keeps the GPUs locked until it has restored them
-      for (const auto& lock : locks) lock_fds.push_back(lock.fd());
-      watchdog.emplace(options.watchdog, guard->journal_path(), lock_fds);
-    }
+    guarded.emplace(system, job_gpus, options.state_dir, options.watchdog);
     const std::vector<unsigned> sm = knob == TuneKnob::kSmClock
                                          ? supported_sm_clocks(system.gpu(job_gpus.front()))
                                          : std::vector<unsigned>{};
-    options.live.apply = [&guard, knob, sm](double value) {
-      guard->apply(settings_for(knob, applicable_value(knob, value, sm)));
+    options.live.apply = [&guarded, knob, sm](double value) {
+      guarded->apply(settings_for(knob, applicable_value(knob, value, sm)));
     };
   }
 
@@ -182,20 +167,18 @@ TuneJobOutcome run_tune_job(hw::GpuSystem& system, const std::vector<std::string
     outcome.measurement = measure::measure_command(system, argv, options.measure);
   } catch (...) {
     // Restore before the exception leaves: the caller prints the error, the GPUs are already back.
-    if (guard) {
-      const safety::RestoreReport report = guard->restore();
+    if (guarded) {
+      const safety::RestoreReport report = guarded->restore();
       if (!report.all_ok())
         std::cerr << "wattwise: restoring GPU settings failed:\n" << report.summary() << std::flush;
     }
-    if (watchdog) watchdog->dismiss();
     throw;
   }
   outcome.tuning = live.result();
-  if (guard) {
+  if (guarded) {
     outcome.changed_settings = true;
-    outcome.restore = guard->restore();
+    outcome.restore = guarded->restore();
   }
-  if (watchdog) watchdog->dismiss();
   return outcome;
 }
 

@@ -158,7 +158,13 @@ FakeConfig load_fake_config(const std::string& path) {
 
 std::string fake_config_path_from_env() {
   const char* path = std::getenv("WATTWISE_FAKE_NVML_CONFIG");
-  return path != nullptr ? path : "";
+  std::string text = path != nullptr ? path : "";
+  // "%n" is the SLURM node this process runs on (as in slurm.conf), so that the nodes of a localhost test
+  // cluster, started by one srun with one environment, each see their own GPUs.
+  const char* node = std::getenv("SLURMD_NODENAME");
+  for (auto at = text.find("%n"); at != std::string::npos && node != nullptr; at = text.find("%n", at))
+    text.replace(at, 2, node);
+  return text;
 }
 
 }  // namespace wattwise::fake_nvml

@@ -109,7 +109,7 @@ struct FakeConfig {
 // Throws std::runtime_error naming the file and the problem.
 FakeConfig load_fake_config(const std::string& path);
 
-// The path in WATTWISE_FAKE_NVML_CONFIG, or empty.
+// The path in WATTWISE_FAKE_NVML_CONFIG, "%n" replaced by SLURMD_NODENAME where set; or empty.
 std::string fake_config_path_from_env();
 
 }  // namespace wattwise::fake_nvml

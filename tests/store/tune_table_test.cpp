@@ -53,7 +53,7 @@ class TuneTableTest : public ::testing::Test {
 TEST_F(TuneTableTest, DecisionTraceIsStoredAndReadBack) {
   {
     auto store = ResultsStore::create(dir_ / "t.db", {}, plan_, {});
-    EXPECT_EQ(store.schema_version(), 4);
+    EXPECT_EQ(store.schema_version(), kResultsSchemaVersion);
     EXPECT_FALSE(store.tune_trace());  // none yet
     store.add_tune_trace(trace());
   }
@@ -83,7 +83,7 @@ TEST_F(TuneTableTest, VersionThreeFileHasNoTraceAndIsUpgradedOnResume) {
     EXPECT_FALSE(old.tune_trace());
   }
   auto store = ResultsStore::open_for_resume(dir_ / "t.db", plan_);
-  EXPECT_EQ(store.schema_version(), 4);
+  EXPECT_EQ(store.schema_version(), kResultsSchemaVersion);
   store.add_tune_trace(trace());
   EXPECT_TRUE(store.tune_trace());
 }

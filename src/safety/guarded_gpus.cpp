@@ -1,0 +1,41 @@
+#include "safety/guarded_gpus.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "safety/journal.hpp"
+#include "safety/state_dir.hpp"
+
+namespace wattwise::safety {
+
+GuardedGpus::GuardedGpus(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+                         const std::filesystem::path& state_dir, const WatchdogLaunch& watchdog) {
+  ensure_state_dir(state_dir);
+  for (std::size_t index : gpu_indices)
+    locks_.push_back(GpuLock::acquire(state_dir, system.gpu(index).identity().uuid));
+  guard_.emplace(system, gpu_indices, journal_path_for(state_dir, static_cast<long>(::getpid())));
+  guard_->capture();  // the journal is on disk before the first change
+  if (watchdog) {
+    std::vector<int> lock_fds;  // the watchdog keeps the GPUs locked until it has restored them
+    for (const auto& lock : locks_) lock_fds.push_back(lock.fd());
+    watchdog_.emplace(watchdog, guard_->journal_path(), lock_fds);
+  }
+}
+
+GuardedGpus::~GuardedGpus() {
+  if (restored_) return;
+  const RestoreReport report = restore();
+  if (!report.all_ok())
+    std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", report.summary().c_str());
+}
+
+RestoreReport GuardedGpus::restore() {
+  if (restored_) return {};
+  restored_ = true;
+  RestoreReport report = guard_->restore();
+  if (watchdog_) watchdog_->dismiss();
+  return report;
+}
+
+}  // namespace wattwise::safety

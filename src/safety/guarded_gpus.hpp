@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "hw/gpu.hpp"
+#include "plan/plan.hpp"
+#include "safety/gpu_lock.hpp"
+#include "safety/restore.hpp"
+#include "safety/settings_guard.hpp"
+#include "safety/watchdog.hpp"
+
+namespace wattwise::safety {
+
+// The GPUs of one process that changes settings, held in the order docs/safety.md gives: each GPU's lock
+// taken, its settings captured and the journal on disk, then the watchdog started (it keeps the locks
+// until it has restored), and only then any change. `tune` and a sweep's per-node agent (`measure
+// --power-limit ...` under srun) hold their GPUs through this; the sweep's runner does the same steps with
+// its store opened between them.
+//
+// restore() (or the destructor, when an exception unwinds) puts the captured settings back and dismisses
+// the watchdog; a SIGKILL leaves that to the watchdog, a power loss to `wattwise restore`.
+class GuardedGpus {
+ public:
+  // environment_error when a GPU is held by another wattwise, the journal cannot be written or the
+  // watchdog cannot be started: nothing has been changed then. `watchdog` empty: none (tests, simulated).
+  GuardedGpus(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+              const std::filesystem::path& state_dir, const WatchdogLaunch& watchdog);
+  // Restores (failures to stderr, a destructor cannot throw) unless restore() ran.
+  ~GuardedGpus();
+  GuardedGpus(const GuardedGpus&) = delete;
+  GuardedGpus& operator=(const GuardedGpus&) = delete;
+
+  void apply(const plan::HardwareSettings& settings) { guard_->apply(settings); }
+  // Puts every GPU back (each independently) and dismisses the watchdog; once.
+  RestoreReport restore();
+  const std::filesystem::path& journal_path() const { return guard_->journal_path(); }
+
+ private:
+  // Destroyed in reverse order: the watchdog is dismissed and the guard restored before the locks go.
+  std::vector<GpuLock> locks_;
+  std::optional<SettingsGuard> guard_;
+  std::optional<Watchdog> watchdog_;
+  bool restored_ = false;
+};
+
+}  // namespace wattwise::safety
