@@ -170,7 +170,8 @@ double load_w(const std::string& load, Nanos t) {
 MemoryResult measure_memory(double hours, const std::string& load, const std::string& config_name,
                             const sampling::SamplerConfig& config) {
   VirtualClock clock(0ns);
-  sampling::testing::FakeGpu gpu(clock, [&](Nanos t) { return load_w(load, t); }, {}, nullptr, -5s);
+  sampling::testing::FakeGpu gpu(
+      clock, [&](Nanos t) { return load_w(load, t); }, {}, nullptr, -5s);
   sampling::Sampler sampler({&gpu}, clock, config);
   const Nanos end = std::chrono::duration_cast<Nanos>(std::chrono::duration<double, std::ratio<3600>>(hours));
   sampling::VirtualDriver(sampler, clock).run_until(end);
@@ -228,8 +229,9 @@ int main(int argc, char** argv) {
     for (unsigned n : gpu_counts) {
       const CpuResult r = measure_cpu(fake_lib, dir, n, seconds, config, free_calls);
       fmt::print("{:>5} {:>8.2f} {:>8.3f} {:>15.2f}% {:>18.2f}% {:>20.2f} {:>18.2f} {:>13}\n", r.gpus,
-                 r.wall_s, r.cpu_s, r.cpu_pct_per_gpu(), 100.0 * r.sampling_thread_cpu_s / (r.wall_s * r.gpus),
-                 r.counter_reads_per_gpu_s, r.trace_bytes_per_gpu_h / 1e6, r.relock_misses);
+                 r.wall_s, r.cpu_s, r.cpu_pct_per_gpu(),
+                 100.0 * r.sampling_thread_cpu_s / (r.wall_s * r.gpus), r.counter_reads_per_gpu_s,
+                 r.trace_bytes_per_gpu_h / 1e6, r.relock_misses);
       for (std::size_t k = 0; k < sampling::kGpuCallKinds; ++k) {
         if (r.calls[k].calls == 0) continue;
         const double cpu_s = std::chrono::duration<double>(r.calls[k].cpu).count();
@@ -237,9 +239,9 @@ int main(int argc, char** argv) {
                    sampling::to_string(static_cast<sampling::GpuCall>(k)), r.calls[k].calls, cpu_s,
                    100.0 * cpu_s / (r.wall_s * r.gpus));
       }
-      fmt::print("        counter reads {}: {} learning in {} bursts, {} lock checks, {} blind\n", r.counter.reads,
-                 r.counter.learning_reads, r.counter.learning_bursts, r.counter.relock_checks,
-                 r.counter.blind_reads);
+      fmt::print("        counter reads {}: {} learning in {} bursts, {} lock checks, {} blind\n",
+                 r.counter.reads, r.counter.learning_reads, r.counter.learning_bursts,
+                 r.counter.relock_checks, r.counter.blind_reads);
       out["cpu"].push_back({{"gpus", r.gpus},
                             {"wall_s", r.wall_s},
                             {"cpu_s", r.cpu_s},
@@ -266,8 +268,8 @@ int main(int argc, char** argv) {
               "\nsimulated {:g} h, one GPU, {} load, {}: kept trace {:.1f} MB ({:.2f} MB per GPU-hour), held "
               "with vector slack {:.1f} MB; readings kept: counter {}, instant {}, average {}, samples {}, "
               "telemetry {}; process max RSS so far {:.0f} MiB\n",
-              m.hours, m.load, m.config, m.trace_bytes / 1e6, m.trace_bytes / 1e6 / m.hours, m.held_bytes / 1e6,
-              m.counter, m.instant, m.average, m.samples, m.telemetry, m.max_rss_mib);
+              m.hours, m.load, m.config, m.trace_bytes / 1e6, m.trace_bytes / 1e6 / m.hours,
+              m.held_bytes / 1e6, m.counter, m.instant, m.average, m.samples, m.telemetry, m.max_rss_mib);
           out["memory"].push_back({{"load", m.load},
                                    {"config", m.config},
                                    {"simulated_hours", m.hours},

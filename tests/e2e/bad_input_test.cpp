@@ -82,7 +82,8 @@ TEST_F(BadInputTest, DurationsThatAreNotFiniteNumbersInRangeAreRefused) {
 
 TEST_F(BadInputTest, APcieIntervalUnderASecondIsRefusedBeforeTheJobRuns) {
   // Each PCIe read blocks sampling ~42 ms on an H100: more often than once a second is refused.
-  for (const char* bad : {"500", "0", "abc", "-1000"}) expect_refused(measure({"--pcie-interval", bad}), "--pcie-interval");
+  for (const char* bad : {"500", "0", "abc", "-1000"})
+    expect_refused(measure({"--pcie-interval", bad}), "--pcie-interval");
 }
 
 TEST_F(BadInputTest, EmptyKnobsAndGpuListsAreRefused) {
