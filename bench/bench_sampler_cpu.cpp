@@ -5,8 +5,11 @@
 //   build/bench/bench_sampler_cpu --seconds 25 --gpus 1,2,8 --sim-hours 24
 //
 // The call costs are those measured on an H100 (shared/reference/nvml-h100.md): an energy read 3970 us of
-// CPU, the field-values read of instantaneous power 6 us, the averaged power 2 us; the other calls (buffered
-// samples, clocks, utilisation, temperature, ...) were not measured there and are given 20 us each.
+// CPU, the field-values read of instantaneous power 6 us, the averaged power 2 us, a PCIe-throughput read
+// 907 us (its 21 ms of wall time is not modelled; the sampler reads it only with a pcie_period); the other
+// calls (buffered samples, clocks, utilisation, temperature, ...) are given 20 us each (1.5 us on the H100).
+// Each GPU count prints the sampler's own breakdown by call kind (Sampler::cost, as in measure --json), and
+// the memory part keeps a simulated day twice: as before (every reading) and as now (defaults).
 // CPU comes from getrusage(RUSAGE_SELF) around the measurement: the whole process, fake driver included.
 #include <sys/resource.h>
 
