@@ -26,6 +26,10 @@ inline constexpr double kMinCooldownS = 0;
 inline constexpr double kMaxCooldownS = 24 * 3600;
 inline constexpr double kMinIntervalMs = 1;
 inline constexpr double kMaxIntervalMs = 10'000;  // readings 10 s apart no longer show a job's power
+// PCIe throughput blocks the sampling thread ~42 ms a read on an H100: once a second at most
+// (sampler_config).
+inline constexpr double kMinPcieIntervalMs = 1'000;
+inline constexpr double kMaxPcieIntervalMs = 3'600'000;
 
 // `--gpus` and `--job-gpus N`: a whole number within [min, max]; usage_error naming the flag otherwise.
 std::size_t parse_count(std::string_view flag, const std::string& text, std::size_t min, std::size_t max);

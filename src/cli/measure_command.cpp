@@ -43,6 +43,7 @@ struct MeasureFlags {
   // Durations are text, read by parse_duration (one parser for every duration flag).
   std::string interval_ms = "20";
   std::optional<std::string> counter_interval_ms;  // absent: the default
+  std::optional<std::string> pcie_interval_ms;     // absent: PCIe throughput is not read
   std::string trace;
   std::string json;
   bool no_status = false;                // no live status line on a terminal
@@ -75,6 +76,10 @@ measure::MeasureOptions measure_options(const MeasureFlags& flags) {
     options.sampler.counter_period =
         parse_duration("--counter-interval", *flags.counter_interval_ms, DurationUnit::kMilliseconds,
                        kMinIntervalMs, kMaxIntervalMs);
+  if (flags.pcie_interval_ms)
+    options.sampler.pcie_period =
+        parse_duration("--pcie-interval", *flags.pcie_interval_ms, DurationUnit::kMilliseconds,
+                       kMinPcieIntervalMs, kMaxPcieIntervalMs);
   if (flags.timeout_s)
     options.timeout =
         parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
@@ -267,6 +272,10 @@ CommandRun add_measure_command(CLI::App& app) {
   app.add_option("--counter-interval", flags->counter_interval_ms,
                  "expert: read each GPU's energy counter at this fixed period, ms, 3 x GPUs to 10000 "
                  "(default: just after every 5th of the counter's ~100 ms postings, locked to them)");
+  app.add_option(
+      "--pcie-interval", flags->pcie_interval_ms,
+      "read PCIe throughput every this many ms, 1000 to 3600000, into the trace's pcie_tx_mbps and "
+      "pcie_rx_mbps (default: not read: each read blocks sampling ~42 ms on an H100)");
   app.add_flag(
       "--no-status", flags->no_status,
       "no live status line (elapsed, energy so far, power) on stderr while the job runs; it is shown "

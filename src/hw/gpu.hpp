@@ -61,6 +61,12 @@ struct Telemetry {
   std::optional<double> mem_used_mib;
 };
 
+// PCIe throughput over NVML's 20 ms window per direction; absent where the GPU or driver cannot tell.
+struct PcieThroughput {
+  std::optional<double> tx_mbps;
+  std::optional<double> rx_mbps;
+};
+
 // A process with a compute context on a GPU, as the driver reports it.
 struct GpuProcess {
   int pid = 0;  // as the driver sees it (a container's process may show its host pid)
@@ -104,6 +110,20 @@ class Gpu {
   // Buffered samples newer than `since_device_us` (0: all that are buffered), oldest first.
   virtual std::vector<PowerSample> power_samples_since(std::uint64_t since_device_us) = 0;
   virtual Telemetry telemetry() = 0;
+  // Telemetry without PCIe throughput, and PCIe throughput alone. NVML measures PCIe throughput over 20 ms
+  // per direction while the call blocks (~21 ms of wall time and ~0.9 ms of CPU each on an H100), so the
+  // sampler reads it apart, and only when asked (SamplerConfig::pcie_period). The defaults split telemetry(),
+  // which suits GPUs whose PCIe reading is cheap (simulated, fakes); NvmlGpu reads each part on its own.
+  virtual Telemetry telemetry_without_pcie() {
+    Telemetry t = telemetry();
+    t.pcie_tx_mbps.reset();
+    t.pcie_rx_mbps.reset();
+    return t;
+  }
+  virtual PcieThroughput pcie_throughput() {
+    const Telemetry t = telemetry();
+    return {t.pcie_tx_mbps, t.pcie_rx_mbps};
+  }
   // The processes running compute work on this GPU now; nullopt when this GPU or driver cannot tell (older
   // driver, no permission, simulated). Polled about once a second beside the sampler (its driver cost is
   // not yet measured: docs/evidence/gpu-usage-poll.md); implementations must allow that from another thread.

@@ -246,7 +246,34 @@ std::optional<std::vector<GpuProcess>> NvmlGpu::compute_processes() {
   return std::nullopt;  // still growing after every attempt: nothing to report this time
 }
 
+PcieThroughput NvmlGpu::pcie_throughput() {
+  PcieThroughput pcie;
+  if (auto kbps = read_pcie_kbps(Reading::kPcieTx, NVML_PCIE_UTIL_TX_BYTES))
+    pcie.tx_mbps = *kbps / kKilobytesPerMegabyte;
+  if (auto kbps = read_pcie_kbps(Reading::kPcieRx, NVML_PCIE_UTIL_RX_BYTES))
+    pcie.rx_mbps = *kbps / kKilobytesPerMegabyte;
+  return pcie;
+}
+
 Telemetry NvmlGpu::telemetry() {
+  Telemetry t = telemetry_without_pcie();
+  {
+    constexpr auto kPcieRefresh = std::chrono::seconds(1);
+    std::lock_guard lock(pcie_mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (pcie_read_at_ == std::chrono::steady_clock::time_point{} || now - pcie_read_at_ >= kPcieRefresh) {
+      pcie_read_at_ = now;
+      const PcieThroughput pcie = pcie_throughput();
+      pcie_tx_mbps_ = pcie.tx_mbps;
+      pcie_rx_mbps_ = pcie.rx_mbps;
+    }
+    t.pcie_tx_mbps = pcie_tx_mbps_;
+    t.pcie_rx_mbps = pcie_rx_mbps_;
+  }
+  return t;
+}
+
+Telemetry NvmlGpu::telemetry_without_pcie() {
   Telemetry t;
   unsigned int value = 0;
   if (read(Reading::kSmClock, "nvmlDeviceGetClockInfo(SM)", nvml_->nvmlDeviceGetClockInfo, NVML_CLOCK_SM,
@@ -280,22 +307,6 @@ Telemetry NvmlGpu::telemetry() {
       read(Reading::kClocksThrottleReasons, "nvmlDeviceGetCurrentClocksThrottleReasons",
            nvml_->nvmlDeviceGetCurrentClocksThrottleReasons, &reasons)) {
     t.throttle_reasons = reasons;
-  }
-  {
-    constexpr auto kPcieRefresh = std::chrono::seconds(1);
-    std::lock_guard lock(pcie_mutex_);
-    const auto now = std::chrono::steady_clock::now();
-    if (pcie_read_at_ == std::chrono::steady_clock::time_point{} || now - pcie_read_at_ >= kPcieRefresh) {
-      pcie_read_at_ = now;
-      pcie_tx_mbps_.reset();
-      pcie_rx_mbps_.reset();
-      if (auto kbps = read_pcie_kbps(Reading::kPcieTx, NVML_PCIE_UTIL_TX_BYTES))
-        pcie_tx_mbps_ = *kbps / kKilobytesPerMegabyte;
-      if (auto kbps = read_pcie_kbps(Reading::kPcieRx, NVML_PCIE_UTIL_RX_BYTES))
-        pcie_rx_mbps_ = *kbps / kKilobytesPerMegabyte;
-    }
-    t.pcie_tx_mbps = pcie_tx_mbps_;
-    t.pcie_rx_mbps = pcie_rx_mbps_;
   }
   nvmlMemory_t memory{};
   if (read(Reading::kMemoryInfo, "nvmlDeviceGetMemoryInfo", nvml_->nvmlDeviceGetMemoryInfo, &memory)) {

@@ -9,6 +9,7 @@
 #include "core/clock.hpp"
 #include "hw/gpu.hpp"
 #include "measure/node_energy.hpp"
+#include "sampling/sampler_cost.hpp"
 #include "sampling/trace.hpp"
 #include "workload/marker.hpp"
 
@@ -72,6 +73,15 @@ struct PhaseSummary {
   std::optional<double> gflops_per_w() const;
 };
 
+// Where wattwise's own CPU went during a real measurement (`sampler_cost` in docs/measure-json.md).
+struct SamplerCostReport {
+  double startup_cpu_s = 0;          // the process before the measurement began: NVML loaded, GPUs found
+  double sampled_s = 0;              // from the sampler's start to its stop (the job and its tail)
+  double sampling_thread_cpu_s = 0;  // the one sampling thread: every GPU's calls and the loop itself
+  double accounting_cpu_s = 0;       // energy attributed to GPUs and phases after the job
+  std::vector<sampling::GpuSamplerCost> gpus;  // same order as Measurement::gpus
+};
+
 // Everything one measured run produced: what ran, the raw traces, the markers and the energy attribution.
 struct Measurement {
   std::string tool_version;
@@ -81,7 +91,8 @@ struct Measurement {
   Nanos job_start{0};
   Nanos job_end{0};
   JobOutcome outcome;
-  double wattwise_cpu_s = 0;  // CPU time wattwise itself used (all its threads)
+  double wattwise_cpu_s = 0;                      // CPU time wattwise itself used (all its threads)
+  std::optional<SamplerCostReport> sampler_cost;  // real runs only
 
   // How the job's GPUs were chosen: "all", "--gpus", "CUDA_VISIBLE_DEVICES" or "--job-gpus".
   std::string job_gpu_source = "all";

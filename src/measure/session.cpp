@@ -195,6 +195,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   }
   clock.sleep_until(m.job_end + kTailAfterJob);
   driver.stop();
+  m.sampler_cost = SamplerCostReport{cpu_before, to_seconds(clock.now() - m.job_start),
+                                     to_seconds(driver.thread_cpu()), 0, sampler.cost()};
   node_sampler.stop();
   receiver.stop();
 
@@ -209,7 +211,9 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   auto phases = workload::build_phases(m.markers);
   m.phases = std::move(phases.phases);
   m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends);
+  const Nanos accounting_cpu_before = sampling::thread_cpu_time();
   account(m);
+  m.sampler_cost->accounting_cpu_s = to_seconds(sampling::thread_cpu_time() - accounting_cpu_before);
   if (!node_sampler.empty()) {
     account_node(m, node_sampler.take_traces(), node_warnings, options.node);
     m.node->period = node_sampler.period();

@@ -5,6 +5,7 @@
 #include "core/text.hpp"
 #include "report/footprint_report.hpp"
 #include "report/node_report.hpp"
+#include "report/sampler_cost_report.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
 
@@ -124,6 +125,8 @@ std::string measure_summary(const measure::Measurement& m, const FootprintRates&
     out += fmt::format("   {:<14}{} CPU ({:.2f}% of one core)\n", "wattwise used",
                        format_seconds(m.wattwise_cpu_s),
                        m.wall_s() > 0 ? 100 * m.wattwise_cpu_s / m.wall_s() : 0.0);
+  if (const std::string line = m.sampler_cost ? sampler_cost_line(*m.sampler_cost) : ""; !line.empty())
+    out += fmt::format("   {:<14}{}\n", "sampler", line);
   out += "\n";
 
   Table gpus({"GPU", "name", "energy", "avg power", "peak power", "method"});
@@ -184,6 +187,7 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
   j["signal"] = m.outcome.signal ? json(*m.outcome.signal) : json(nullptr);
   j["timed_out"] = m.outcome.timed_out;
   j["wattwise_cpu_s"] = m.wattwise_cpu_s;
+  j["sampler_cost"] = m.sampler_cost ? sampler_cost_json(*m.sampler_cost) : json(nullptr);
   j["energy_j"] = optional_json(m.total_energy_j());
   j.update(footprint_json(m.total_energy_j(), rates));
   j["complete"] = m.complete();

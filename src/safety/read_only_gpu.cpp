@@ -25,6 +25,8 @@ class ReadOnlyGpu final : public hw::Gpu {
     return inner_.power_samples_since(since_device_us);
   }
   hw::Telemetry telemetry() override { return inner_.telemetry(); }
+  hw::Telemetry telemetry_without_pcie() override { return inner_.telemetry_without_pcie(); }
+  hw::PcieThroughput pcie_throughput() override { return inner_.pcie_throughput(); }
   std::optional<std::vector<hw::GpuProcess>> compute_processes() override {
     return inner_.compute_processes();
   }

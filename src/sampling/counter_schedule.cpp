@@ -7,6 +7,7 @@ namespace wattwise::sampling {
 CounterSchedule::CounterSchedule(CounterScheduleConfig config, Nanos first_read)
     : config_(config), mode_(config.fixed_period ? Mode::kFixed : Mode::kLearning), next_(first_read) {
   config_.postings_per_read = std::max(config_.postings_per_read, 1u);
+  if (mode_ == Mode::kLearning) ++stats_.learning_bursts;
 }
 
 std::optional<PostingGrid> CounterSchedule::fit(std::size_t min_brackets) const {
@@ -14,7 +15,10 @@ std::optional<PostingGrid> CounterSchedule::fit(std::size_t min_brackets) const 
 }
 
 void CounterSchedule::on_read(Nanos before, Nanos after, std::optional<std::uint64_t> energy_mj) {
-  ++reads_;
+  ++stats_.reads;
+  stats_.learning_reads += mode_ == Mode::kLearning;
+  stats_.blind_reads += mode_ == Mode::kBlind;
+  stats_.relock_checks += mode_ == Mode::kLocked && pre_read_next_;
   changed_ = false;
   if (energy_mj) {
     if (last_before_ && *energy_mj != last_mj_) {
@@ -66,7 +70,9 @@ void CounterSchedule::relearn(Nanos now) {
 
 void CounterSchedule::start_learning(Nanos after) {
   mode_ = Mode::kLearning;
+  ++stats_.learning_bursts;
   learn_reads_ = 0;
+  slow_learn_reads_ = 0;
   brackets_at_learn_start_ = brackets_added_;
   relock_interval_ = kFirstRelock;
   pre_read_next_ = checking_ = false;
@@ -75,6 +81,7 @@ void CounterSchedule::start_learning(Nanos after) {
 
 void CounterSchedule::learn(Nanos before, Nanos after) {
   ++learn_reads_;
+  slow_learn_reads_ += after - before > kSlowLearnRead;
   const bool learnt_something = brackets_added_ > brackets_at_learn_start_;
   if (const std::optional<PostingGrid> grid = learnt_something ? fit(2) : std::nullopt;
       grid && grid->uncertainty <= kLockedUncertainty) {
@@ -84,9 +91,13 @@ void CounterSchedule::learn(Nanos before, Nanos after) {
     plan_locked(after);
     return;
   }
-  if (learn_reads_ >= kMaxLearnReads) {
+  const bool held_up =
+      learn_reads_ >= kLearnProbeReads &&
+      static_cast<double>(slow_learn_reads_) >= kSlowLearnFraction * static_cast<double>(learn_reads_);
+  if (learn_reads_ >= kMaxLearnReads || held_up) {
     // Back off: each failed learning doubles the wait before the next (a counter that does not move).
     mode_ = Mode::kBlind;
+    ++stats_.given_up_learning;
     blind_interval_ = std::min(blind_interval_ * 2, kMaxBlindInterval);
     blind_until_ = after + blind_interval_;
     next_ = after + kAssumedPostingPeriod * config_.postings_per_read;
@@ -120,7 +131,7 @@ void CounterSchedule::track(Nanos after) {
     checking_ = false;
     // The posting must have come between the check just before it and this read.
     if (!changed_) {
-      ++relock_misses_;
+      ++stats_.relock_misses;
       start_learning(after);
       return;
     }

@@ -30,11 +30,31 @@ inline constexpr unsigned kDefaultPostingsPerRead = 5;
 inline constexpr Nanos kLearnSpacing = 13ms;
 inline constexpr Nanos kLockedUncertainty = 6ms;   // >= 2 x kBracketSlack, the least a grid can be known to
 inline constexpr std::size_t kMaxLearnReads = 60;  // ~1 s of learning on a busy node, then blind
+// A learning read that took longer than this was held up (a busy node preempts the driver's spin), and its
+// bracket is too wide to lock on. When at least kSlowLearnFraction of a burst's first kLearnProbeReads reads
+// were, the burst ends there (blind, learning again later) instead of spending all kMaxLearnReads reads of
+// ~4 ms of CPU each: on a saturated node each failed burst cost ~240 ms of CPU, repeated every 8-64 s.
+inline constexpr Nanos kSlowLearnRead = 13ms;
+inline constexpr std::size_t kLearnProbeReads = 20;
+inline constexpr double kSlowLearnFraction = 0.75;
 inline constexpr Nanos kReadGuard = 8ms;  // > kLockedUncertainty: a locked read comes after its posting
 inline constexpr Nanos kFirstRelock = 500ms;
 inline constexpr Nanos kMaxRelock = 8s;
 inline constexpr Nanos kMaxBlindInterval = 64s;   // blind: learning again after 8, 16, ... 64 s
 inline constexpr std::size_t kKeptBrackets = 32;  // the fit's memory: a few minutes of relocks
+
+// Where one GPU's counter reads went (sampler_cost in `measure --json`): each read costs ~4 ms of CPU on an
+// H100, so these say which part of the schedule is the bill.
+struct CounterScheduleStats {
+  std::uint64_t reads = 0;           // every read, whatever the mode
+  std::uint64_t learning_reads = 0;  // reads while learning the posting grid (dense, kLearnSpacing apart)
+  std::uint64_t learning_bursts =
+      0;                            // times learning began: the first, after a miss, blind retries, relearn()
+  std::uint64_t relock_checks = 0;  // extra reads just before a posting, checking the lock
+  std::uint64_t relock_misses = 0;  // checks whose posting did not come: learning again
+  std::uint64_t blind_reads = 0;    // reads every k assumed postings while no grid is known
+  std::uint64_t given_up_learning = 0;  // learning bursts ended without a grid (then blind)
+};
 
 struct CounterScheduleConfig {
   std::optional<Nanos> fixed_period;  // set: the fixed mode (--counter-interval)
@@ -60,8 +80,9 @@ class CounterSchedule {
 
   Mode mode() const { return mode_; }
   const std::optional<PostingGrid>& grid() const { return grid_; }
-  std::uint64_t relock_misses() const { return relock_misses_; }
-  std::uint64_t reads() const { return reads_; }  // every read, whether its value was kept or not
+  std::uint64_t relock_misses() const { return stats_.relock_misses; }
+  std::uint64_t reads() const { return stats_.reads; }  // every read, whether its value was kept or not
+  const CounterScheduleStats& stats() const { return stats_; }
 
  private:
   void learn(Nanos before, Nanos after);
@@ -79,6 +100,7 @@ class CounterSchedule {
   std::vector<PostingBracket> brackets_;
   std::optional<PostingGrid> grid_;
   std::size_t learn_reads_ = 0;
+  std::size_t slow_learn_reads_ = 0;  // of learn_reads_, those longer than kSlowLearnRead
   std::uint64_t brackets_added_ = 0;  // ever; learning locks only on a bracket of its own
   std::uint64_t brackets_at_learn_start_ = 0;
   Nanos relock_interval_ = kFirstRelock;
@@ -89,8 +111,7 @@ class CounterSchedule {
   bool checking_ = false;       // the read planned is the one after that check
   Nanos target_posting_{0};
   Nanos last_cost_{0};  // the last read's duration: a check read must end before its posting
-  std::uint64_t relock_misses_ = 0;
-  std::uint64_t reads_ = 0;
+  CounterScheduleStats stats_;
 };
 
 }  // namespace wattwise::sampling

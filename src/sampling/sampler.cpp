@@ -36,11 +36,11 @@ bool same_value(const TelemetryReading& a, const TelemetryReading& b) {
 }  // namespace
 
 template <typename Reading>
-void Sampler::record(std::vector<Reading>& readings, const Reading& reading) const {
+void Sampler::record(std::vector<Reading>& readings, const Reading& reading, bool drop_repeats) {
   const std::size_t n = readings.size();
   // The last two equal to the new one: the last is an inner reading of a run; the new one takes its place.
   // readings[n - 2] is the run's first, so a slow drift cannot creep through the tolerance.
-  if (config_.drop_repeated_readings && n >= 2 && same_value(readings[n - 2], reading) &&
+  if (drop_repeats && n >= 2 && same_value(readings[n - 2], reading) &&
       same_value(readings[n - 2], readings[n - 1])) {
     readings[n - 1] = reading;
     return;
@@ -58,7 +58,25 @@ Sampler::Sampler(std::vector<hw::Gpu*> gpus, Clock& clock, SamplerConfig config)
   }
   failed_ = std::make_unique<std::atomic<bool>[]>(gpus_.size());
   failures_.resize(gpus_.size());
+  costs_.resize(gpus_.size());
+  for (std::size_t i = 0; i < gpus_.size(); ++i) costs_[i].gpu_index = gpus_[i]->identity().index;
+  last_pcie_.resize(gpus_.size());
   reset_stores();
+}
+
+template <typename Call>
+auto Sampler::timed(std::size_t gpu, GpuCall kind, Call&& call) {
+  CallTimer timer(costs_[gpu].calls[static_cast<std::size_t>(kind)], clock_);
+  return call();
+}
+
+std::vector<GpuSamplerCost> Sampler::cost() const {
+  std::vector<GpuSamplerCost> costs = costs_;
+  for (std::size_t i = 0; i < costs.size() && i < schedules_.size(); ++i) {
+    costs[i].counter = schedules_[i].stats();
+    if (schedules_[i].grid()) costs[i].posting_period = schedules_[i].grid()->period;
+  }
+  return costs;
 }
 
 bool Sampler::failed(std::size_t position) const {
@@ -111,6 +129,7 @@ void Sampler::reset_stores() {
   drain_.last_device_us = seen;
   drain_.last_device_us.resize(n, 0);
   drain_.samples.resize(n);
+  drain_.compacted.assign(n, 0);
   for (Health* health : {&counters_.health, &fast_.health, &telemetry_.health, &drain_.health}) {
     health->consecutive.assign(n, 0);
     health->failed_readings.assign(n, 0);
@@ -143,11 +162,12 @@ void Sampler::begin(Nanos now) {
 void Sampler::read_counter(std::size_t gpu, Nanos before) {
   std::optional<std::uint64_t> energy_mj;
   guarded(gpu, counters_.health, [&] {
-    energy_mj = gpus_[gpu]->energy_mj();
+    energy_mj = timed(gpu, GpuCall::kEnergyCounter, [&] { return gpus_[gpu]->energy_mj(); });
     const Nanos after = clock_.now();
     if (!energy_mj) return;
     std::lock_guard lock(stores_mutex_);
-    record(counters_.readings[gpu], CounterReading{after, after - before, *energy_mj});
+    record(counters_.readings[gpu], CounterReading{after, after - before, *energy_mj},
+           config_.drop_repeated_readings);
   });
   if (gpu < schedules_.size()) {
     schedules_[gpu].on_read(before, clock_.now(), energy_mj);
@@ -192,24 +212,38 @@ void Sampler::sample_fast(Nanos now) {
     guarded(i, fast_.health, [&] {
       // The ~1 s averaged power is kept only where there is no instantaneous power: where there is, no
       // figure uses it (it lost 10% under a changing load), and it was a third of the kept trace.
-      if (auto w = gpu.power_instant_w()) {
+      // The instantaneous field changes every ~100 ms and is read every 20 ms: of a run of equal values only
+      // the first and last are kept, which integrates the same (trapezoid) at two fifths of the memory.
+      if (auto w = timed(i, GpuCall::kPowerInstant, [&] { return gpu.power_instant_w(); })) {
         std::lock_guard lock(stores_mutex_);
-        record(fast_.instant[i], PowerReading{now, *w});
-      } else if (auto a = gpu.power_average_w()) {
+        record(fast_.instant[i], PowerReading{now, *w},
+               config_.drop_repeated_readings || config_.drop_repeated_instant_and_telemetry);
+      } else if (auto a = timed(i, GpuCall::kPowerAverage, [&] { return gpu.power_average_w(); })) {
         std::lock_guard lock(stores_mutex_);
-        record(fast_.average[i], PowerReading{now, *a});
+        record(fast_.average[i], PowerReading{now, *a}, config_.drop_repeated_readings);
       }
     });
   }
+}
+
+hw::Telemetry Sampler::read_telemetry(std::size_t gpu, Nanos now) {
+  hw::Telemetry t = timed(gpu, GpuCall::kTelemetry, [&] { return gpus_[gpu]->telemetry_without_pcie(); });
+  if (periods_.pcie && now >= next_pcie_read_)
+    last_pcie_[gpu] = timed(gpu, GpuCall::kPcieThroughput, [&] { return gpus_[gpu]->pcie_throughput(); });
+  t.pcie_tx_mbps = last_pcie_[gpu].tx_mbps;
+  t.pcie_rx_mbps = last_pcie_[gpu].rx_mbps;
+  return t;
 }
 
 void Sampler::sample_telemetry(Nanos now) {
   if (!config_.read_telemetry) return;
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     guarded(i, telemetry_.health, [&] {
-      record(telemetry_.readings[i], TelemetryReading{now, gpus_[i]->telemetry()});
+      record(telemetry_.readings[i], TelemetryReading{now, read_telemetry(i, now)},
+             config_.drop_repeated_readings || config_.drop_repeated_instant_and_telemetry);
     });
   }
+  if (periods_.pcie && now >= next_pcie_read_) next_pcie_read_ = now + *periods_.pcie;
 }
 
 void Sampler::drain_samples(Nanos now) {
@@ -221,16 +255,34 @@ void Sampler::drain_samples(Nanos now) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     // A failed drain loses nothing while the next one comes within the buffer's span.
     guarded(i, drain_.health, [&] {
-      const std::vector<hw::PowerSample> samples = gpus_[i]->power_samples_since(drain_.last_device_us[i]);
+      const std::vector<hw::PowerSample> samples = timed(
+          i, GpuCall::kPowerSamples, [&] { return gpus_[i]->power_samples_since(drain_.last_device_us[i]); });
       std::lock_guard lock(stores_mutex_);
       for (const hw::PowerSample& sample : samples) {
         if (sample.device_time_us <= drain_.last_device_us[i]) continue;  // the driver may repeat the last
         drain_.last_device_us[i] = sample.device_time_us;
         const Nanos realtime{static_cast<std::int64_t>(sample.device_time_us) * 1000};
-        record(drain_.samples[i], PowerReading{realtime - realtime_offset, sample.power_w});
+        record(drain_.samples[i], PowerReading{realtime - realtime_offset, sample.power_w},
+               config_.drop_repeated_readings);
       }
+      compact_old_samples(i, now);
     });
   }
+}
+
+void Sampler::compact_old_samples(std::size_t gpu, Nanos now) {
+  if (!config_.compact_samples_after) return;
+  std::vector<PowerReading>& samples = drain_.samples[gpu];
+  std::size_t& done = drain_.compacted[gpu];
+  const Nanos cutoff = now - *config_.compact_samples_after;
+  if (done >= samples.size() || samples[done].t + kCompactionBatch > cutoff) return;
+  const auto old_end =
+      std::partition_point(samples.begin() + static_cast<std::ptrdiff_t>(done), samples.end(),
+                           [&](const PowerReading& r) { return r.t < cutoff; });
+  // The last old sample stays as it is: it is the left edge of the first sample not yet compacted.
+  const auto to = static_cast<std::size_t>(old_end - samples.begin());
+  if (to == 0) return;
+  done = compact_steady_samples(samples, done, to - 1);
 }
 
 void Sampler::apply_dense_request(Nanos now) {

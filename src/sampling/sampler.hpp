@@ -13,6 +13,7 @@
 #include "hw/gpu.hpp"
 #include "sampling/counter_schedule.hpp"
 #include "sampling/sampler_config.hpp"
+#include "sampling/sampler_cost.hpp"
 #include "sampling/trace.hpp"
 
 namespace wattwise::sampling {
@@ -64,6 +65,10 @@ class Sampler {
   // After the cadences stopped: one last counter read per GPU and a last drain, so totals cover the end.
   void finish(Nanos now);
 
+  // What each GPU's sampling cost so far: its calls by kind and its counter schedule's reads (constructor
+  // order). Call it after the drivers stopped, or on the sampling thread itself.
+  std::vector<GpuSamplerCost> cost() const;
+
   // Drains that came later than the device buffer's span after the previous one (samples may be lost).
   std::uint64_t late_drains() const { return drain_.late_drains; }
 
@@ -109,6 +114,7 @@ class Sampler {
   struct DrainStore {
     std::vector<std::uint64_t> last_device_us;
     std::vector<std::vector<PowerReading>> samples;
+    std::vector<std::size_t> compacted;  // per GPU: samples before this index are compacted already
     Nanos last_drain{0};
     bool drained_before = false;
     std::uint64_t late_drains = 0;
@@ -116,6 +122,11 @@ class Sampler {
   };
 
   void read_counter(std::size_t gpu, Nanos before);
+  // Runs `call` (one reading of GPU `gpu`) and adds its CPU and wall time to that GPU's cost of `kind`.
+  template <typename Call>
+  auto timed(std::size_t gpu, GpuCall kind, Call&& call);
+  hw::Telemetry read_telemetry(std::size_t gpu, Nanos now);
+  void compact_old_samples(std::size_t gpu, Nanos now);
   Nanos counter_due(std::size_t gpu) const;
   void reset_stores();
   // Runs `read` (the calls to GPU `gpu`) unless that GPU has failed; a failure is counted in `health`
@@ -123,20 +134,23 @@ class Sampler {
   template <typename Read>
   bool guarded(std::size_t gpu, Health& health, Read&& read);
   void mark_failed(std::size_t gpu, bool gpu_lost, const std::string& error);
-  // Appends `reading`, or with drop_repeated_readings replaces the inner reading of a run of equal values.
+  // Appends `reading`, or with `drop_repeats` replaces the inner reading of a run of equal values.
   template <typename Reading>
-  void record(std::vector<Reading>& readings, const Reading& reading) const;
+  static void record(std::vector<Reading>& readings, const Reading& reading, bool drop_repeats);
 
   std::vector<hw::Gpu*> gpus_;
   Clock& clock_;
   SamplerConfig config_;
   SamplerPeriods periods_;
-  CounterStore counters_;                   // written only by the counter cadence
-  FastStore fast_;                          // written only by the fast cadence
-  TelemetryStore telemetry_;                // written only by the telemetry cadence
-  DrainStore drain_;                        // written only by the drain cadence
-  std::vector<CounterSchedule> schedules_;  // one per GPU, from begin(); outlive take_traces()
-  std::vector<Nanos> counter_read_at_;      // when each GPU's last counter read began
+  CounterStore counters_;                      // written only by the counter cadence
+  FastStore fast_;                             // written only by the fast cadence
+  TelemetryStore telemetry_;                   // written only by the telemetry cadence
+  DrainStore drain_;                           // written only by the drain cadence
+  std::vector<CounterSchedule> schedules_;     // one per GPU, from begin(); outlive take_traces()
+  std::vector<Nanos> counter_read_at_;         // when each GPU's last counter read began
+  std::vector<GpuSamplerCost> costs_;          // per GPU; written only by the sampling thread
+  Nanos next_pcie_read_{0};                    // with pcie_period: when PCIe throughput is next read
+  std::vector<hw::PcieThroughput> last_pcie_;  // per GPU: the last PCIe throughput read
   // Failed GPUs: the flags are read by every cadence before each call; the reasons are written once.
   std::unique_ptr<std::atomic<bool>[]> failed_;
   mutable std::mutex failures_mutex_;

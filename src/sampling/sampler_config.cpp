@@ -55,6 +55,12 @@ SamplerPeriods resolve_periods(const SamplerConfig& config, std::size_t gpu_coun
                                   ms(config.telemetry_period), ms(kMinTelemetryPeriod)));
   }
   periods.telemetry = config.telemetry_period;
+  if (config.pcie_period && *config.pcie_period < kMinPciePeriod) {
+    throw usage_error(fmt::format(
+        "PCIe throughput period {:g} ms is too short: each read blocks sampling ~42 ms, use at least {:g} ms",
+        ms(*config.pcie_period), ms(kMinPciePeriod)));
+  }
+  periods.pcie = config.pcie_period;
   return periods;
 }
 

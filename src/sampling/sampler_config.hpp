@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/clock.hpp"
+#include "sampling/sample_compaction.hpp"
 
 namespace wattwise::sampling {
 
@@ -35,6 +36,9 @@ inline constexpr Nanos kSampleBufferSpan = 2400ms;
 // never delay the power readings.
 inline constexpr Nanos kDefaultTelemetryPeriod = 100ms;
 inline constexpr Nanos kMinTelemetryPeriod = 10ms;
+// PCIe throughput is read only when asked (--pcie-interval): each read blocks the one sampling thread ~21 ms
+// per direction on an H100 (NVML measures over 20 ms), and no figure uses it. Asked, at most once a second.
+inline constexpr Nanos kMinPciePeriod = 1s;
 
 // A driver error while reading (UNKNOWN, TIMEOUT, ...) costs that one reading; this many failures in a row
 // on one GPU's cadence mean the GPU is not coming back, and its sources are marked failed like a lost GPU
@@ -49,12 +53,23 @@ struct SamplerConfig {
   Nanos drain_period = kDefaultDrainPeriod;
   Nanos telemetry_period = kDefaultTelemetryPeriod;
   bool read_telemetry = true;
+  // Unset: PCIe throughput is not read (the trace's pcie_* columns stay empty). Set: read every period, and
+  // each telemetry reading carries the last values read.
+  std::optional<Nanos> pcie_period{};
+  // Buffered samples older than this are merged where the power is steady (sample_compaction.hpp), so a
+  // long job's kept trace stops growing on steady stretches. Unset: every sample is kept.
+  std::optional<Nanos> compact_samples_after = kDefaultCompactAfter;
   // Keep only the first and last of a run of equal readings (counter value, telemetry; powers within 1e-9
   // of the run's first). Nothing any figure is computed from is lost: the counter's timeline uses only the
   // reads around a change, and a run of equal powers integrates the same with its inner readings dropped
   // (to 1e-9). It bounds the memory of long simulated jobs, whose power is constant between their events;
   // the trace CSV then has fewer rows (so real measurements keep every reading).
   bool drop_repeated_readings = false;
+  // The same for the instantaneous power (which changes every ~100 ms and is read every 20 ms) and the
+  // telemetry (clocks, temperature, P-state stay put for seconds), also in real measurements: the trace
+  // CSV has no row for a run's inner readings, and every figure is the same (docs/measure-json.md, "The kept
+  // trace").
+  bool drop_repeated_instant_and_telemetry = true;
   // Phase-locked schedule: read the counter just after every k-th posting (k x ~100 ms apart).
   unsigned postings_per_read = 5;
 };
@@ -67,6 +82,7 @@ struct SamplerPeriods {
   Nanos fast{0};
   Nanos drain{0};
   Nanos telemetry{0};
+  std::optional<Nanos> pcie;  // unset: not read
 };
 
 // Checks the configuration against the hardware floors; throws a usage error naming the minimum.

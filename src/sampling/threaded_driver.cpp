@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "sampling/cadence_loop.hpp"
 #include "sampling/periodic_schedule.hpp"
+#include "sampling/sampler_cost.hpp"
 
 namespace wattwise::sampling {
 namespace {
@@ -61,6 +62,10 @@ void ThreadedDriver::sleep_until_or_stopped(Nanos deadline) {
 }
 
 void ThreadedDriver::run_loop(Nanos start) {
+  struct CpuAtExit {
+    Nanos& cpu;
+    ~CpuAtExit() { cpu = thread_cpu_time(); }
+  } cpu_at_exit{thread_cpu_};
   CadenceLoop loop(sampler_, start);
   // Without a hook its schedule is never consulted; any positive period keeps it well-formed.
   PeriodicSchedule hook_schedule(start + hook_period_, hook_ ? hook_period_ : Nanos{std::chrono::seconds(1)});

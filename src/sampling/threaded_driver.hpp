@@ -33,6 +33,8 @@ class ThreadedDriver {
 
   // Fixed-cadence ticks skipped because the loop overran (summed over cadences, valid after stop).
   std::uint64_t skipped_ticks() const { return skipped_.load(); }
+  // CPU time the sampling thread used, every cadence and the loop's own wake-ups (valid after stop).
+  Nanos thread_cpu() const { return thread_cpu_; }
 
  private:
   void run_loop(Nanos start);
@@ -42,6 +44,7 @@ class ThreadedDriver {
   Clock& clock_;
   std::atomic<bool> stop_requested_{false};
   std::atomic<std::uint64_t> skipped_{0};
+  Nanos thread_cpu_{0};  // written by the sampling thread as it ends; read after join()
   std::thread thread_;
   std::mutex error_mutex_;
   std::exception_ptr cadence_error_;

@@ -80,6 +80,12 @@ TEST_F(BadInputTest, DurationsThatAreNotFiniteNumbersInRangeAreRefused) {
   expect_refused(measure({"--counter-interval", "0"}), "--counter-interval");
 }
 
+TEST_F(BadInputTest, APcieIntervalUnderASecondIsRefusedBeforeTheJobRuns) {
+  // Each PCIe read blocks sampling ~42 ms on an H100: more often than once a second is refused.
+  for (const char* bad : {"500", "0", "abc", "-1000"})
+    expect_refused(measure({"--pcie-interval", bad}), "--pcie-interval");
+}
+
 TEST_F(BadInputTest, EmptyKnobsAndGpuListsAreRefused) {
   expect_refused(sweep({"--power-limit", ""}, false), "--power-limit");
   expect_refused(sweep({"--sm-clock", ""}, false), "--sm-clock");

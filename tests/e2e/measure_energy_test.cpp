@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -63,6 +64,53 @@ TEST_F(MeasureEnergyTest, PerGpuEnergyIsTheProfileIntegralOverTheJobWithinOnePer
   EXPECT_NEAR(m_.at("energy_j").get<double>(), sum_j, 1e-6 * sum_j);
   EXPECT_NEAR(m_["gpus"][1].at("avg_power_w").get<double>(), kConstantPowerW, 0.01 * kConstantPowerW);
   EXPECT_NEAR(m_["gpus"][0].at("peak_power_w").get<double>(), 500, 5);
+}
+
+TEST_F(MeasureEnergyTest, SamplerCostCountsEachGpusCallsAndCounterReads) {
+  const auto& cost = m_.at("sampler_cost");
+  ASSERT_TRUE(cost.is_object()) << m_.dump();
+  EXPECT_GE(cost.at("sampled_s").get<double>(), m_.at("wall_s").get<double>());
+  EXPECT_GT(cost.at("startup_cpu_s").get<double>(), 0.0) << "loading the fake NVML and finding its GPUs";
+  EXPECT_GE(cost.at("sampling_thread_cpu_s").get<double>(), 0.0);
+  EXPECT_GE(cost.at("accounting_cpu_s").get<double>(), 0.0);
+  ASSERT_EQ(cost.at("gpus").size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& g = cost["gpus"][i];
+    EXPECT_EQ(g.at("index"), m_["gpus"][i].at("index"));
+    const auto& calls = g.at("calls");
+    const auto& counter = g.at("counter_schedule");
+    // Every counter read is one energy_counter call; the fast cadence and the drains ran all along.
+    EXPECT_EQ(calls.at("energy_counter").at("calls"), counter.at("reads")) << g.dump();
+    EXPECT_GT(counter.at("reads").get<int>(), 2) << g.dump();
+    EXPECT_GE(counter.at("learning_bursts").get<int>(), 1) << g.dump();
+    EXPECT_GT(calls.at("power_instant").at("calls").get<int>(), 10) << g.dump();
+    EXPECT_GT(calls.at("power_samples").at("calls").get<int>(), 1) << g.dump();
+    EXPECT_GT(calls.at("telemetry").at("calls").get<int>(), 1) << g.dump();
+    EXPECT_EQ(calls.at("pcie_throughput").at("calls"), 0) << "not read unless --pcie-interval asks";
+    EXPECT_TRUE(calls.at("pcie_throughput").at("cpu_ms_per_call").is_null());
+  }
+  // Without --pcie-interval the trace's PCIe columns stay empty.
+  std::ifstream trace(path("t.csv"));
+  std::string line, header;
+  while (std::getline(trace, line))
+    if (!line.empty() && line[0] != '#') {
+      header = line;
+      break;
+    }
+  ASSERT_NE(header.find("pcie_tx_mbps"), std::string::npos) << header;
+  std::size_t pcie_column = 0;
+  for (std::size_t pos = 0; pos < header.find("pcie_tx_mbps"); ++pos) pcie_column += header[pos] == ',';
+  std::size_t rows = 0;
+  while (std::getline(trace, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::stringstream cells(line);
+    std::string cell;
+    for (std::size_t c = 0; c <= pcie_column && std::getline(cells, cell, ','); ++c) {
+    }
+    EXPECT_TRUE(cell.empty()) << line;
+    ++rows;
+  }
+  EXPECT_GT(rows, 10u);
 }
 
 TEST_F(MeasureEnergyTest, PhasesFromBothClientsHaveCountsSamplesAndJoulesPerSample) {

@@ -122,6 +122,20 @@ TEST(NvmlReadings, TelemetryReportsClocksUtilisationPcieAndMemoryInTheirUnits) {
   EXPECT_DOUBLE_EQ(*t.mem_used_mib, 1024.0);
 }
 
+TEST(NvmlReadings, PcieThroughputIsReadApartFromTheRestOfTheTelemetry) {
+  // The sampler reads PCIe throughput (~21 ms of wall time a direction on an H100) only when asked.
+  FakeNvmlEnv env(testing::two_gpu_config());
+  auto system = FakeNvmlEnv::system();
+  const Telemetry t = system->gpu(0).telemetry_without_pcie();
+  EXPECT_EQ(t.sm_clock_mhz, 1980u);
+  EXPECT_DOUBLE_EQ(t.mem_used_mib.value_or(0), 1024.0);
+  EXPECT_FALSE(t.pcie_tx_mbps.has_value());
+  EXPECT_FALSE(t.pcie_rx_mbps.has_value());
+  const PcieThroughput pcie = system->gpu(0).pcie_throughput();
+  EXPECT_EQ(pcie.tx_mbps, 1.0);
+  EXPECT_EQ(pcie.rx_mbps, 2.0);
+}
+
 TEST(NvmlReadings, UnsupportedCallsAreAbsentNotZero) {
   nlohmann::json config = testing::two_gpu_config();
   config["gpus"][1]["unsupported"] = {"nvmlDeviceGetTemperature", "NVML_FI_DEV_POWER_INSTANT",

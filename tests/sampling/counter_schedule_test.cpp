@@ -121,3 +121,55 @@ TEST(CounterSchedule, AFixedPeriodReadsOnItsOwnGrid) {
 
 }  // namespace
 }  // namespace wattwise::sampling
+
+namespace wattwise::sampling {
+namespace {
+
+TEST(CounterSchedule, StatsSayWhereTheReadsWent) {
+  CounterSchedule schedule({}, 0ns);
+  Nanos now = 0ns;
+  std::uint64_t value = 0;
+  for (int i = 0; i < 400; ++i) {
+    const Nanos before = std::max(now, schedule.next_read());
+    // A device posting 1 J every 100 ms at phase 37 ms; the value is taken 2 ms into a 4 ms read.
+    const Nanos mid = before + 2ms;
+    value = mid < 37ms ? 0 : static_cast<std::uint64_t>((mid - 37ms) / 100ms + 1) * 1000;
+    schedule.on_read(before, before + 4ms, value);
+    now = before + 4ms;
+  }
+  const CounterScheduleStats& stats = schedule.stats();
+  EXPECT_EQ(stats.reads, 400u);
+  EXPECT_EQ(stats.learning_bursts, 1u);
+  EXPECT_GT(stats.learning_reads, 2u);
+  EXPECT_LT(stats.learning_reads, 30u);
+  EXPECT_GT(stats.relock_checks, 0u);
+  EXPECT_EQ(stats.relock_misses, 0u);
+  EXPECT_EQ(stats.blind_reads, 0u);
+  EXPECT_EQ(stats.given_up_learning, 0u);
+  EXPECT_LT(stats.learning_reads + stats.relock_checks, stats.reads);
+}
+
+TEST(CounterSchedule, SlowReadsEndALearningBurstEarly) {
+  // Every read held up to 30 ms (a saturated node preempting the driver's spin): no bracket is narrow
+  // enough to learn from, so each burst stops after kLearnProbeReads reads instead of kMaxLearnReads.
+  CounterSchedule schedule({}, 0ns);
+  Nanos now = 0ns;
+  while (now < 60s) {
+    const Nanos before = std::max(now, schedule.next_read());
+    const Nanos mid = before + 15ms;
+    const auto value = static_cast<std::uint64_t>((mid + 63ms) / 100ms) * 1000;
+    schedule.on_read(before, before + 30ms, value);
+    now = before + 30ms;
+  }
+  const CounterScheduleStats& stats = schedule.stats();
+  EXPECT_NE(schedule.mode(), CounterSchedule::Mode::kLocked);
+  ASSERT_GE(stats.learning_bursts, 3u) << "learning again after 8, 16, ... s";
+  EXPECT_EQ(stats.given_up_learning,
+            stats.learning_bursts - (schedule.mode() == CounterSchedule::Mode::kLearning));
+  EXPECT_LE(stats.learning_reads, kLearnProbeReads * stats.learning_bursts);
+  EXPECT_LT(kLearnProbeReads, kMaxLearnReads);
+  EXPECT_GT(stats.blind_reads, 0u);
+}
+
+}  // namespace
+}  // namespace wattwise::sampling

@@ -186,6 +186,7 @@ TEST(SamplerFailures, DroppingRepeatedReadingsKeepsEveryFigure) {
   compact.drop_repeated_readings = true;
   SamplerConfig every_reading = compact;
   every_reading.drop_repeated_readings = false;
+  every_reading.drop_repeated_instant_and_telemetry = false;
   const auto full = testing::simulate(power, {}, 20s, every_reading);
   const auto small = testing::simulate(power, {}, 20s, compact);
   EXPECT_LT(small.trace.energy.size() * 2, full.trace.energy.size());

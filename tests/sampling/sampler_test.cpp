@@ -26,6 +26,7 @@ SamplerConfig fixed_counter(Nanos period) {
   SamplerConfig config;
   config.counter_period = period;
   config.drop_repeated_readings = false;
+  config.drop_repeated_instant_and_telemetry = false;
   return config;
 }
 

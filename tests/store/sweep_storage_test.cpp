@@ -74,8 +74,9 @@ std::map<std::size_t, int> trace_counts(const std::filesystem::path& db) {
 }
 
 // A full disk while the second run's trace is written: the trace directory is a 24 KiB tmpfs; the first
-// run's job is short (its trace fits), the second's long (it does not). Before: the trace was cut mid-line,
-// the phases file left empty, exit 0, and --resume skipped the run for good.
+// run's job is short (its trace fits), the second's long (it does not: 5 s, since the sampler keeps only
+// the ends of runs of equal instantaneous power and telemetry, a 2 s trace now fits). Before: the trace was
+// cut mid-line, the phases file left empty, exit 0, and --resume skipped the run for good.
 TEST(FullDisk, WritingATraceStopsWithExit3RestoresAndResumeRunsTheRunAgain) {
   SafetyWorld world;
   if (!can_mount_tmpfs(world.dir())) GTEST_SKIP() << "no unprivileged tmpfs here (unshare -Urm refused)";
@@ -84,7 +85,7 @@ TEST(FullDisk, WritingATraceStopsWithExit3RestoresAndResumeRunsTheRunAgain) {
   std::filesystem::create_directories(traces);
   const Finished full = run_program(
       world.dir(), {"unshare", "-Urm", "sh", "-c", "mount -t tmpfs -o size=24k none \"$0\" && exec \"$@\"",
-                    traces.string(), WATTWISE_BIN, "sweep", "--power-limit", "300", "--param", "t=0.05,2",
+                    traces.string(), WATTWISE_BIN, "sweep", "--power-limit", "300", "--param", "t=0.05,5",
                     "--trace-dir", traces.string(), "--db", db.string(), "--", "sleep", "{t}"});
   EXPECT_EQ(full.exit_code, 3) << full.err;
   EXPECT_NE(full.err.find("disk full writing " + traces.string() + "/run-0001"), std::string::npos)
