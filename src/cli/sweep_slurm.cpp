@@ -36,7 +36,8 @@ void refuse_local_only_flags(const SweepFlags& flags) {
   refuse(!flags.trace_dir.empty(), "--trace-dir", "each node's agent measures; keep traces with measure");
   refuse(flags.job_gpus.has_value(), "--job-gpus", "give the node's GPUs to the job with --srun-arg");
   refuse(flags.node.meter_cmd.has_value(), "--meter-cmd", "a meter belongs to one node");
-  refuse(flags.nvtx.enabled, "--nvtx", "the agents do not pass NVTX on yet; mark the job's phases with markers");
+  refuse(flags.nvtx.enabled, "--nvtx",
+         "the agents do not pass NVTX on yet; mark the job's phases with markers");
   refuse(flags.sm_clock == "supported" || flags.mem_clock == "supported", "`supported` clocks",
          "the sweep's host reads no GPU: list the clocks");
   refuse(flags.read_only && (flags.power_limit || flags.sm_clock || flags.mem_clock), "--read-only",
@@ -125,7 +126,8 @@ int run_multi_node_sweep(const SweepFlags& flags, const nlohmann::json& stored_p
     throw std::logic_error("a multi-node sweep measures on its nodes");
   };
   const experiment::SweepOutcome outcome = experiment::run_sweep(no_gpus, options, measured_elsewhere, clock);
-  if (outcome.runs_done > 0 || outcome.runs_skipped > 0) print_analysis(options.db_path.string(), reference, footprint_rates(flags.footprint));
+  if (outcome.runs_done > 0 || outcome.runs_skipped > 0)
+    print_analysis(options.db_path.string(), reference, footprint_rates(flags.footprint));
   std::cout << fmt::format("results: {} (each node's result: {})\n", options.db_path.string(),
                            multi_node.runs_dir.string());
   std::fprintf(stderr, "wattwise: %s\n", outcome.summary().c_str());
