@@ -10,14 +10,8 @@
 # Writes under $OUT: nvtx_abi_check.txt, nvtx-{markers,nvtx,markers2,both}.json and .txt, nvtx-rate*.json, limits.txt
 # and nvtx-evidence.md (the comparison; evaluate_nvtx.py exits non-zero when a phase differs by more than 2%).
 #   usage: bash tools/gpu/nvtx_evidence.sh [EPOCHS] [STEPS]
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/preamble.sh"
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-WW="$PWD/build-gpu/bundle/wattwise"
 EPOCHS=${1:-4}
 STEPS=${2:-100}
 step() { echo "== $*"; }

@@ -6,13 +6,7 @@
 # --pcie-interval 1000: what a PCIe read costs), train.json (ResNet-50, batch 128, synthetic data,
 # iteration markers), their terminal output (*.txt), environment.txt, and summary.md
 # (tools/gpu/evaluate_sampler_cost.py: CPU per GPU, the sampler_cost breakdown, the per-iteration CV).
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1
-WW="$PWD/build-gpu/bundle/wattwise"
+source "$(dirname "$0")/preamble.sh"
 TRAIN_S=${1:-60}
 step() { echo "== $(date +%T) $*"; }
 

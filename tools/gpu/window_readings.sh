@@ -7,13 +7,8 @@
 #   window-answers.json (what the job was told, per window), window-run.json (`measure --json`),
 #   window-measure.txt (the summary), window-compare.txt (answer vs report per window, and the spread).
 #   usage: bash tools/gpu/window_readings.sh      (about 60 s: 3 s warm-up, 28 windows, ~0.5 s wait after each)
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/ww-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONPATH="$PWD/python" PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
-WW="$PWD/build-gpu/bundle/wattwise"
+source "$(dirname "$0")/preamble.sh"
+export PYTHONPATH="$PWD/python" CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 JOB="$OUT/window_job.py"
 cat > "$JOB" <<'PY'
 import json, sys, time
