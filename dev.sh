@@ -16,6 +16,7 @@ BUILD_DIR=${WATTWISE_BUILD_DIR:-build}
 PACKAGES=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev
           libgtest-dev libgmock-dev libbenchmark-dev python3 libjs-chart.js chromium
           python3-pip python3-setuptools python3-wheel python3-venv  # pip install ./python offline; cmake --install into a venv (tests)
+          python3-torch  # wattwise.torch in a real (CPU) training loop (python/tests/test_torch_helpers.py)
           libcpp-httplib-dev prometheus  # the exporter's HTTP server; the real Prometheus of `ctest -R prometheus`
           clang-14 libclang-rt-14-dev  # clang-14 and its compiler-rt (libFuzzer, sanitizers) for fuzz/
           munge slurmctld slurmd slurm-client)  # the SLURM test's localhost cluster (tests/slurm)
@@ -68,7 +69,7 @@ fuzz() {
         -DWATTWISE_FUZZ=ON -DWATTWISE_FUZZ_SECONDS="$seconds" -DWATTWISE_TESTS=OFF \
         -DWATTWISE_BENCHMARKS=OFF -DWATTWISE_WERROR=OFF >/dev/null
   cmake --build build-fuzz -j"$(nproc)" --target fuzz_marker_codec fuzz_runs_csv fuzz_trace_csv fuzz_plan \
-        fuzz_journal
+        fuzz_journal fuzz_window_protocol
   (cd build-fuzz && ctest --output-on-failure -L fuzz)
 }
 

@@ -209,9 +209,8 @@ std::vector<store::GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
   return read_back;
 }
 
-store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measurement& m,
-                           const std::vector<store::GpuRunEnergy>& read_back, const std::string& started_at,
-                           const std::string& ended_at) {
+store::RunRecord planned_run_record(const plan::PlannedRun& run, const std::string& started_at,
+                                    const std::string& ended_at, int exit_status) {
   store::RunRecord r;
   r.plan_index = run.index;
   r.settings = run.settings;
@@ -219,7 +218,14 @@ store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measureme
   r.warmup = run.warmup;
   r.started_at = started_at;
   r.ended_at = ended_at;
-  r.exit_status = m.outcome.exit_code;
+  r.exit_status = exit_status;
+  return r;
+}
+
+store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measurement& m,
+                           const std::vector<store::GpuRunEnergy>& read_back, const std::string& started_at,
+                           const std::string& ended_at) {
+  store::RunRecord r = planned_run_record(run, started_at, ended_at, m.outcome.exit_code);
   r.time_s = m.wall_s();
   r.energy_j = m.total_energy_j();
   r.error = failure_of(m.outcome);
