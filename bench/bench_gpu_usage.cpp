@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include "hw/gpu_without_controls.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 
 namespace {
@@ -12,7 +13,7 @@ namespace {
 using namespace wattwise;
 
 // A GPU with two compute processes, one of them this process (so the match succeeds).
-class ListingGpu final : public hw::Gpu {
+class ListingGpu final : public hw::GpuWithoutControls {
  public:
   explicit ListingGpu(unsigned index) { id_.index = index; }
   std::optional<std::vector<hw::GpuProcess>> compute_processes() override {
@@ -25,14 +26,6 @@ class ListingGpu final : public hw::Gpu {
   std::optional<double> power_average_w() override { return std::nullopt; }
   std::vector<hw::PowerSample> power_samples_since(std::uint64_t) override { return {}; }
   hw::Telemetry telemetry() override { return {}; }
-  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
-  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
-  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
-  void set_power_limit_w(double) override {}
-  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
-  void reset_sm_clocks() override {}
-  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
-  void reset_mem_clocks() override {}
 
  private:
   hw::GpuIdentity id_;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "hw/gpu_without_controls.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/sampler.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // Answers every reading from memory, at once.
-class InMemoryGpu final : public hw::Gpu {
+class InMemoryGpu final : public hw::GpuWithoutControls {
  public:
   const hw::GpuIdentity& identity() const override { return identity_; }
   hw::Capabilities capabilities() override { return {}; }
@@ -35,14 +36,6 @@ class InMemoryGpu final : public hw::Gpu {
     t.temp_c = 61;
     return t;
   }
-  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
-  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
-  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
-  void set_power_limit_w(double) override {}
-  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
-  void reset_sm_clocks() override {}
-  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
-  void reset_mem_clocks() override {}
 
  private:
   hw::GpuIdentity identity_{0, "GPU-bench", "in-memory", ""};

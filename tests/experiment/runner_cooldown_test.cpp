@@ -4,6 +4,7 @@
 
 #include "experiment/cooldown.hpp"
 #include "fake_gpu.hpp"
+#include "hw/gpu_without_controls.hpp"
 
 namespace wattwise::experiment {
 namespace {
@@ -13,7 +14,7 @@ using std::chrono::seconds;
 
 // A GPU cooling down on a virtual clock: power falls from `start_w` to `idle_w` at `power_settles`; the
 // temperature falls 1 C per second until `temperature_settles`, then stays.
-class CoolingGpu final : public hw::Gpu {
+class CoolingGpu final : public hw::GpuWithoutControls {
  public:
   CoolingGpu(const Clock& clock, double start_w, double idle_w, Nanos power_settles,
              Nanos temperature_settles)
@@ -38,14 +39,6 @@ class CoolingGpu final : public hw::Gpu {
     t.temp_c = 80u - static_cast<unsigned>(std::chrono::duration_cast<seconds>(now).count());
     return t;
   }
-  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
-  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
-  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
-  void set_power_limit_w(double) override {}
-  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
-  void reset_sm_clocks() override {}
-  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
-  void reset_mem_clocks() override {}
 
  private:
   const Clock& clock_;

@@ -5,13 +5,14 @@
 
 #include <fstream>
 
+#include "hw/gpu_without_controls.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 
 namespace wattwise::measure {
 namespace {
 
 // A GPU whose only reading is its list of compute processes.
-class ProcessListGpu final : public hw::Gpu {
+class ProcessListGpu final : public hw::GpuWithoutControls {
  public:
   ProcessListGpu(unsigned index, std::optional<std::vector<int>> pids) : pids_(std::move(pids)) {
     id_.index = index;
@@ -32,14 +33,6 @@ class ProcessListGpu final : public hw::Gpu {
   std::optional<double> power_average_w() override { return std::nullopt; }
   std::vector<hw::PowerSample> power_samples_since(std::uint64_t) override { return {}; }
   hw::Telemetry telemetry() override { return {}; }
-  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
-  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
-  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
-  void set_power_limit_w(double) override {}
-  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
-  void reset_sm_clocks() override {}
-  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
-  void reset_mem_clocks() override {}
 
  private:
   hw::GpuIdentity id_;

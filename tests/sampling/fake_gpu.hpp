@@ -7,6 +7,7 @@
 
 #include "core/clock.hpp"
 #include "hw/gpu.hpp"
+#include "hw/gpu_without_controls.hpp"
 
 namespace wattwise::sampling::testing {
 
@@ -34,7 +35,7 @@ struct FakeGpuOptions {
   bool has_samples = true;
 };
 
-class FakeGpu final : public hw::Gpu {
+class FakeGpu final : public hw::GpuWithoutControls {
  public:
   // The device's life starts at `origin`. `cost_clock` (optional) is advanced by each counter read.
   FakeGpu(Clock& clock, PowerFunction power, FakeGpuOptions options = {}, VirtualClock* cost_clock = nullptr,
@@ -51,14 +52,6 @@ class FakeGpu final : public hw::Gpu {
   std::optional<double> power_average_w() override;
   std::vector<hw::PowerSample> power_samples_since(std::uint64_t since_device_us) override;
   hw::Telemetry telemetry() override;
-  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
-  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
-  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
-  void set_power_limit_w(double) override {}
-  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
-  void reset_sm_clocks() override {}
-  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
-  void reset_mem_clocks() override {}
 
  private:
   Clock& clock_;

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "fake_gpu.hpp"
+#include "hw/gpu_without_controls.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/virtual_driver.hpp"
 
@@ -22,7 +23,7 @@ void burn_thread_cpu(Nanos cpu) {
 }
 
 // A FakeGpu whose counter read spins for `spin` of CPU and whose PCIe throughput says 12 / 34 MB/s.
-class SpinningGpu final : public hw::Gpu {
+class SpinningGpu final : public hw::GpuWithoutControls {
  public:
   SpinningGpu(FakeGpu& inner, Nanos spin) : inner_(inner), spin_(spin) {}
   const hw::GpuIdentity& identity() const override { return inner_.identity(); }
@@ -42,14 +43,6 @@ class SpinningGpu final : public hw::Gpu {
     t.pcie_rx_mbps = 34;
     return t;
   }
-  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
-  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
-  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
-  void set_power_limit_w(double) override {}
-  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
-  void reset_sm_clocks() override {}
-  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
-  void reset_mem_clocks() override {}
 
  private:
   FakeGpu& inner_;

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "fake_gpu.hpp"
+#include "hw/gpu_without_controls.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/threaded_driver.hpp"
@@ -21,7 +22,7 @@ using namespace std::chrono_literals;
 using testing::FakeGpu;
 
 // Forwards to a FakeGpu; before each reading asks `fault` (given the call's name), which may throw.
-class FaultyGpu final : public hw::Gpu {
+class FaultyGpu final : public hw::GpuWithoutControls {
   template <typename F>
   auto call(const char* name, F&& f) -> decltype(f()) {
     ++calls_;
@@ -54,14 +55,6 @@ class FaultyGpu final : public hw::Gpu {
   hw::Telemetry telemetry() override {
     return call("telemetry", [&] { return inner_.telemetry(); });
   }
-  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
-  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
-  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
-  void set_power_limit_w(double) override {}
-  void lock_sm_clocks_mhz(unsigned, unsigned) override {}
-  void reset_sm_clocks() override {}
-  void lock_mem_clocks_mhz(unsigned, unsigned) override {}
-  void reset_mem_clocks() override {}
 
  private:
   hw::Gpu& inner_;
