@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/loopback_port.hpp"
 #include "e2e_fixture.hpp"
 
 namespace wattwise::e2e {
@@ -34,18 +35,7 @@ inline nlohmann::json exporter_gpu_config(const std::string& pids_file) {
              {"profile", {{{"duration_s", 1.0}, {"watts", kExporterGpuPowerW}}}}}}}};
 }
 
-// A loopback port nobody listens on now: bind port 0, read back what the kernel gave, let it go.
-inline int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+using testing::free_loopback_port;  // a loopback port nobody listens on now
 
 // GETs `path` until it answers 200 or `timeout` passes; true when it did.
 inline bool wait_for_ok(int port, const std::string& path, std::chrono::seconds timeout) {

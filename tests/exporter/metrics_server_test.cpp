@@ -9,6 +9,7 @@
 #include <atomic>
 #include <thread>
 
+#include "../support/loopback_port.hpp"
 #include "core/error.hpp"
 #include "exporter/exposition.hpp"
 
@@ -41,22 +42,9 @@ TEST(ListenAddress, RejectsBadPortsAsUsageErrors) {
   }
 }
 
-// A free loopback port: bind port 0 and read back what the kernel gave, then let it go.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
 TEST(MetricsServer, ServesMetricsAndHealth) {
   std::atomic<bool> healthy = true;
-  MetricsServer server({"127.0.0.1", free_port()},
+  MetricsServer server({"127.0.0.1", testing::free_loopback_port()},
                        {[] { return std::string("x_up 1\n"); }, [&] { return healthy.load(); }});
   server.start();
   httplib::Client client("127.0.0.1", server.port());
@@ -74,7 +62,7 @@ TEST(MetricsServer, ServesMetricsAndHealth) {
 }
 
 TEST(MetricsServer, PortInUseIsAnEnvironmentError) {
-  const int port = free_port();
+  const int port = testing::free_loopback_port();
   MetricsServer first({"127.0.0.1", port}, {[] { return std::string(); }, [] { return true; }});
   EXPECT_EQ(kind_of([&] {
               MetricsServer second({"127.0.0.1", port}, {[] { return std::string(); }, [] { return true; }});
@@ -97,7 +85,7 @@ TEST(MetricsServer, AnAddressNotOfThisMachineIsAUsageError) {
 
 TEST(MetricsServer, StopLetsAResponseInFlightFinish) {
   std::atomic<bool> in_handler = false;
-  MetricsServer server({"127.0.0.1", free_port()},
+  MetricsServer server({"127.0.0.1", testing::free_loopback_port()},
                        {[&] {
                           in_handler = true;
                           std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -121,7 +109,8 @@ TEST(MetricsServer, StopLetsAResponseInFlightFinish) {
 }
 
 TEST(MetricsServer, StopRightAfterStartReturns) {
-  MetricsServer server({"127.0.0.1", free_port()}, {[] { return std::string(); }, [] { return true; }});
+  MetricsServer server({"127.0.0.1", testing::free_loopback_port()},
+                       {[] { return std::string(); }, [] { return true; }});
   server.start();
   server.stop();
   server.stop();  // idempotent

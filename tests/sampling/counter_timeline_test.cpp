@@ -23,6 +23,17 @@ std::vector<CounterReading> polled_counter(Nanos poll, Nanos duration) {
   return readings;
 }
 
+// Every piece of a constant-power counter holds that power over its span, within `tolerance` (a fraction):
+// a knot a period off makes one piece too long and its neighbour too short.
+void expect_every_piece_at_w(const CounterTimeline& timeline, double watts, double tolerance) {
+  for (const CounterPiece& piece : timeline.pieces) {
+    ASSERT_TRUE(piece.energy_j);
+    const double span_s = std::chrono::duration<double>(piece.end - piece.begin).count();
+    EXPECT_NEAR(*piece.energy_j / span_s, watts, watts * tolerance)
+        << "piece ending at " << piece.end.count() / 1e6;
+  }
+}
+
 TEST(CounterTimeline, KnotsLandOnTheRegularPostingGrid) {
   const auto timeline = build_counter_timeline(polled_counter(17ms, 10s));
   ASSERT_GT(timeline.pieces.size(), 90u);
@@ -76,12 +87,6 @@ TEST(CounterTimeline, AFirstReadJustBeforeAnUncertainGridInstantStartsOnePeriodB
   EXPECT_LT(std::chrono::abs(first.begin - (97ms - 100ms)), 5ms);  // the true posting, to the grid's few ms
 }
 
-}  // namespace
-}  // namespace wattwise::sampling
-
-namespace wattwise::sampling {
-namespace {
-
 TEST(CounterTimeline, ASparseReadJustAfterItsPostingKeepsThatPostingWhenTheGridIsAFewMsLate) {
   // A CI run where a constant 300 W GPU's phases came out 15-25% low: the learning burst left two brackets
   // that fix the grid only to +-8 ms (here ~5 ms late), and the locked schedule's sparse reads land a few ms
@@ -101,19 +106,9 @@ TEST(CounterTimeline, ASparseReadJustAfterItsPostingKeepsThatPostingWhenTheGridI
     const Nanos from_grid = (piece.end - 97ms) % 100ms;
     const Nanos error = std::min(from_grid, 100ms - from_grid);
     EXPECT_LT(error, 12ms) << "knot at " << piece.end.count() / 1e6 << " ms";
-    // Constant power: every piece's energy over its span is the same 300 W.
-    ASSERT_TRUE(piece.energy_j);
-    const double span_s = std::chrono::duration<double>(piece.end - piece.begin).count();
-    EXPECT_NEAR(*piece.energy_j / span_s, 300.0, 300.0 * 0.03)
-        << "piece ending at " << piece.end.count() / 1e6;
   }
+  expect_every_piece_at_w(timeline, 300.0, 0.03);
 }
-
-}  // namespace
-}  // namespace wattwise::sampling
-
-namespace wattwise::sampling {
-namespace {
 
 TEST(CounterTimeline, AReadRightAtAPostingThatANarrowerLaterBracketClaimsLeavesItToThatBracket) {
   // A CI run (SIGTERM after 0.68 s, load average 18): the constant 300 W GPU came out 12% low. The reads of
@@ -129,12 +124,7 @@ TEST(CounterTimeline, AReadRightAtAPostingThatANarrowerLaterBracketClaimsLeavesI
     readings.push_back(CounterReading{Nanos{static_cast<std::int64_t>(t_ms * 1e6)}, 50us, joules * 1000});
   const auto timeline = build_counter_timeline(readings);
   ASSERT_GE(timeline.pieces.size(), 6u);
-  for (const CounterPiece& piece : timeline.pieces) {
-    ASSERT_TRUE(piece.energy_j);
-    const double span_s = std::chrono::duration<double>(piece.end - piece.begin).count();
-    EXPECT_NEAR(*piece.energy_j / span_s, 300.0, 300.0 * 0.1)
-        << "piece ending at " << piece.end.count() / 1e6;
-  }
+  expect_every_piece_at_w(timeline, 300.0, 0.1);
 }
 
 }  // namespace

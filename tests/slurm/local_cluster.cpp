@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../support/loopback_port.hpp"
+
 namespace wattwise::e2e {
 
 namespace {
@@ -30,21 +32,6 @@ std::string node_name(int n) {
   std::string name = "n";
   name += std::to_string(n);
   return name;
-}
-
-// A loopback port free now. Another process could take it before the daemon binds it; on a test machine
-// that is unlikely, and the daemon's failure to bind would show in its log.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
-    throw std::runtime_error("no free loopback port");
-  ::close(fd);
-  return ntohs(address.sin_port);
 }
 
 std::string last_lines(const fs::path& file, std::size_t count) {
@@ -76,8 +63,8 @@ std::string slurm_conf(const fs::path& dir, int nodes, int gpus_per_node) {
   std::ostringstream c;
   c << "ClusterName=wattwise-test\n"
     << "SlurmctldHost=localhost(127.0.0.1)\n"
-    << "SlurmctldPort=" << free_port() << "\n"
-    << "SlurmdPort=" << free_port() << "\n"
+    << "SlurmctldPort=" << testing::free_loopback_port() << "\n"
+    << "SlurmdPort=" << testing::free_loopback_port() << "\n"
     << "SlurmUser=root\nSlurmdUser=root\n"
     << "AuthType=auth/munge\nCredType=cred/munge\n"
     << "AuthInfo=socket=" << (dir / "munge-socket" / "munge.socket").string() << "\n"
@@ -97,7 +84,8 @@ std::string slurm_conf(const fs::path& dir, int nodes, int gpus_per_node) {
     << "SchedulerType=sched/builtin\nReturnToService=2\nInactiveLimit=0\nKillWait=5\nMinJobAge=300\n"
     << "GresTypes=gpu\n";
   for (int n = 1; n <= nodes; ++n)
-    c << "NodeName=n" << n << " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" << free_port()
+    c << "NodeName=n" << n
+      << " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" << testing::free_loopback_port()
       << " CPUs=2 RealMemory=1000 Gres=gpu:" << gpus_per_node << " State=UNKNOWN\n";
   c << "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n";
   return c.str();
