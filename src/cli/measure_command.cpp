@@ -44,6 +44,7 @@ struct MeasureFlags {
   std::string interval_ms = "20";
   std::optional<std::string> counter_interval_ms;  // absent: the default
   std::optional<std::string> pcie_interval_ms;     // absent: PCIe throughput is not read
+  std::optional<std::string> counter_postings;     // absent: sampling::kDefaultPostingsPerRead
   std::string trace;
   std::string json;
   bool no_status = false;                // no live status line on a terminal
@@ -76,6 +77,9 @@ measure::MeasureOptions measure_options(const MeasureFlags& flags) {
     options.sampler.counter_period =
         parse_duration("--counter-interval", *flags.counter_interval_ms, DurationUnit::kMilliseconds,
                        kMinIntervalMs, kMaxIntervalMs);
+  if (flags.counter_postings)
+    options.sampler.postings_per_read = static_cast<unsigned>(
+        parse_count("--counter-postings", *flags.counter_postings, 1, sampling::kMaxPostingsPerRead));
   if (flags.pcie_interval_ms)
     options.sampler.pcie_period =
         parse_duration("--pcie-interval", *flags.pcie_interval_ms, DurationUnit::kMilliseconds,
@@ -271,7 +275,11 @@ CommandRun add_measure_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--counter-interval", flags->counter_interval_ms,
                  "expert: read each GPU's energy counter at this fixed period, ms, 3 x GPUs to 10000 "
-                 "(default: just after every 5th of the counter's ~100 ms postings, locked to them)");
+                 "(default: just after every 10th of the counter's ~100 ms postings, locked to them)");
+  app.add_option("--counter-postings", flags->counter_postings,
+                 "expert: read each GPU's energy counter just after every Nth of its ~100 ms postings, 1 to 20 "
+                 "(default 10: once a second; each read costs ~4-9 ms of CPU on an H100, docs/measure-json.md)")
+      ->excludes("--counter-interval");
   app.add_option(
       "--pcie-interval", flags->pcie_interval_ms,
       "read PCIe throughput every this many ms, 1000 to 3600000, into the trace's pcie_tx_mbps and "

@@ -12,6 +12,7 @@
 #include <httplib.h>
 
 #include "core/error.hpp"
+#include "core/thread_name.hpp"
 #include "exporter/exposition.hpp"
 
 namespace wattwise::exporter {
@@ -126,7 +127,10 @@ MetricsServer::~MetricsServer() {
 
 void MetricsServer::start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  thread_ = std::thread([this] {
+    name_this_thread("ww-http");
+    server_->listen_after_bind();
+  });
   // httplib's stop() is a no-op until the loop runs: wait for it, so a stop right after start is not lost.
   while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/thread_name.hpp"
 
 namespace wattwise::measure {
 
@@ -10,24 +11,30 @@ GpuUsageTracker::GpuUsageTracker(std::vector<hw::Gpu*> gpus, std::vector<GpuUsag
     : gpus_(std::move(gpus)), usage_(std::move(usage)), seen_(gpus_.size()) {}
 
 void GpuUsageTracker::poll(workload::JobProcessTree& tree) {
-  tree.refresh();
+  std::vector<std::optional<std::vector<hw::GpuProcess>>> listed(gpus_.size());
+  bool unclassified = false;
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
-    std::optional<std::vector<hw::GpuProcess>> processes;
     try {
-      processes = gpus_[i]->compute_processes();
+      listed[i] = gpus_[i]->compute_processes();
     } catch (const Error&) {
       // A lost or failing GPU is the sampler's to report (it names the GPU and the call); here it only
       // means this round says nothing about that GPU.
       continue;
     }
-    if (!processes) continue;
+    if (!listed[i]) continue;
+    for (const auto& p : *listed[i]) unclassified |= !tree.contains(p.pid) && !foreign_.contains(p.pid);
+  }
+  if (unclassified) tree.refresh();
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    if (!listed[i]) continue;
     seen_[i].listed = true;
-    for (const auto& p : *processes) {
+    for (const auto& p : *listed[i]) {
       auto& pids = usage_[i].pids;
       if (tree.contains(p.pid)) {
         if (std::find(pids.begin(), pids.end(), p.pid) == pids.end()) pids.push_back(p.pid);
-      } else if (!tree.visible_here(p.pid)) {
-        seen_[i].foreign_pid = true;
+      } else {
+        foreign_.insert(p.pid);
+        if (!tree.visible_here(p.pid)) seen_[i].foreign_pid = true;
       }
     }
   }
@@ -48,7 +55,10 @@ std::vector<GpuUsage> GpuUsageTracker::result() const {
 
 GpuUsageMonitor::GpuUsageMonitor(GpuUsageTracker tracker, pid_t job, std::chrono::milliseconds period)
     : tracker_(std::move(tracker)), tree_(job), period_(period) {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("ww-gpu-usage");
+    run();
+  });
 }
 
 GpuUsageMonitor::~GpuUsageMonitor() {

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -24,7 +26,10 @@ class GpuUsageTracker {
   // `gpus` and `usage` in the same order: every GPU of the node, with `expected` and `measured` set.
   GpuUsageTracker(std::vector<hw::Gpu*> gpus, std::vector<GpuUsage> usage);
 
-  // Refreshes the tree and asks every GPU for its compute processes once.
+  // Asks every GPU for its compute processes once, and refreshes the tree only when one of them lists a
+  // pid not classified yet: the /proc walk reads every process's stat (~2 ms a second on a GPU node, more
+  // than the driver's lists), while the pids on a GPU stay the same for a job's life. A pid found outside
+  // the tree stays foreign (pid reuse within one job's life is not looked for).
   void poll(workload::JobProcessTree& tree);
   std::vector<GpuUsage> result() const;
 
@@ -36,6 +41,7 @@ class GpuUsageTracker {
   std::vector<hw::Gpu*> gpus_;
   std::vector<GpuUsage> usage_;
   std::vector<Seen> seen_;
+  std::set<pid_t> foreign_;  // listed pids that were not in the job's tree when it was refreshed
 };
 
 // Polls on its own thread: at once, then every `period` while the job runs, and once more at stop().

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "core/thread_name.hpp"
 #include "core/version.hpp"
 #include "measure/attribution.hpp"
 #include "measure/gpu_usage_monitor.hpp"
@@ -58,7 +59,12 @@ GpuUsageTracker usage_tracker(hw::GpuSystem& system, const Measurement& m) {
 class WatcherThread {
  public:
   WatcherThread(const JobWatcher& watcher, LiveJob job) : job_(std::move(job)) {
-    if (watcher) thread_ = std::thread([this, &watcher] { watcher(job_, ended_); });
+    if (watcher) {
+      thread_ = std::thread([this, &watcher] {
+        name_this_thread("ww-job-watcher");
+        watcher(job_, ended_);
+      });
+    }
   }
   ~WatcherThread() { finish(); }
   WatcherThread(const WatcherThread&) = delete;

@@ -25,6 +25,7 @@ enum Column : std::size_t {
   kPcieTxMbps,
   kPcieRxMbps,
   kMemUsedMib,
+  kEnergyReadMs,
   kColumnCount
 };
 
@@ -64,6 +65,9 @@ const std::vector<TraceColumn>& trace_columns() {
       {"pcie_tx_mbps", "PCIe transmit, MB/s"},
       {"pcie_rx_mbps", "PCIe receive, MB/s"},
       {"mem_used_mib", "memory used, MiB"},
+      // Last, so that readers of the columns before it are unchanged. The counter's value comes from
+      // somewhere inside the read; an offline replay (bench/replay_trace.cpp) needs this to bracket it.
+      {"energy_read_ms", "how long the energy counter read took, ms (its value is from inside it)"},
   };
   return columns;
 }
@@ -76,6 +80,7 @@ void write_trace_csv(std::ostream& out, const measure::Measurement& m) {
     for (const auto& r : trace.energy) {
       Row row{r.t, gpu, {}};
       row.cells[kEnergyMj] = std::to_string(r.energy_mj);
+      row.cells[kEnergyReadMs] = fmt::format("{:.3f}", to_seconds(r.read_cost) * 1000);
       rows.push_back(std::move(row));
     }
     auto add_power = [&](const std::vector<sampling::PowerReading>& readings, Column c) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/thread_name.hpp"
 #include "sampling/periodic_schedule.hpp"
 
 namespace wattwise::sampling {
@@ -95,7 +96,10 @@ void NodeSampler::start() {
   if (sources_.empty()) return;
   read_all();
   stopping_ = false;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    name_this_thread("ww-node-power");
+    loop();
+  });
 }
 
 void NodeSampler::loop() {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/clock.hpp"
+#include "sampling/counter_schedule.hpp"
 #include "sampling/sample_compaction.hpp"
 
 namespace wattwise::sampling {
@@ -18,8 +19,8 @@ using namespace std::chrono_literals;
 // samples arrive (20 ms) only returns empty batches.
 inline constexpr Nanos kCounterReadBudget = 3ms;
 // The counter is read on its own schedule by default (counter_schedule.hpp): locked to the device's
-// postings, one read every kDefaultPostingsPerRead postings, at ~1% of a core per GPU
-// (docs/evidence/sampler-cpu.md). A fixed period (--counter-interval) reads every period instead; its
+// postings, one read every kDefaultPostingsPerRead postings (docs/evidence/sampler-cpu.md,
+// sampler-accuracy.md). A fixed period (--counter-interval) reads every period instead; its
 // floor is n GPUs x 3 ms, and 10 ms was the default before phase locking (~40% of a core per GPU).
 inline constexpr Nanos kLegacyCounterPeriod = 10ms;
 // A read every 2 s at most: the buffered samples span 2.4 s, and the reconciliation needs counter intervals
@@ -71,7 +72,7 @@ struct SamplerConfig {
   // trace").
   bool drop_repeated_instant_and_telemetry = true;
   // Phase-locked schedule: read the counter just after every k-th posting (k x ~100 ms apart).
-  unsigned postings_per_read = 5;
+  unsigned postings_per_read = kDefaultPostingsPerRead;  // --counter-postings
 };
 
 // The periods the sampler really runs with.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/thread_name.hpp"
 #include "sampling/cadence_loop.hpp"
 #include "sampling/periodic_schedule.hpp"
 #include "sampling/sampler_cost.hpp"
@@ -40,7 +41,10 @@ void ThreadedDriver::start() {
   stop_requested_ = false;
   const Nanos start = clock_.now();
   sampler_.begin(start);
-  thread_ = std::thread([this, start] { run_loop(start); });
+  thread_ = std::thread([this, start] {
+    name_this_thread("ww-sampler");
+    run_loop(start);
+  });
   running_ = true;
 }
 

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/thread_name.hpp"
 #include "workload/marker_codec.hpp"
 
 namespace wattwise::workload {
@@ -93,7 +94,10 @@ MarkerReceiver::MarkerReceiver() {
     std::filesystem::remove_all(directory_, ignored);
     throw;
   }
-  thread_ = std::thread([this] { receive_loop(); });
+  thread_ = std::thread([this] {
+    name_this_thread("ww-markers");
+    receive_loop();
+  });
 }
 
 MarkerReceiver::~MarkerReceiver() {

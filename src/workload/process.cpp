@@ -264,7 +264,10 @@ void Process::watch_escaped() {
   const Nanos now = monotonic_now();
   if (now < next_escape_check_) return;
   next_escape_check_ = now + kEscapeCheckPeriod;
-  for (const ChildProcess& child : children_of_this_process()) {
+  // The kernel's own lists where it has them: this runs every 0.5 s for the job's whole life.
+  std::optional<std::vector<ChildProcess>> listed = children_from_task_lists();
+  if (!listed) listed = children_of_this_process();
+  for (const ChildProcess& child : *listed) {
     if (std::find(children_before_.begin(), children_before_.end(), child.pid) != children_before_.end() ||
         is_own_child(child.pid))
       continue;

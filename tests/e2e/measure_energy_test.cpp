@@ -170,6 +170,17 @@ TEST_F(MeasureEnergyTest, PhaseEnergyOnTheSquareWaveGpuFollowsTheProfile) {
   }
 }
 
+// The `index`th comma-separated cell of a CSV line without quoted cells (the trace's rows).
+std::string csv_cell(const std::string& line, std::size_t index) {
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < index; ++i) {
+    begin = line.find(',', begin);
+    if (begin == std::string::npos) return {};
+    ++begin;
+  }
+  return line.substr(begin, line.find(',', begin) - begin);
+}
+
 TEST_F(MeasureEnergyTest, TraceCsvHasTheDocumentedHeaderBothGpusAndMonotoneTime) {
   const auto lines = read_lines("t.csv");
   ASSERT_GT(lines.size(), 100u);  // 2 GPUs x 20 ms samples over > 1 s
@@ -183,10 +194,12 @@ TEST_F(MeasureEnergyTest, TraceCsvHasTheDocumentedHeaderBothGpusAndMonotoneTime)
   EXPECT_EQ(
       lines[3],
       "time_s,gpu,energy_mj,power_inst_w,power_avg_w,power_sample_w,sm_clock_mhz,mem_clock_mhz,"
-      "util_gpu_pct,util_mem_pct,temp_c,pstate,throttle_reasons,pcie_tx_mbps,pcie_rx_mbps,mem_used_mib");
+      "util_gpu_pct,util_mem_pct,temp_c,pstate,throttle_reasons,pcie_tx_mbps,pcie_rx_mbps,mem_used_mib,"
+      "energy_read_ms");
   std::set<int> gpus;
   double previous_t = -1e9;
   const double wall_s = m_.at("wall_s");
+  std::size_t counter_rows = 0;
   for (std::size_t i = 4; i < lines.size(); ++i) {
     const auto comma = lines[i].find(',');
     ASSERT_NE(comma, std::string::npos) << lines[i];
@@ -194,7 +207,17 @@ TEST_F(MeasureEnergyTest, TraceCsvHasTheDocumentedHeaderBothGpusAndMonotoneTime)
     EXPECT_GE(t, previous_t) << "row " << i << " goes back in time: " << lines[i];
     previous_t = t;
     gpus.insert(std::stoi(lines[i].substr(comma + 1)));
+    // A counter reading carries how long its read took (the last column), and only a counter reading.
+    const std::string energy_mj = csv_cell(lines[i], 2);
+    const std::string read_ms = csv_cell(lines[i], 16);
+    EXPECT_EQ(energy_mj.empty(), read_ms.empty()) << lines[i];
+    if (!read_ms.empty()) {
+      ++counter_rows;
+      EXPECT_GE(std::stod(read_ms), 0.0) << lines[i];
+      EXPECT_LT(std::stod(read_ms), 1000.0) << lines[i];
+    }
   }
+  EXPECT_GT(counter_rows, 4u);
   EXPECT_EQ(gpus, (std::set<int>{0, 1}));
   EXPECT_LT(previous_t, wall_s + 1.0);
   EXPECT_GT(previous_t, wall_s - 0.1);

@@ -111,5 +111,24 @@ TEST_F(GpuUsageTest, AProcessSeenOnceStaysSeenAfterItExits) {
   EXPECT_EQ(tracker.result()[0].pids, (std::vector<int>{101}));
 }
 
+TEST_F(GpuUsageTest, TheProcessTreeIsWalkedOnlyWhenAGpuListsAPidNotClassifiedYet) {
+  // The /proc walk reads every process of the node: in the steady state (the same pids on the GPUs) it
+  // is not repeated, and a new pid on a GPU brings it back.
+  ProcessListGpu gpu0(0, std::vector<int>{101, 300});
+  std::vector<GpuUsage> skeleton(1);
+  skeleton[0].gpu = gpu0.identity();
+  GpuUsageTracker tracker({&gpu0}, skeleton);
+  workload::JobProcessTree tree(100, proc_);
+  tracker.poll(tree);
+  ASSERT_TRUE(tree.contains(101));
+  add(102, 100, 100);  // the job starts a worker, not yet on a GPU
+  tracker.poll(tree);
+  EXPECT_FALSE(tree.contains(102)) << "the tree was walked although the GPU listed only known pids";
+  gpu0.pids_ = std::vector<int>{101, 300, 102};
+  tracker.poll(tree);
+  EXPECT_TRUE(tree.contains(102));
+  EXPECT_EQ(tracker.result()[0].pids, (std::vector<int>{101, 102}));
+}
+
 }  // namespace
 }  // namespace wattwise::measure

@@ -48,7 +48,7 @@ TEST(CounterSchedule, LocksOnAndReadsJustAfterEveryKthPosting) {
   const ScheduleRun run = run_schedule(100ms, 37ms, 20s);
   ASSERT_EQ(run.schedule.mode(), CounterSchedule::Mode::kLocked);
   EXPECT_EQ(run.schedule.relock_misses(), 0u);
-  // Learning takes a fraction of a second; after it, reads are k = 5 postings apart (checks aside).
+  // Learning takes a fraction of a second; after it, reads are k postings apart (checks aside).
   std::size_t learning = 0;
   while (learning < run.reads.size() && run.reads[learning] < 1s) ++learning;
   EXPECT_LT(learning, 20u) << "reads in the first second";
@@ -58,10 +58,11 @@ TEST(CounterSchedule, LocksOnAndReadsJustAfterEveryKthPosting) {
     (since_last_posting(mid, 37ms, 100ms) < 15ms ? just_after : later)++;
   }
   EXPECT_GT(just_after, 0u);
-  // The reads after learning: 2 a second plus a check read at each relock (1, 2, 4, 8, 8 s apart).
+  // The reads after learning: 10 / k a second plus a check read at each relock (1, 2, 4, 8, 8 s apart).
+  const double steady_per_s = 10.0 / kDefaultPostingsPerRead;
   const double per_s = static_cast<double>(run.reads.size() - learning) / 19.0;
-  EXPECT_LT(per_s, 2.5);
-  EXPECT_GT(per_s, 1.9);
+  EXPECT_LT(per_s, steady_per_s + 0.5);
+  EXPECT_GT(per_s, 0.95 * steady_per_s);
   EXPECT_GE(just_after, (run.reads.size() - learning) * 3 / 4) << "most reads land just after a posting";
 }
 
@@ -72,9 +73,12 @@ TEST(CounterSchedule, LearnsEachGpusOwnPeriod) {
   EXPECT_NEAR(ms(run.schedule.grid()->period), 96.0, 0.1);
   EXPECT_EQ(run.schedule.mode(), CounterSchedule::Mode::kLocked);
   EXPECT_LE(run.schedule.relock_misses(), 4u);  // each miss narrows the period: 100, then ~98, then 96
-  // The last reads still land just after their postings: the lock holds over a minute.
-  for (std::size_t i = run.reads.size() - 5; i < run.reads.size(); ++i)
-    EXPECT_LT(since_last_posting(run.reads[i] + 2ms, 11ms, 96ms), 15ms);
+  // The last reads still land just after their postings: the lock holds over a minute. A lock check is
+  // the exception: it reads just before a posting, and the read after it follows within ~20 ms.
+  for (std::size_t i = run.reads.size() - 6; i + 1 < run.reads.size(); ++i) {
+    if (run.reads[i + 1] - run.reads[i] < 30ms) continue;
+    EXPECT_LT(since_last_posting(run.reads[i] + 2ms, 11ms, 96ms), 15ms) << "read " << i;
+  }
 }
 
 TEST(CounterSchedule, RelearnReadsDenselyAtOnceAndLocksAgain) {

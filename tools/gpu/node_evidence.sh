@@ -3,9 +3,11 @@
 # Expects build-gpu/bundle (tools/gpu/make_bundle.sh) carried along. Runs the same steps for the "before"
 # and "after" builds, so their files compare one to one:
 #   bash tools/gpu/node_evidence.sh TAG [measure flags...]   e.g.  node_evidence.sh before
-# - wattwise's CPU per GPU, idle (sleep) and under training (resnet50, batch 128, iteration markers);
+# - wattwise's CPU per GPU, idle (sleep) and under training (resnet50, batch 128, iteration markers): over the
+#   whole run (its JSON) and in the steady state, per thread (/proc/PID/task every 5 s, *.threads);
 # - per-phase consistency: on/off bf16 loads in 0.5 s and 0.2 s phases (k products vs the steady phase),
-#   per-iteration energy of resnet50 (CV);
+#   per-iteration energy of resnet50 (CV), with iteration markers placed by the CPU loop (train) and after
+#   torch.cuda.synchronize() (train_sync: the GPU's own iteration boundaries);
 # - CUDA_VISIBLE_DEVICES=0: which GPUs the job is charged for;
 # - what this node's powercap (RAPL) exposes.
 # Results: one archive under $OUT; tools/gpu/evaluate_node.py reads it.
@@ -17,6 +19,28 @@ rm -rf "$W"; mkdir -p "$OUT" "$W"
 step() { echo "== $(date +%T) $*"; }
 pack() { tar czf "$OUT/node-$TAG.tar.gz" -C "$W" . && ls -la "$OUT"; }
 trap pack EXIT
+# Every 5 s while PID runs: one line per thread, "unix_time thread_name utime_ticks stime_ticks" (the
+# fields after the command name of /proc/PID/task/TID/stat, which may itself hold spaces).
+watch_threads() {
+  local pid=$1 out=$2 t stat fields
+  while kill -0 "$pid" 2>/dev/null; do
+    for t in /proc/"$pid"/task/*; do
+      stat=$(cat "$t/stat" 2>/dev/null) || continue
+      read -r -a fields <<< "${stat##*) }"
+      echo "$(date +%s.%N) $(cat "$t/comm" 2>/dev/null | tr ' ' _) ${fields[11]} ${fields[12]}"
+    done >> "$out"
+    sleep 5
+  done
+}
+# measure_watched NAME [measure flags] -- JOB: runs wattwise measure in the background, its threads watched.
+measure_watched() {
+  local name=$1; shift
+  "$WW" measure "${FLAGS[@]}" "$@" > "$W/$name.txt" 2>&1 &
+  local pid=$!
+  watch_threads "$pid" "$W/$name.threads" &
+  wait "$pid"
+  wait
+}
 
 step environment
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv; "$WW" --version;
@@ -28,23 +52,26 @@ step environment
       "$(stat -c %a "$z/energy_uj")" "$(cat "$z/energy_uj" >/dev/null 2>&1 && echo readable || echo unreadable)" \
       "$(cat "$z/max_energy_range_uj" 2>/dev/null)"
   done; ls /sys/class/powercap 2>&1; } > "$W/powercap.txt" 2>&1
-cat "$W/environment.txt" "$W/powercap.txt"
+nvidia-smi --query-gpu=power.limit,clocks.sm,clocks.mem --format=csv > "$W/limits-before.txt" 2>&1
+cat "$W/environment.txt" "$W/powercap.txt" "$W/limits-before.txt"
 
-step "idle: measure -- sleep 20"
-"$WW" measure "${FLAGS[@]}" --json "$W/idle.json" -- sleep 20 > "$W/idle.txt" 2>&1
+step "idle: measure -- sleep 40"
+measure_watched idle --json "$W/idle.json" -- sleep 40
 tail -8 "$W/idle.txt"
 
-step "training: resnet50 batch 128, 30 s of iterations"
-"$WW" measure "${FLAGS[@]}" --json "$W/train.json" --trace "$W/train.csv" -- \
-    python3 workloads/train_cnn.py --model resnet50 --batch 128 --warmup-iters 5 --max-seconds 30 \
-    > "$W/train.txt" 2>&1
-tail -14 "$W/train.txt"
+for sync in "" --sync; do
+  name=train${sync:+_sync}
+  step "training: resnet50 batch 128, 30 s of iterations ${sync:-(markers where the CPU loop is)}"
+  measure_watched "$name" --json "$W/$name.json" --trace "$W/$name.csv" -- \
+      python3 workloads/train_cnn.py --model resnet50 --batch 128 --warmup-iters 5 --max-seconds 30 $sync
+  tail -14 "$W/$name.txt"
+done
 
 for phase in 0.5 0.2; do
   periods=10; [ "$phase" = 0.2 ] && periods=25
   step "on/off load, ${phase} s phases"
-  "$WW" measure "${FLAGS[@]}" --json "$W/onoff_${phase}.json" --trace "$W/onoff_${phase}.csv" -- \
-      python3 tools/gpu/onoff_load.py --phase-s "$phase" --periods "$periods" > "$W/onoff_${phase}.txt" 2>&1
+  measure_watched "onoff_${phase}" --json "$W/onoff_${phase}.json" --trace "$W/onoff_${phase}.csv" -- \
+      python3 tools/gpu/onoff_load.py --phase-s "$phase" --periods "$periods"
   tail -9 "$W/onoff_${phase}.txt"
 done
 
@@ -53,4 +80,5 @@ CUDA_VISIBLE_DEVICES=0 "$WW" measure "${FLAGS[@]}" --json "$W/cvd0.json" -- \
     python3 -c 'import torch, time; x = torch.ones(1 << 20, device="cuda"); time.sleep(4); print(float(x.sum()))' \
     > "$W/cvd0.txt" 2>&1
 tail -10 "$W/cvd0.txt"
+nvidia-smi --query-gpu=power.limit,clocks.sm,clocks.mem --format=csv > "$W/limits-after.txt" 2>&1
 step done
