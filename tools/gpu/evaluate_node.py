@@ -69,6 +69,9 @@ def steady_cpu_pct(folder, name, gpus=1):
             groups.append(current)
         ticks = int(r[2]) + int(r[3])
         current[1][r[1]] = current[1].get(r[1], 0) + ticks
+    # Only snapshots taken while sampling: the first comes before NVML is loaded, the last may come after
+    # the sampler's thread has ended (the job done, the tail being accounted).
+    groups = [g for g in groups if "ww-sampler" in g[1]]
     if len(groups) < 3:
         return None
     (t0, a), (t1, b) = groups[1], groups[-1]

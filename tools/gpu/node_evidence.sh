@@ -19,28 +19,6 @@ rm -rf "$W"; mkdir -p "$OUT" "$W"
 step() { echo "== $(date +%T) $*"; }
 pack() { tar czf "$OUT/node-$TAG.tar.gz" -C "$W" . && ls -la "$OUT"; }
 trap pack EXIT
-# Every 5 s while PID runs: one line per thread, "unix_time thread_name utime_ticks stime_ticks" (the
-# fields after the command name of /proc/PID/task/TID/stat, which may itself hold spaces).
-watch_threads() {
-  local pid=$1 out=$2 t stat fields
-  while kill -0 "$pid" 2>/dev/null; do
-    for t in /proc/"$pid"/task/*; do
-      stat=$(cat "$t/stat" 2>/dev/null) || continue
-      read -r -a fields <<< "${stat##*) }"
-      echo "$(date +%s.%N) $(cat "$t/comm" 2>/dev/null | tr ' ' _) ${fields[11]} ${fields[12]}"
-    done >> "$out"
-    sleep 5
-  done
-}
-# measure_watched NAME [measure flags] -- JOB: runs wattwise measure in the background, its threads watched.
-measure_watched() {
-  local name=$1; shift
-  "$WW" measure "${FLAGS[@]}" "$@" > "$W/$name.txt" 2>&1 &
-  local pid=$!
-  watch_threads "$pid" "$W/$name.threads" &
-  wait "$pid"
-  wait
-}
 
 step environment
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv; "$WW" --version;
