@@ -170,12 +170,22 @@ double load_w(const std::string& load, Nanos t) {
   return level * (1.0 + wobble);
 }
 
+// `edge_every`: the job marks a phase edge this often (an epoch), as `measure` tells the sampler
+// (Sampler::set_window_edges); zero: no edges known (a library caller), only steady runs merge.
 MemoryResult measure_memory(double hours, const std::string& load, const std::string& config_name,
-                            const sampling::SamplerConfig& config) {
+                            const sampling::SamplerConfig& config, Nanos edge_every = Nanos{0}) {
   VirtualClock clock(0ns);
   sampling::testing::FakeGpu gpu(
       clock, [&](Nanos t) { return load_w(load, t); }, {}, nullptr, -5s);
   sampling::Sampler sampler({&gpu}, clock, config);
+  if (edge_every > Nanos{0}) {
+    sampler.set_window_edges([edge_every](Nanos from, Nanos to) {
+      std::vector<Nanos> edges;
+      for (Nanos t = std::max(Nanos{0}, Nanos{from / edge_every * edge_every}); t <= to; t += edge_every)
+        if (t >= from) edges.push_back(t);
+      return edges;
+    });
+  }
   const Nanos end = std::chrono::duration_cast<Nanos>(std::chrono::duration<double, std::ratio<3600>>(hours));
   sampling::VirtualDriver(sampler, clock).run_until(end);
   const sampling::GpuTrace trace = std::move(sampler.take_traces().front());
@@ -264,9 +274,11 @@ int main(int argc, char** argv) {
     if (sim_hours > 0) {
       out["memory"] = nlohmann::json::array();
       for (const std::string load : {"steps", "noisy"}) {
-        for (const bool before : {true, false}) {
-          const MemoryResult m = measure_memory(sim_hours, load, before ? "before" : "after",
-                                                before ? keep_everything() : config);
+        for (const std::string variant : {"before", "after", "after, an edge a minute"}) {
+          const bool before = variant == "before";
+          const Nanos edges = variant == "before" || variant == "after" ? Nanos{0} : Nanos{60s};
+          const MemoryResult m = measure_memory(sim_hours, load, variant, before ? keep_everything() : config,
+                                                edges);
           fmt::print(
               "\nsimulated {:g} h, one GPU, {} load, {}: kept trace {:.1f} MB ({:.2f} MB per GPU-hour), held "
               "with vector slack {:.1f} MB; readings kept: counter {}, instant {}, average {}, samples {}, "

@@ -169,6 +169,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   sampling::NodeSampler node_sampler(open_node_sources(options.node, node_warnings), clock,
                                      options.node.period);
   node_sampler.start();
+  // Old samples merge everywhere but near the job's marker instants, where its phases are cut.
+  sampler.set_window_edges([&receiver](Nanos from, Nanos to) { return receiver.marker_times_between(from, to); });
   sampling::ThreadedDriver driver(sampler, clock);
   driver.start();
   m.job_start = clock.now();

@@ -121,6 +121,7 @@ void Sampler::reset_stores() {
   counters_.readings.resize(n);
   fast_ = FastStore{};
   fast_.instant.resize(n);
+  fast_.thinned.assign(n, 0);
   fast_.average.resize(n);
   telemetry_ = TelemetryStore{};
   telemetry_.readings.resize(n);
@@ -218,6 +219,7 @@ void Sampler::sample_fast(Nanos now) {
         std::lock_guard lock(stores_mutex_);
         record(fast_.instant[i], PowerReading{now, *w},
                config_.drop_repeated_readings || config_.drop_repeated_instant_and_telemetry);
+        thin_old_instant_power(i, now);
       } else if (auto a = timed(i, GpuCall::kPowerAverage, [&] { return gpu.power_average_w(); })) {
         std::lock_guard lock(stores_mutex_);
         record(fast_.average[i], PowerReading{now, *a}, config_.drop_repeated_readings);
@@ -282,7 +284,32 @@ void Sampler::compact_old_samples(std::size_t gpu, Nanos now) {
   // The last old sample stays as it is: it is the left edge of the first sample not yet compacted.
   const auto to = static_cast<std::size_t>(old_end - samples.begin());
   if (to == 0) return;
-  done = compact_steady_samples(samples, done, to - 1);
+  done = compact_samples(samples, done, to - 1, compaction_rule(samples[done].t, samples[to - 1].t));
+}
+
+// The instantaneous power changes every ~100 ms (two readings kept per change, ~28 MB a GPU-day on a
+// moving load): old readings are thinned like the samples, but only where window edges are known.
+void Sampler::thin_old_instant_power(std::size_t gpu, Nanos now) {
+  if (!config_.compact_samples_after || !window_edges_) return;
+  std::vector<PowerReading>& readings = fast_.instant[gpu];
+  std::size_t& done = fast_.thinned[gpu];
+  const Nanos cutoff = now - *config_.compact_samples_after;
+  if (done >= readings.size() || readings[done].t + kCompactionBatch > cutoff) return;
+  const auto old_end =
+      std::partition_point(readings.begin() + static_cast<std::ptrdiff_t>(done), readings.end(),
+                           [&](const PowerReading& r) { return r.t < cutoff; });
+  const auto to = static_cast<std::size_t>(old_end - readings.begin());
+  if (to == 0) return;
+  done = thin_point_readings(readings, done, to - 1, compaction_rule(readings[done].t, readings[to - 1].t));
+}
+
+CompactionRule Sampler::compaction_rule(Nanos from, Nanos to) const {
+  CompactionRule rule;
+  if (window_edges_) {
+    rule.steady_only = false;
+    rule.window_edges = window_edges_(from - kProtectedSpan, to + kProtectedSpan);
+  }
+  return rule;
 }
 
 void Sampler::apply_dense_request(Nanos now) {

@@ -12,6 +12,7 @@
 #include "core/clock.hpp"
 #include "hw/gpu.hpp"
 #include "sampling/counter_schedule.hpp"
+#include "sampling/sample_compaction.hpp"
 #include "sampling/sampler_config.hpp"
 #include "sampling/sampler_cost.hpp"
 #include "sampling/trace.hpp"
@@ -60,6 +61,12 @@ class Sampler {
   // relearn): the postings after a job's end are then bracketed to a few ms instead of falling between
   // sparse reads ~0.5 s apart, which a busy node can misplace by a whole posting. Safe from any thread.
   void read_densely() { dense_reads_requested_ = true; }
+  // Where windows will be cut (a measurement's marker instants in [from, to], sorted), asked from the
+  // sampling thread when old samples are compacted: with it, samples away from those instants merge
+  // whatever the power does (sample_compaction.hpp), so a noisy load's trace stays small too; without it,
+  // only steady runs merge. Set before the cadences start; what it reads must outlive the sampling.
+  using WindowEdges = std::function<std::vector<Nanos>(Nanos from, Nanos to)>;
+  void set_window_edges(WindowEdges edges) { window_edges_ = std::move(edges); }
   // On the sampling thread: applies a pending read_densely().
   void apply_dense_request(Nanos now);
   // After the cadences stopped: one last counter read per GPU and a last drain, so totals cover the end.
@@ -104,6 +111,7 @@ class Sampler {
   };
   struct FastStore {
     std::vector<std::vector<PowerReading>> instant;
+    std::vector<std::size_t> thinned;  // per GPU: instant readings before this index are thinned already
     std::vector<std::vector<PowerReading>> average;
     Health health;
   };
@@ -127,6 +135,9 @@ class Sampler {
   auto timed(std::size_t gpu, GpuCall kind, Call&& call);
   hw::Telemetry read_telemetry(std::size_t gpu, Nanos now);
   void compact_old_samples(std::size_t gpu, Nanos now);
+  void thin_old_instant_power(std::size_t gpu, Nanos now);
+  // The rule for readings in [from, to]: window edges when they are known, else steady runs only.
+  CompactionRule compaction_rule(Nanos from, Nanos to) const;
   Nanos counter_due(std::size_t gpu) const;
   void reset_stores();
   // Runs `read` (the calls to GPU `gpu`) unless that GPU has failed; a failure is counted in `health`
@@ -157,6 +168,7 @@ class Sampler {
   std::vector<std::optional<SourceFailure>> failures_;
   FailureListener on_failure_;
   std::atomic<bool> dense_reads_requested_{false};
+  WindowEdges window_edges_;
   // Guards the counter, fast and drain stores against snapshot_since(): held only while a reading is
   // appended or copied, never across a call to a GPU, so a reader never delays a cadence by a read's cost.
   mutable std::mutex stores_mutex_;

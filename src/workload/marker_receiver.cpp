@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -212,8 +213,24 @@ bool MarkerReceiver::receive_one() {
     return true;
   }
   std::lock_guard lock(mutex_);
+  marker_times_.push_back(marker->t);
   markers_.push_back(std::move(*marker));
   return true;
+}
+
+std::vector<Nanos> MarkerReceiver::marker_times_between(Nanos from, Nanos to) {
+  std::lock_guard lock(mutex_);
+  const auto begin = marker_times_.begin();
+  const auto tail = begin + static_cast<std::ptrdiff_t>(marker_times_sorted_);
+  std::sort(tail, marker_times_.end());
+  // Usually the new ones all come after the old: nothing to merge. A marker stamped earlier (another
+  // process's, or a hostile one) costs one linear merge.
+  if (tail != begin && tail != marker_times_.end() && *tail < *(tail - 1))
+    std::inplace_merge(begin, tail, marker_times_.end());
+  marker_times_sorted_ = marker_times_.size();
+  if (to < from) return {};
+  return {std::lower_bound(marker_times_.begin(), marker_times_.end(), from),
+          std::upper_bound(marker_times_.begin(), marker_times_.end(), to)};
 }
 
 int MarkerReceiver::refused_count() const {

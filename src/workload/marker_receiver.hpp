@@ -41,6 +41,10 @@ class MarkerReceiver {
   // The markers received after the first `first` ones, in arrival order: a live reader asks for the new
   // ones only (markers_since(count so far)), so each marker is copied once.
   std::vector<Marker> markers_since(std::size_t first) const;
+  // The times of the markers received so far that lie in [from, to], in time order: where phases will be
+  // cut, so that the sampler keeps its fine trace as it came there (sample_compaction.hpp). Each call sorts
+  // only what arrived since the last one (markers arrive nearly in time order).
+  std::vector<Nanos> marker_times_between(Nanos from, Nanos to);
   // Datagrams that were not valid markers; they are dropped, never fatal.
   int malformed_count() const { return malformed_count_.load(); }
   // Datagrams refused for their sender (another user's process that the job did not start), and why the
@@ -62,6 +66,8 @@ class MarkerReceiver {
   bool stopped_ = false;
   mutable std::mutex mutex_;
   std::vector<Marker> markers_;
+  std::vector<Nanos> marker_times_;  // every marker's time; sorted up to marker_times_sorted_
+  std::size_t marker_times_sorted_ = 0;
   std::atomic<int> malformed_count_{0};
   int refused_count_ = 0;          // guarded by mutex_
   std::string refusal_reason_;     // guarded by mutex_

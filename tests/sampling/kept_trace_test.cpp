@@ -73,5 +73,41 @@ TEST(KeptTrace, CompactionKeepsTheEnergyOfOldPhases) {
   }
 }
 
+TEST(KeptTrace, WithTheJobsPhaseEdgesKnownANoisyLoadIsCompactedAndItsPhasesKeepTheirEnergy) {
+  // 10 s phases at 450 W and 120 W, every 20 ms interval up to +-5% off (nothing steady), phases cut at
+  // the edges the markers would name: old samples merge away from the edges, and every phase reads the
+  // energy it reads from the whole trace.
+  const auto square = testing::square_wave(450, 10s, 120, 10s);
+  const auto power = [square](Nanos t) {
+    std::uint64_t x = static_cast<std::uint64_t>(t / 20ms) * 0x9E3779B97F4A7C15u;  // a mixed hash of the bin
+    x = (x ^ (x >> 29)) * 0xBF58476D1CE4E5B9u;
+    x ^= x >> 32;
+    return square(t) * (0.95 + static_cast<double>(x % 1001) / 10000.0);
+  };
+  const auto edges = [](Nanos from, Nanos to) {
+    std::vector<Nanos> out;
+    for (Nanos t = std::max(Nanos{0}, Nanos{from / 10s * 10s}); t <= to; t += 10s)
+      if (t >= from) out.push_back(t);
+    return out;
+  };
+  SamplerConfig compacting = keep_everything();
+  compacting.compact_samples_after = 1min;
+  const auto full = testing::simulate(power, {}, 8min, keep_everything());
+  const auto small = testing::simulate(power, {}, 8min, compacting, edges);
+  const auto steady_only = testing::simulate(power, {}, 8min, compacting);
+  EXPECT_GT(steady_only.trace.power_samples.size() * 10, full.trace.power_samples.size() * 8)
+      << "without edges little of a noisy load is steady enough to merge";
+  EXPECT_LT(small.trace.power_samples.size() * 3, full.trace.power_samples.size())
+      << "six of the eight minutes are old: their samples merge but near the edges";
+  EXPECT_LT(small.trace.power_instant.size() * 3, full.trace.power_instant.size())
+      << "the old instantaneous power is thinned the same way";
+  const EnergyAccounting a(full.trace), b(small.trace);
+  for (Nanos begin = 10s; begin < 350s; begin += 10s) {  // every phase in the old part
+    const auto x = a.energy(begin, begin + 10s), y = b.energy(begin, begin + 10s);
+    ASSERT_TRUE(x.joules && y.joules);
+    EXPECT_NEAR(*y.joules, *x.joules, 0.002 * *x.joules) << to_seconds(begin);
+  }
+}
+
 }  // namespace
 }  // namespace wattwise::sampling

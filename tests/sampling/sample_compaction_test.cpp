@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sampling/power_curve.hpp"
 
 namespace wattwise::sampling {
@@ -60,6 +62,71 @@ TEST(SampleCompaction, KeepsReadingsOutsideTheRangeAndSaysWhereTheRangeEnds) {
   ASSERT_EQ(compacted.size(), end + 50);
   EXPECT_EQ(compacted[end - 1].t, original[99].t) << "the range's last stamp is kept";
   for (std::size_t i = 0; i < 50; ++i) EXPECT_EQ(compacted[end + i].t, original[100 + i].t);
+}
+
+TEST(SampleCompaction, WithWindowEdgesAMovingPowerMergesAwayFromThemAndStaysAsItCameNearThem) {
+  // The training step's shape again, 20 s of it, with phase edges at 5 s and 12.31 s (a measurement's
+  // markers): away from them it merges into groups of up to 1 s, near them every sample stays.
+  const auto original = samples_20ms(1001, [](std::size_t k) { return k % 2 == 0 ? 450.0 : 380.0; });
+  std::vector<PowerReading> compacted = original;
+  CompactionRule rule;
+  rule.steady_only = false;
+  rule.window_edges = {5s, 12310ms};
+  compact_samples(compacted, 0, compacted.size(), rule);
+  EXPECT_LT(compacted.size(), 100u) << "20 s in ~1 s groups, plus the samples near two edges";
+  for (std::size_t i = 1; i < compacted.size(); ++i)
+    EXPECT_LE(compacted[i].t - compacted[i - 1].t, kCompactedSpan) << i;
+  std::size_t near_edges = 0;
+  for (const PowerReading& r : original) {
+    const bool near = std::chrono::abs(r.t - 5s) <= kProtectedSpan ||
+                      std::chrono::abs(r.t - 12310ms) <= kProtectedSpan;
+    if (!near) continue;
+    ++near_edges;
+    const auto it = std::find_if(compacted.begin(), compacted.end(), [&](const auto& c) { return c.t == r.t; });
+    ASSERT_NE(it, compacted.end()) << "sample at " << r.t.count() << " ns near an edge was merged";
+    EXPECT_EQ(it->power_w, r.power_w);
+  }
+  EXPECT_GE(near_edges, 2u * 25u) << "2 x 0.5 s of 20 ms samples";
+  // A window cut at the edges reads what it read before: the cumulative energy is exact at each kept
+  // stamp, and the stretch around each edge is the original one.
+  const PowerCurve before(original, PowerInterpolation::kIntervalMean);
+  const PowerCurve after(compacted, PowerInterpolation::kIntervalMean);
+  for (Nanos edge : {Nanos{5s}, Nanos{12310ms}, Nanos{5010ms}, Nanos{12300ms}})
+    EXPECT_NEAR(after.cumulative_j(edge), before.cumulative_j(edge), 1e-9 * before.cumulative_j(20s));
+  EXPECT_NEAR(after.integral_j(5s, 12310ms), before.integral_j(5s, 12310ms), 1e-9 * before.cumulative_j(20s));
+}
+
+TEST(SampleCompaction, PointReadingsAreThinnedToOneASecondAwayFromWindowEdgesAndKeptNearThem) {
+  // Instantaneous power read every 20 ms for 20 s, changing every 100 ms; an edge at 7.5 s.
+  const auto original = samples_20ms(1001, [](std::size_t k) { return 300.0 + static_cast<double>(k / 5 % 7); });
+  std::vector<PowerReading> thinned = original;
+  CompactionRule rule;
+  rule.steady_only = false;
+  rule.window_edges = {7500ms};
+  const std::size_t end = thin_point_readings(thinned, 0, thinned.size(), rule);
+  EXPECT_EQ(end, thinned.size());
+  EXPECT_LT(thinned.size(), 20u + 26u + 2u) << "one a second, and every reading within 0.25 s of the edge";
+  EXPECT_EQ(thinned.front().t, original.front().t);
+  EXPECT_EQ(thinned.back().t, original.back().t);
+  for (std::size_t i = 1; i < thinned.size(); ++i)
+    EXPECT_LE(thinned[i].t - thinned[i - 1].t, kCompactedSpan) << i;
+  for (const PowerReading& r : original) {
+    if (std::chrono::abs(r.t - 7500ms) > kProtectedSpan) continue;
+    EXPECT_TRUE(std::any_of(thinned.begin(), thinned.end(), [&](const auto& t) { return t.t == r.t; }))
+        << r.t.count();
+  }
+  // Without edges known nothing is thinned.
+  std::vector<PowerReading> untouched = original;
+  thin_point_readings(untouched, 0, untouched.size(), CompactionRule{});
+  EXPECT_EQ(untouched.size(), original.size());
+}
+
+TEST(SampleCompaction, WithoutWindowEdgesKnownOnlySteadyRunsMerge) {
+  // The default rule (a caller that knows no edges) is the steady one: a moving power stays.
+  const auto original = samples_20ms(200, [](std::size_t k) { return k % 2 == 0 ? 450.0 : 380.0; });
+  std::vector<PowerReading> compacted = original;
+  compact_samples(compacted, 0, compacted.size(), CompactionRule{});
+  EXPECT_EQ(compacted.size(), original.size());
 }
 
 }  // namespace

@@ -15,12 +15,14 @@ struct Simulation {
   GpuTrace trace;
 };
 
+// `window_edges`, when set, tells the sampler where windows will be cut (Sampler::set_window_edges).
 inline Simulation simulate(PowerFunction power, FakeGpuOptions options, Nanos duration,
-                           SamplerConfig config = {}) {
+                           SamplerConfig config = {}, Sampler::WindowEdges window_edges = {}) {
   Simulation sim;
   sim.clock = std::make_unique<VirtualClock>(0ns);
   sim.gpu = std::make_unique<FakeGpu>(*sim.clock, std::move(power), options, sim.clock.get(), -5s);
   Sampler sampler({sim.gpu.get()}, *sim.clock, config);
+  if (window_edges) sampler.set_window_edges(std::move(window_edges));
   VirtualDriver(sampler, *sim.clock).run_until(duration);
   sim.trace = std::move(sampler.take_traces().front());
   return sim;

@@ -66,6 +66,22 @@ TEST(MarkerReceiver, KeepsArrivalOrderAndCountsMalformedMessages) {
   EXPECT_EQ(receiver.malformed_count(), 2);
 }
 
+TEST(MarkerReceiver, MarkerTimesBetweenAreInTimeOrderWhateverTheArrivalOrder) {
+  // Where phases will be cut, for the sampler's compaction: asked twice, with markers arriving in between,
+  // one of them stamped before those already sorted (another process's clock read earlier).
+  MarkerReceiver receiver;
+  for (const char* m : {"ww1 B 100 a pid=1", "ww1 E 300 a pid=1", "ww1 B 500 b pid=1"})
+    send_datagram(receiver.socket_path(), m);
+  while (receiver.markers().size() < 3) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(receiver.marker_times_between(Nanos{0}, Nanos{1000}), (std::vector<Nanos>{100ns, 300ns, 500ns}));
+  for (const char* m : {"ww1 E 700 b pid=1", "ww1 P 200 late pid=2"}) send_datagram(receiver.socket_path(), m);
+  receiver.stop();
+  EXPECT_EQ(receiver.marker_times_between(Nanos{150}, Nanos{700}),
+            (std::vector<Nanos>{200ns, 300ns, 500ns, 700ns}));
+  EXPECT_TRUE(receiver.marker_times_between(Nanos{800}, Nanos{900}).empty());
+  EXPECT_TRUE(receiver.marker_times_between(Nanos{900}, Nanos{800}).empty());
+}
+
 TEST(MarkerReceiver, StopIsIdempotentAndMarkersStayReadable) {
   MarkerReceiver receiver;
   send_datagram(receiver.socket_path(), "ww1 P 1 x pid=1");
