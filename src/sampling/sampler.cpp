@@ -272,19 +272,25 @@ void Sampler::drain_samples(Nanos now) {
   }
 }
 
+std::optional<std::size_t> Sampler::old_readings_end(const std::vector<PowerReading>& readings,
+                                                     std::size_t done, Nanos now) const {
+  const Nanos cutoff = now - *config_.compact_samples_after;
+  if (done >= readings.size() || readings[done].t + kCompactionBatch > cutoff) return std::nullopt;
+  const auto old_end =
+      std::partition_point(readings.begin() + static_cast<std::ptrdiff_t>(done), readings.end(),
+                           [&](const PowerReading& r) { return r.t < cutoff; });
+  // The last old reading stays as it is: it is the left edge of the first one not yet compacted.
+  const auto to = static_cast<std::size_t>(old_end - readings.begin());
+  if (to == 0) return std::nullopt;
+  return to - 1;
+}
+
 void Sampler::compact_old_samples(std::size_t gpu, Nanos now) {
   if (!config_.compact_samples_after) return;
   std::vector<PowerReading>& samples = drain_.samples[gpu];
   std::size_t& done = drain_.compacted[gpu];
-  const Nanos cutoff = now - *config_.compact_samples_after;
-  if (done >= samples.size() || samples[done].t + kCompactionBatch > cutoff) return;
-  const auto old_end =
-      std::partition_point(samples.begin() + static_cast<std::ptrdiff_t>(done), samples.end(),
-                           [&](const PowerReading& r) { return r.t < cutoff; });
-  // The last old sample stays as it is: it is the left edge of the first sample not yet compacted.
-  const auto to = static_cast<std::size_t>(old_end - samples.begin());
-  if (to == 0) return;
-  done = compact_samples(samples, done, to - 1, compaction_rule(samples[done].t, samples[to - 1].t));
+  if (const auto end = old_readings_end(samples, done, now))
+    done = compact_samples(samples, done, *end, compaction_rule(samples[done].t, samples[*end].t));
 }
 
 // The instantaneous power changes every ~100 ms (two readings kept per change, ~28 MB a GPU-day on a
@@ -293,14 +299,8 @@ void Sampler::thin_old_instant_power(std::size_t gpu, Nanos now) {
   if (!config_.compact_samples_after || !window_edges_) return;
   std::vector<PowerReading>& readings = fast_.instant[gpu];
   std::size_t& done = fast_.thinned[gpu];
-  const Nanos cutoff = now - *config_.compact_samples_after;
-  if (done >= readings.size() || readings[done].t + kCompactionBatch > cutoff) return;
-  const auto old_end =
-      std::partition_point(readings.begin() + static_cast<std::ptrdiff_t>(done), readings.end(),
-                           [&](const PowerReading& r) { return r.t < cutoff; });
-  const auto to = static_cast<std::size_t>(old_end - readings.begin());
-  if (to == 0) return;
-  done = thin_point_readings(readings, done, to - 1, compaction_rule(readings[done].t, readings[to - 1].t));
+  if (const auto end = old_readings_end(readings, done, now))
+    done = thin_point_readings(readings, done, *end, compaction_rule(readings[done].t, readings[*end].t));
 }
 
 CompactionRule Sampler::compaction_rule(Nanos from, Nanos to) const {

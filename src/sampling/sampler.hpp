@@ -136,6 +136,10 @@ class Sampler {
   hw::Telemetry read_telemetry(std::size_t gpu, Nanos now);
   void compact_old_samples(std::size_t gpu, Nanos now);
   void thin_old_instant_power(std::size_t gpu, Nanos now);
+  // Where the readings old enough to compact end (exclusive; the last old one is kept as the left edge of
+  // the next batch), once a batch's worth has aged past the compaction age; nullopt before that.
+  std::optional<std::size_t> old_readings_end(const std::vector<PowerReading>& readings, std::size_t done,
+                                              Nanos now) const;
   // The rule for readings in [from, to]: window edges when they are known, else steady runs only.
   CompactionRule compaction_rule(Nanos from, Nanos to) const;
   Nanos counter_due(std::size_t gpu) const;
