@@ -209,6 +209,7 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
   }
   json.update(node_flags_json(flags.node));  // the node-power flags, at the top level like the others
   if (flags.adaptive.enabled) json["adaptive"] = adaptive_flags_json(flags.adaptive);
+  if (flags.nvtx.enabled) json["nvtx"] = {{"domains", flags.nvtx.domains}};  // absent without --nvtx
   if (flags.interval_option->count() > 0 || flags.interval_from_db) json["interval_ms"] = flags.interval_ms;
   if (flags.cooldown_option->count() > 0 || flags.cooldown_from_db) json["cooldown"] = flags.cooldown;
   if (!flags.simulate.empty()) {
@@ -262,6 +263,11 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     if (!given("--slurm")) flags.slurm = options.value("slurm", false);
     if (!given("--srun-arg")) flags.srun_args = options.value("srun_args", std::vector<std::string>{});
     node_flags_from_json(options, flags.node, given);
+    // The resumed runs hear the job's NVTX ranges as the first ones did (their phases judge the runs).
+    if (!given("--nvtx") && options.contains("nvtx") && options.at("nvtx").is_object()) {
+      flags.nvtx.enabled = true;
+      if (!given("--nvtx-domains")) flags.nvtx.domains = options.at("nvtx").value("domains", std::string());
+    }
     read_adaptive_flags(options, flags.adaptive, *flags.app);
     if (!given("--interval") && options.contains("interval_ms")) {
       flags.interval_ms = *stored_text(options, "interval_ms");

@@ -141,6 +141,28 @@ TEST_F(NvtxTest, SweepJudgesRunsOnTheJobsNvtxTrainingRange) {
   EXPECT_EQ(json.at("judged_on").at("phase"), "training") << json.dump();
 }
 
+TEST_F(NvtxTest, SweepResumeAloneHearsTheJobsNvtxRangesAsTheFirstRunsDid) {
+  // The first sweep's runs fail while a flag file exists; `sweep --resume --db X` alone must run them again
+  // with --nvtx, or the loader, which insists on the injection, exits 3 and the runs fail again.
+  const std::string db = path("sweep.db").string();
+  const std::string flag = path("fail-now").string();
+  std::ofstream(flag) << "x";
+  const std::string job = "test -e " + flag + " && exit 1; exec " + std::string(FAKE_NVTX_LOADER) +
+                          " --expect-injection push:training sleep:100 pop";
+  SpawnOptions options;
+  options.guard = std::chrono::seconds(50);
+  const auto first = wattwise({"sweep", "--cooldown", "0", "--read-only", "--max-failures", "0", "--param",
+                               "batch=1,2", "--nvtx", "--gpus", "1", "--db", db, "--", "sh", "-c", job},
+                              options);
+  ASSERT_NE(first.exit_code, 0) << "every run of the first sweep fails: " << first.err;
+  std::filesystem::remove(flag);
+  const auto resumed = wattwise({"sweep", "--resume", "--db", db}, options);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto analysis = wattwise({"analyze", db, "--json"});
+  ASSERT_EQ(analysis.exit_code, 0) << analysis.err;
+  EXPECT_EQ(nlohmann::json::parse(analysis.out).at("judged_on").at("phase"), "training") << analysis.out;
+}
+
 TEST_F(NvtxTest, TheRealNvtxRuntimeLoadsTheLibraryAndItsRangesBecomePhases) {
   if (std::string(REAL_NVTX_JOB).empty())
     GTEST_SKIP() << "no nvtx3 headers (a CUDA include dir) at build time";
