@@ -6,7 +6,7 @@
 
 namespace wattwise::cli {
 
-// --carbon-intensity and --price, shared by measure, analyze, sweep and report (docs/footprint.md).
+// --carbon-intensity and --price, shared by measure, tune, analyze, sweep and report (docs/footprint.md).
 void add_footprint_flags(CLI::App& app, FootprintFlagValues& flags);
 
 // The rates from the flags, the environment and the config file; bad values are usage errors, raised

@@ -9,6 +9,7 @@
 #include "analysis/metrics.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/footprint_flags.hpp"
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "cli/nvtx_flags.hpp"
@@ -46,6 +47,7 @@ struct TuneFlags {
   std::uint64_t iterations = 2000;  // of a simulated job
   std::uint64_t seed = 1;
   NvtxFlags nvtx;
+  FootprintFlagValues footprint;
   std::vector<std::string> command;
 };
 
@@ -88,8 +90,9 @@ tune::TunerConfig tuner_config(const TuneFlags& flags) {
   return config;
 }
 
-void print_outcome(std::ostream& human, const measure::Measurement& m, const tune::LiveTuningResult& r) {
-  human << report::measure_summary(m) << tune::tune_summary(r);
+void print_outcome(std::ostream& human, const measure::Measurement& m, const tune::LiveTuningResult& r,
+                   const FootprintRates& rates) {
+  human << report::measure_summary(m, rates) << tune::tune_summary(r);
 }
 
 int run_simulated(const TuneFlags& flags, tune::TunerConfig config, std::optional<OutputFile>& json) {
@@ -168,6 +171,7 @@ int run_tune(const TuneFlags& flags) {
     throw usage_error("--simulate runs a simulated job: give no command after `--`");
   // Every flag first: a bad value is a usage error before any file, GPU or setting is touched.
   const tune::TunerConfig config = tuner_config(flags);
+  const FootprintRates rates = footprint_rates(flags.footprint);  // checked before the job runs
   const tune::KnobRange range = parse_range(flags.range);
   tune::TuneJobOptions options;
   options.measure.extra_environment = nvtx_job_environment(flags.nvtx, simulated);
@@ -210,13 +214,13 @@ int run_tune(const TuneFlags& flags) {
   // Files first, then the summary: if the terminal is gone, the data is still saved.
   if (db) db->write(outcome.measurement, outcome.tuning);
   if (json) {
-    nlohmann::json out = report::measure_json(outcome.measurement);
+    nlohmann::json out = report::measure_json(outcome.measurement, rates);
     out.update(tune::tune_json(outcome.tuning));
     json->stream() << json_text(out, 1) << "\n";
     json->commit();
   }
   std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
-  print_outcome(human, outcome.measurement, outcome.tuning);
+  print_outcome(human, outcome.measurement, outcome.tuning, rates);
   if (db) human << fmt::format("   decisions: {}\n", flags.db);
   return exit_code_of(outcome);
 }
@@ -247,6 +251,7 @@ CommandRun add_tune_command(CLI::App& app) {
   app.add_option("--timeout", flags->timeout_s,
                  "stop the job after this many seconds, 0.001 to 31622400 (SIGTERM, then SIGKILL)");
   add_nvtx_flags(app, flags->nvtx);
+  add_footprint_flags(app, flags->footprint);
   app.add_option("--simulate", flags->simulate,
                  "tune a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
                  "sweep database");

@@ -210,6 +210,19 @@ TEST_F(TuneTest, DryRunMeasuresAndDecidesButChangesNothing) {
               0.03 * 400 * settings[0].at("time_s_mean").get<double>());
 }
 
+TEST_F(TuneTest, TheFootprintFlagsPutTheJobsCo2eAndCostInTheJson) {
+  const auto r = tune({"--dry-run", "--carbon-intensity", "350", "--price", "0.25EUR", "--json",
+                       path("tune.json").string()},
+                      job(2, 40, "ok"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = read_json("tune.json");
+  const double kwh = j.at("energy_j").get<double>() / 3.6e6;
+  ASSERT_GT(kwh, 0);
+  EXPECT_NEAR(j.at("co2e_g").get<double>(), 350 * kwh, 1e-9 * 350 * kwh);
+  EXPECT_NEAR(j.at("cost").at("amount").get<double>(), 0.25 * kwh, 1e-9);
+  EXPECT_NE(r.out.find("CO2e"), std::string::npos) << r.out;
+}
+
 TEST_F(TuneTest, BadFlagsAreUsageErrorsBeforeAnyChange) {
   std::ofstream(path("exists.db")) << "x";
   const std::vector<std::vector<std::string>> bad = {{"--knob", "fan-speed"},
