@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "cluster_suite.hpp"
 #include "e2e_fixture.hpp"
 #include "local_cluster.hpp"
 
@@ -72,44 +73,14 @@ void expect_power(const nlohmann::json& energy_j, double power_w, double time_s,
   std::printf("deviation: %+.3f%% %s\n", 100 * (energy_j.get<double>() / expected_j - 1), what.c_str());
 }
 
-class SlurmClusterTest : public E2eTest {
+class SlurmClusterTest : public ClusterSuite<SlurmClusterTest> {
  protected:
   static void SetUpTestSuite() {
-    if ((skip_reason_ = LocalCluster::unavailable_reason())) return;
-    char pattern[] = "/tmp/wattwise-slurm-XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) {
-      start_error_ = "mkdtemp failed";
-      return;
-    }
-    cluster_dir_ = pattern;
-    try {
+    start_cluster("/tmp/wattwise-slurm-XXXXXX", 2, 2, [] {
       for (int node = 0; node < 2; ++node)
-        std::ofstream(cluster_dir_ / ("fake-n" + std::to_string(node + 1) + ".json"))
-            << node_config(node).dump(2);
-      cluster_ = std::make_unique<LocalCluster>(cluster_dir_ / "cluster", 2, 2, prolog_epilog_conf());
-    } catch (const std::exception& e) {
-      start_error_ = e.what();
-      kept_ = true;  // its logs, for whoever reads the failure
-    }
-  }
-  static void TearDownTestSuite() {
-    cluster_.reset();  // stops every daemon before their files go
-    if (!cluster_dir_.empty() && !kept_) std::filesystem::remove_all(cluster_dir_);
-  }
-
-  void SetUp() override {
-    if (skip_reason_) GTEST_SKIP() << "SLURM test skipped: " << *skip_reason_;
-    ASSERT_TRUE(cluster_) << "the local SLURM cluster did not start: " << start_error_;
-    E2eTest::SetUp();
-    env_ = cluster_->client_environment(env_);
-  }
-  void TearDown() override {
-    if (cluster_ && HasFailure()) {
-      kept_ = true;
-      std::cerr << "SLURM daemons' logs (kept in " << cluster_dir_.string() << "):\n"
-                << cluster_->log_tails();
-    }
-    if (cluster_) E2eTest::TearDown();
+        std::ofstream(cluster_dir() / ("fake-n" + std::to_string(node + 1) + ".json")) << node_config(node).dump(2);
+      return prolog_epilog_conf();
+    });
   }
 
   // srun SRUN_FLAGS wattwise measure --out-dir OUT -- JOB..., each task reading its node's fake GPUs.
@@ -117,7 +88,7 @@ class SlurmClusterTest : public E2eTest {
                              const std::vector<std::string>& job) {
     std::vector<std::string> argv = {LocalCluster::program("srun")};
     argv.insert(argv.end(), srun_flags.begin(), srun_flags.end());
-    const std::string script = "WATTWISE_FAKE_NVML_CONFIG=" + cluster_dir_.string() +
+    const std::string script = "WATTWISE_FAKE_NVML_CONFIG=" + cluster_dir().string() +
                                "/fake-$SLURMD_NODENAME.json exec " WATTWISE_BIN " measure --out-dir " +
                                path(out).string() + " -- \"$@\"";
     for (const std::string& a : {std::string("/bin/sh"), std::string("-c"), script, std::string("sh")})
@@ -140,11 +111,11 @@ class SlurmClusterTest : public E2eTest {
   static std::string prolog_epilog_conf() {
     std::string conf;
     for (const std::string script : {"prolog", "epilog"}) {
-      const auto wrapper = cluster_dir_ / (script + ".sh");
+      const auto wrapper = cluster_dir() / (script + ".sh");
       std::ofstream(wrapper) << "#!/bin/sh\n"
                              << "export WATTWISE_BIN=" WATTWISE_BIN " WATTWISE_NVML_LIB=" FAKE_NVML_PATH "\n"
-                             << "export WATTWISE_SLURM_DIR=" << (cluster_dir_ / "energy").string() << "\n"
-                             << "export WATTWISE_FAKE_NVML_CONFIG=" << cluster_dir_.string()
+                             << "export WATTWISE_SLURM_DIR=" << (cluster_dir() / "energy").string() << "\n"
+                             << "export WATTWISE_FAKE_NVML_CONFIG=" << cluster_dir().string()
                              << "/fake-$SLURMD_NODENAME.json\n"
                              << "exec " SLURM_TOOLS_DIR "/" << script << ".sh\n";
       std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
@@ -153,11 +124,6 @@ class SlurmClusterTest : public E2eTest {
     return conf;
   }
 
-  static inline std::optional<std::string> skip_reason_;
-  static inline std::string start_error_;
-  static inline std::filesystem::path cluster_dir_;
-  static inline std::unique_ptr<LocalCluster> cluster_;
-  static inline bool kept_ = false;
 };
 
 TEST_F(SlurmClusterTest, TwoTasksOnANodeEachMeasureTheGpuSlurmGaveThemAndTheMergeAddsThem) {
@@ -237,15 +203,15 @@ TEST_F(SlurmClusterTest, PrologAndEpilogRecordEveryJobsGpuEnergyOnEachNode) {
   const std::string job = r.out.substr(4, r.out.find('\n') - 4);
   for (int node = 0; node < 2; ++node) {
     const std::string name = "n" + std::to_string(node + 1);
-    const auto file = cluster_dir_ / "energy" / (job + "." + name + ".json");
-    const auto prolog_file = cluster_dir_ / "energy" / (job + "." + name + ".prolog.json");
+    const auto file = cluster_dir() / "energy" / (job + "." + name + ".json");
+    const auto prolog_file = cluster_dir() / "energy" / (job + "." + name + ".prolog.json");
     // The epilog runs after srun returns; removing the prolog's reading is its last act.
     for (int waited_ms = 0;
          (!std::filesystem::exists(file) || std::filesystem::exists(prolog_file)) && waited_ms < 15000;
          waited_ms += 100)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     ASSERT_TRUE(std::filesystem::exists(file)) << file << " not written; errors.log:\n"
-                                               << read_text(cluster_dir_ / "energy" / "errors.log");
+                                               << read_text(cluster_dir() / "energy" / "errors.log");
     const auto e = nlohmann::json::parse(read_text(file));
     EXPECT_FALSE(std::filesystem::exists(prolog_file));
     const double elapsed_s = e.at("elapsed_s");

@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "cluster_suite.hpp"
 #include "e2e_fixture.hpp"
 #include "local_cluster.hpp"
 #include "store/results_store.hpp"
@@ -39,33 +40,13 @@ std::string read_text(const fs::path& file) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-class SlurmSweepTest : public E2eTest {
+class SlurmSweepTest : public ClusterSuite<SlurmSweepTest> {
  protected:
-  static void SetUpTestSuite() {
-    if ((skip_reason_ = LocalCluster::unavailable_reason())) return;
-    char pattern[] = "/tmp/wattwise-slurm-sweep-XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) {
-      start_error_ = "mkdtemp failed";
-      return;
-    }
-    cluster_dir_ = pattern;
-    try {
-      cluster_ = std::make_unique<LocalCluster>(cluster_dir_ / "cluster", 2, 2);
-    } catch (const std::exception& e) {
-      start_error_ = e.what();
-      kept_ = true;
-    }
-  }
-  static void TearDownTestSuite() {
-    cluster_.reset();
-    if (!cluster_dir_.empty() && !kept_) fs::remove_all(cluster_dir_);
-  }
+  static void SetUpTestSuite() { start_cluster("/tmp/wattwise-slurm-sweep-XXXXXX", 2, 2); }
 
   void SetUp() override {
-    if (skip_reason_) GTEST_SKIP() << "SLURM test skipped: " << *skip_reason_;
-    ASSERT_TRUE(cluster_) << "the local SLURM cluster did not start: " << start_error_;
-    E2eTest::SetUp();
-    env_ = cluster_->client_environment(env_);
+    ClusterSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     // Each node its own fake driver and state ("%n": the fake reads SLURMD_NODENAME), fresh per test.
     for (int node = 1; node <= 2; ++node)
       std::ofstream(path("fake-n" + std::to_string(node) + ".json")) << node_config(node).dump(2);
@@ -73,15 +54,6 @@ class SlurmSweepTest : public E2eTest {
     env_["WATTWISE_STATE_DIR"] = path("state").string();
     fs::create_directories(path("seen"));
   }
-  void TearDown() override {
-    if (cluster_ && HasFailure()) {
-      kept_ = true;
-      std::cerr << "SLURM daemons' logs (kept in " << cluster_dir_.string() << "):\n"
-                << cluster_->log_tails();
-    }
-    if (cluster_) E2eTest::TearDown();
-  }
-
   // The job on every node: records the node's driver state as it runs, names its agent (its parent), then
   // works for `seconds`.
   std::vector<std::string> recording_job(double seconds) const {
@@ -133,11 +105,6 @@ class SlurmSweepTest : public E2eTest {
     return agents;
   }
 
-  static inline std::optional<std::string> skip_reason_;
-  static inline std::string start_error_;
-  static inline fs::path cluster_dir_;
-  static inline std::unique_ptr<LocalCluster> cluster_;
-  static inline bool kept_ = false;
 };
 
 // The step of each run from its nodes' result files: run-000N/job-J.step-S.NODE.task-T.json.
