@@ -27,25 +27,17 @@ bool runs_jobs(const std::string& command) {
   return command == "measure" || command == "sweep" || command == "tune";
 }
 
-// The settings watchdog (`restore --watchdog FD`) is started with SIGINT, SIGHUP and SIGTERM ignored
-// (safety/watchdog.cpp): it must outlive them to restore. Recording them while its command line is parsed
-// would make a SIGTERM in that window end it before it restores (seen in CI: slurmstepd's SIGTERM to a
-// step's processes, then the agent's SIGKILL, left the GPUs at the sweep's limit).
-bool is_watchdog(int argc, char** argv) {
-  if (argc < 2 || std::string_view(argv[1]) != "restore") return false;
-  for (int i = 2; i < argc; ++i)
-    if (std::string_view(argv[i]).rfind("--watchdog", 0) == 0) return true;
-  return false;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   // First: a SIGINT/SIGTERM/SIGHUP while the command line is parsed is recorded, and a sweep or measure
   // then stops before it starts with the usual line, instead of the default action killing wattwise
   // without a word (seen on a loaded machine: SIGHUP 8-60 ms after the start, exit 129, nothing said).
+  // A signal ignored at the start stays ignored: nohup's SIGHUP, and all three in the settings watchdog
+  // (`restore --watchdog`, started so by safety/watchdog.cpp: it must outlive slurmstepd's SIGTERM to
+  // restore; recording one while it parsed once ended it before it restored, in CI).
   std::optional<wattwise::workload::StopSignals> stop_signals;
-  if (!is_watchdog(argc, argv)) stop_signals.emplace();
+  stop_signals.emplace();
   CLI::App app{
       "wattwise: measure the energy of GPU jobs and find the settings that trade it best against time"};
   app.set_version_flag("--version", std::string("wattwise ") + wattwise::kVersion);

@@ -79,7 +79,19 @@ StopSignals::StopSignals() {
   ::sigemptyset(&action.sa_mask);
   for (int signal_number : kHandled) ::sigaddset(&action.sa_mask, signal_number);  // one at a time
   action.sa_flags = SA_RESTART;
-  for (int i = 0; i < kHandledCount; ++i) ::sigaction(kHandled[i], &action, &g_previous[i]);
+  for (int i = 0; i < kHandledCount; ++i) {
+    ::sigaction(kHandled[i], nullptr, &g_previous[i]);
+    // Ignored when wattwise started: whoever started it asked for that (nohup for SIGHUP, a script's
+    // background job for SIGINT, the settings watchdog for all three), and it stays so, as shells do.
+    if (g_previous[i].sa_handler == SIG_IGN) continue;
+    ::sigaction(kHandled[i], &action, nullptr);
+  }
+}
+
+bool StopSignals::ignored_at_start(int signal_number) {
+  for (int i = 0; i < kHandledCount; ++i)
+    if (kHandled[i] == signal_number) return g_installed.load() && g_previous[i].sa_handler == SIG_IGN;
+  return false;
 }
 
 StopSignals::~StopSignals() {

@@ -21,6 +21,9 @@ namespace wattwise::workload {
 // with SA_RESTART, so the other threads' reads and writes (SQLite, the sampler) never see EINTR; callers
 // that wait notice a stop by polling stop_requested() or wake_fd().
 //
+// A signal ignored at installation stays ignored, as a shell leaves it: nohup's SIGHUP, the SIGINT of a
+// script's background job, all three in the settings watchdog (which must outlive them to restore).
+//
 // One instance at a time: dispositions are process-wide. The previous handlers come back in the destructor.
 class StopSignals {
  public:
@@ -31,6 +34,9 @@ class StopSignals {
 
   static const std::vector<int>& handled_signals();  // SIGINT, SIGTERM, SIGHUP
   static bool installed();
+  // A stop signal that was ignored when the instance was made is left ignored (never recorded, never passed
+  // on): `nohup wattwise sweep ...` outlives the terminal's hangup, as the user asked.
+  static bool ignored_at_start(int signal_number);
 
   static bool stop_requested();
   static int signal_number();  // the first stop signal, 0 when none arrived

@@ -180,6 +180,31 @@ TEST_F(JobOutcomeTest, TimeoutEndsTheJobAfterOneSecond) {
   expect_energy_measured(m);
 }
 
+TEST_F(JobOutcomeTest, UnderNohupAHangupDoesNotStopTheMeasurement) {
+  // `nohup wattwise measure ...` over ssh: the terminal's hangup must not end the measurement (nor reach
+  // the job through wattwise); the job runs to its end and wattwise reports it as usual.
+  const auto pid_file = path("job.pid");
+  bool sent = false;
+  SpawnOptions options;
+  options.while_running = [&](int wattwise_pid) {  // nohup execs wattwise: the same pid
+    if (!sent && std::filesystem::exists(pid_file) && std::filesystem::file_size(pid_file) > 0) {
+      ::kill(wattwise_pid, SIGHUP);
+      sent = true;
+    }
+  };
+  const auto r = run({"/usr/bin/nohup", WATTWISE_BIN, "measure", "--json", path("m.json").string(), "--trace",
+                      path("t.csv").string(), "--",
+                      E2E_JOB, "pidfile", pid_file.string(), "1500"},
+                     options);
+  ASSERT_TRUE(sent) << "the job never wrote its pid: " << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(r.wall_s, 1.4) << "the job ran its 1.5 s";
+  const auto m = read_json("m.json");
+  EXPECT_EQ(m.at("exit_code"), 0);
+  EXPECT_TRUE(m.at("signal").is_null());
+  expect_energy_measured(m);
+}
+
 TEST_F(JobOutcomeTest, SigintToWattwiseIsForwardedAndItExits130AfterReporting) {
   const auto pid_file = path("job.pid");
   bool sent = false;

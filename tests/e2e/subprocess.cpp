@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../support/default_signals.hpp"
+
 namespace wattwise::e2e {
 
 namespace {
@@ -59,12 +61,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const Environmen
   if (pid < 0) throw std::runtime_error("run_process: fork failed");
   if (pid == 0) {
     // The test runner may block or ignore signals; the child must start with the defaults.
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
+    testing::default_stop_signals();
     const int devnull = ::open("/dev/null", O_RDONLY);
     ::dup2(devnull, STDIN_FILENO);
     ::dup2(out_fd, STDOUT_FILENO);

@@ -5,9 +5,14 @@
 
 #include "runner_test_support.hpp"
 #include "workload/stop_signals.hpp"
+#include "../support/default_signals.hpp"
 
 namespace wattwise::experiment {
 namespace {
+
+// These tests raise stop signals at themselves: they must be handled here even when the test runner was
+// started with one ignored (nohup, a script's background job), which wattwise's StopSignals would respect.
+const bool kDefaultStopSignals = (wattwise::testing::default_stop_signals(), true);
 
 using testing::fake_measurement;
 using testing::FakeSweep;

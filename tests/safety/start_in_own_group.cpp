@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "../support/default_signals.hpp"
+
 namespace wattwise::safety {
 
 pid_t start_in_own_group(const std::vector<std::string>& argv, const std::filesystem::path& out,
@@ -14,6 +16,7 @@ pid_t start_in_own_group(const std::vector<std::string>& argv, const std::filesy
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
+    testing::default_stop_signals();  // what the test sends must reach wattwise as from a terminal
     const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(out_fd, 1);

@@ -17,15 +17,20 @@
 #include "workload/child_processes.hpp"
 #include "workload/process.hpp"
 #include "workload/stop_signals.hpp"
+#include "../support/default_signals.hpp"
 
 namespace wattwise::workload {
 namespace {
+
+// These tests raise stop signals at themselves: they must be handled here even when the test runner was
+// started with one ignored (nohup, a script's background job), which wattwise's StopSignals would respect.
+const bool kDefaultStopSignals = (wattwise::testing::default_stop_signals(), true);
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 std::string temp_path(const std::string& name) {
-  const std::string path = testing::TempDir() + name;
+  const std::string path = ::testing::TempDir() + name;
   std::remove(path.c_str());
   return path;
 }

@@ -15,9 +15,14 @@
 
 #include "core/error.hpp"
 #include "workload/process.hpp"
+#include "../support/default_signals.hpp"
 
 namespace wattwise::workload {
 namespace {
+
+// These tests raise stop signals at themselves: they must be handled here even when the test runner was
+// started with one ignored (nohup, a script's background job), which wattwise's StopSignals would respect.
+const bool kDefaultStopSignals = (wattwise::testing::default_stop_signals(), true);
 
 using namespace std::chrono_literals;
 
@@ -62,7 +67,7 @@ TEST(StopSignals, ASignalBeforeTheJobExistsIsPassedOnWhenItStarts) {
 }
 
 TEST(StopSignals, ASignalRecordedBeforeTheGroupWasKnownIsPassedOnOnlyOnce) {
-  const std::string ready = testing::TempDir() + "ww_stop_once_ready";
+  const std::string ready = ::testing::TempDir() + "ww_stop_once_ready";
   std::remove(ready.c_str());
   // Started before StopSignals exist, so the group is handed over below, by hand. The job counts the
   // SIGINTs it gets: exactly one must arrive.
@@ -81,19 +86,43 @@ TEST(StopSignals, ASignalRecordedBeforeTheGroupWasKnownIsPassedOnOnlyOnce) {
   std::remove(ready.c_str());
 }
 
+extern "C" void previous_handler(int) {}
+
 TEST(StopSignals, PutsThePreviousHandlerBack) {
+  struct sigaction previous {};
+  previous.sa_handler = previous_handler;
+  struct sigaction saved {};
+  ::sigaction(SIGHUP, &previous, &saved);
+  {
+    StopSignals signals;
+    struct sigaction during {};
+    ::sigaction(SIGHUP, nullptr, &during);
+    EXPECT_NE(during.sa_handler, previous_handler);
+    EXPECT_TRUE(StopSignals::installed());
+  }
+  EXPECT_FALSE(StopSignals::installed());
+  struct sigaction after {};
+  ::sigaction(SIGHUP, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, previous_handler);
+  ::sigaction(SIGHUP, &saved, nullptr);
+}
+
+TEST(StopSignals, ASignalIgnoredAtTheStartStaysIgnoredAsUnderNohup) {
+  // nohup starts wattwise with SIGHUP ignored: a hangup must not stop it, and SIGTERM still must.
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   struct sigaction saved {};
   ::sigaction(SIGHUP, &ignore, &saved);
   {
     StopSignals signals;
-    struct sigaction during {};
-    ::sigaction(SIGHUP, nullptr, &during);
-    EXPECT_NE(during.sa_handler, SIG_IGN);
-    EXPECT_TRUE(StopSignals::installed());
+    EXPECT_TRUE(StopSignals::ignored_at_start(SIGHUP));
+    EXPECT_FALSE(StopSignals::ignored_at_start(SIGTERM));
+    ::raise(SIGHUP);
+    EXPECT_FALSE(StopSignals::stop_requested()) << "the hangup was recorded although nohup ignored it";
+    EXPECT_EQ(StopSignals::count(), 0);
+    ::raise(SIGTERM);
+    EXPECT_EQ(StopSignals::signal_number(), SIGTERM);
   }
-  EXPECT_FALSE(StopSignals::installed());
   struct sigaction after {};
   ::sigaction(SIGHUP, nullptr, &after);
   EXPECT_EQ(after.sa_handler, SIG_IGN);
