@@ -2,7 +2,7 @@
 // per-phase figures are (per-iteration CV, on-phase power) and how they move when the counter is read
 // sparsely. A trace taken with dense counter reads (--counter-interval 10) can be thinned to what the
 // phase-locked schedule would have read, so one GPU run answers "what would the default have said" for
-// every candidate schedule (docs/evidence/sampler-accuracy.md).
+// every candidate schedule (docs/evidence/sampler-replay.txt; its limits: docs/evidence/sampler-h100.md).
 //
 //   bench_replay_trace TRACE.csv PHASES.csv [--gpu N] [--keep-every-posting K] [--phase NAME]...
 //
@@ -15,10 +15,10 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "analysis/runs_csv.hpp"
 #include "sampling/counter_schedule.hpp"
 #include "sampling/energy_accounting.hpp"
 
@@ -34,15 +34,6 @@ namespace {
 // read costs on an H100 (shared/reference/nvml-h100.md).
 constexpr double kAssumedReadMs = 4.0;
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
-
 GpuTrace read_trace(const std::string& path, unsigned gpu) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
@@ -52,7 +43,7 @@ GpuTrace read_trace(const std::string& path, unsigned gpu) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    const auto cells = split(line);
+    const auto cells = ww::analysis::split_csv_line(line);
     if (column.empty()) {
       for (std::size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
       continue;
@@ -95,7 +86,7 @@ std::vector<Phase> read_phases(const std::string& path) {
       header = false;
       continue;
     }
-    const auto cells = split(line);
+    const auto cells = ww::analysis::split_csv_line(line);
     if (cells.size() < 5) continue;
     phases.push_back(Phase{cells[0], ww::from_seconds(std::stod(cells[1])), ww::from_seconds(std::stod(cells[2])),
                            cells[4].empty() ? 0.0 : std::stod(cells[4])});

@@ -36,8 +36,7 @@ int main(int argc, char** argv) {
   // A signal ignored at the start stays ignored: nohup's SIGHUP, and all three in the settings watchdog
   // (`restore --watchdog`, started so by safety/watchdog.cpp: it must outlive slurmstepd's SIGTERM to
   // restore; recording one while it parsed once ended it before it restored, in CI).
-  std::optional<wattwise::workload::StopSignals> stop_signals;
-  stop_signals.emplace();
+  std::optional<wattwise::workload::StopSignals> stop_signals{std::in_place};
   CLI::App app{
       "wattwise: measure the energy of GPU jobs and find the settings that trade it best against time"};
   app.set_version_flag("--version", std::string("wattwise ") + wattwise::kVersion);

@@ -127,10 +127,7 @@ MetricsServer::~MetricsServer() {
 
 void MetricsServer::start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] {
-    name_this_thread("ww-http");
-    server_->listen_after_bind();
-  });
+  thread_ = named_thread("ww-http", [this] { server_->listen_after_bind(); });
   // httplib's stop() is a no-op until the loop runs: wait for it, so a stop right after start is not lost.
   while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }

@@ -55,10 +55,7 @@ std::vector<GpuUsage> GpuUsageTracker::result() const {
 
 GpuUsageMonitor::GpuUsageMonitor(GpuUsageTracker tracker, pid_t job, std::chrono::milliseconds period)
     : tracker_(std::move(tracker)), tree_(job), period_(period) {
-  thread_ = std::thread([this] {
-    name_this_thread("ww-gpu-usage");
-    run();
-  });
+  thread_ = named_thread("ww-gpu-usage", [this] { run(); });
 }
 
 GpuUsageMonitor::~GpuUsageMonitor() {

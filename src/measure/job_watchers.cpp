@@ -16,10 +16,9 @@ JobWatcher watch_together(std::vector<JobWatcher> watchers) {
     // are reached.
     std::vector<std::thread> others;
     for (std::size_t i = 1; i < watchers.size(); ++i)
-      others.emplace_back([&job, &job_ended, &watcher = watchers[i]] {
-        name_this_thread("ww-job-watcher");
+      others.push_back(named_thread("ww-job-watcher", [&job, &job_ended, &watcher = watchers[i]] {
         watcher(job, job_ended);
-      });
+      }));
     watchers.front()(job, job_ended);
     for (auto& thread : others) thread.join();
   };

@@ -59,12 +59,7 @@ GpuUsageTracker usage_tracker(hw::GpuSystem& system, const Measurement& m) {
 class WatcherThread {
  public:
   WatcherThread(const JobWatcher& watcher, LiveJob job) : job_(std::move(job)) {
-    if (watcher) {
-      thread_ = std::thread([this, &watcher] {
-        name_this_thread("ww-job-watcher");
-        watcher(job_, ended_);
-      });
-    }
+    if (watcher) thread_ = named_thread("ww-job-watcher", [this, &watcher] { watcher(job_, ended_); });
   }
   ~WatcherThread() { finish(); }
   WatcherThread(const WatcherThread&) = delete;
@@ -170,7 +165,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
                                      options.node.period);
   node_sampler.start();
   // Old samples merge everywhere but near the job's marker instants, where its phases are cut.
-  sampler.set_window_edges([&receiver](Nanos from, Nanos to) { return receiver.marker_times_between(from, to); });
+  sampler.set_window_edges(
+      [&receiver](Nanos from, Nanos to) { return receiver.marker_times_between(from, to); });
   sampling::ThreadedDriver driver(sampler, clock);
   driver.start();
   m.job_start = clock.now();

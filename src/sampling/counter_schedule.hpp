@@ -26,10 +26,10 @@ using namespace std::chrono_literals;
 //   fixed     --counter-interval: a read every period, no locking (the schedule before phase locking).
 // The counter timeline (counter_timeline.hpp) places every increment on the grid again from the reads
 // alone; this class only decides when to read.
-// One read a second: ~0.4-0.9% of a core per GPU on an H100 at 4-9 ms of CPU a read. Replayed on a real
-// GPU's dense traces, reading after every 5th, 10th or 20th posting gave the same per-iteration and on/off
-// phase figures within their noise (docs/evidence/sampler-accuracy.md): the 20 ms samples carry the
-// shape, the counter only their level, so the bill buys nothing below this.
+// One read a second: ~0.4-0.9% of a core per GPU on an H100 at 4-9 ms of CPU a read. On the H100 this
+// schedule gave the per-iteration and on/off phase figures of reads every 10 ms (docs/evidence/
+// sampler-h100.md), and replays of dense traces found no loss from fewer reads (sampler-replay.txt): the
+// 20 ms samples carry the shape, the counter only their level, so more reads buy nothing.
 inline constexpr unsigned kDefaultPostingsPerRead = 10;
 inline constexpr Nanos kLearnSpacing = 13ms;
 inline constexpr Nanos kLockedUncertainty = 6ms;   // >= 2 x kBracketSlack, the least a grid can be known to

@@ -96,10 +96,7 @@ void NodeSampler::start() {
   if (sources_.empty()) return;
   read_all();
   stopping_ = false;
-  thread_ = std::thread([this] {
-    name_this_thread("ww-node-power");
-    loop();
-  });
+  thread_ = named_thread("ww-node-power", [this] { loop(); });
 }
 
 void NodeSampler::loop() {

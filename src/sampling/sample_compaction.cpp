@@ -79,9 +79,9 @@ std::size_t thin_point_readings(std::vector<PowerReading>& readings, std::size_t
   EdgeGuard guard(rule.window_edges);
   std::size_t out = from;
   for (std::size_t j = from; j < to; ++j) {
+    // Kept: near an edge, the range's last, or the last before the gap from the kept one would pass the span.
     const bool keep = guard.near(readings[j].t) || j + 1 == to ||
-                      readings[j].t - readings[out - 1].t >= kCompactedSpan ||
-                      (j + 1 < to && readings[j + 1].t - readings[out - 1].t > kCompactedSpan);
+                      readings[j + 1].t - readings[out - 1].t > kCompactedSpan;
     if (keep) readings[out++] = readings[j];
   }
   readings.erase(readings.begin() + static_cast<std::ptrdiff_t>(out),

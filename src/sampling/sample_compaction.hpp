@@ -12,10 +12,10 @@ using namespace std::chrono_literals;
 
 // Bounding the kept trace of long jobs. The 20 ms buffered samples are 50 a second per GPU (~70 MB per
 // GPU-day); where the power is steady, or where no window will be cut, they say no more than one reading a
-// second would. A buffered sample
-// is the mean power over the interval since the one before (PowerInterpolation::kIntervalMean), so merging
-// consecutive samples into one, stamped at the last and holding their time-weighted mean, keeps the
-// integral between every kept stamp exact. Only steady runs are merged: every sample of a group within
+// second would. A buffered sample is the mean power over the interval since the one before
+// (PowerInterpolation::kIntervalMean), so merging consecutive samples into one, stamped at the last and
+// holding their time-weighted mean, keeps the integral between every kept stamp exact. Without window
+// edges (CompactionRule below) only steady runs are merged: every sample of a group within
 // kSteadyTolerance of the group's lowest, so any window cut from inside a group (a phase boundary there)
 // is off by at most that fraction of its energy there; where the power moves (a training step's shape) the
 // samples stay as they were.
@@ -54,9 +54,5 @@ std::size_t compact_samples(std::vector<PowerReading>& readings, std::size_t fro
 // as with merged samples. Returns where the old readings[to] is now.
 std::size_t thin_point_readings(std::vector<PowerReading>& readings, std::size_t from, std::size_t to,
                                 const CompactionRule& rule);
-inline std::size_t compact_steady_samples(std::vector<PowerReading>& readings, std::size_t from,
-                                          std::size_t to) {
-  return compact_samples(readings, from, to, CompactionRule{});
-}
 
 }  // namespace wattwise::sampling

@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 inline constexpr Nanos kCounterReadBudget = 3ms;
 // The counter is read on its own schedule by default (counter_schedule.hpp): locked to the device's
 // postings, one read every kDefaultPostingsPerRead postings (docs/evidence/sampler-cpu.md,
-// sampler-accuracy.md). A fixed period (--counter-interval) reads every period instead; its
+// sampler-h100.md). A fixed period (--counter-interval) reads every period instead; its
 // floor is n GPUs x 3 ms, and 10 ms was the default before phase locking (~40% of a core per GPU).
 inline constexpr Nanos kLegacyCounterPeriod = 10ms;
 // A read every 2 s at most: the buffered samples span 2.4 s, and the reconciliation needs counter intervals

@@ -41,10 +41,7 @@ void ThreadedDriver::start() {
   stop_requested_ = false;
   const Nanos start = clock_.now();
   sampler_.begin(start);
-  thread_ = std::thread([this, start] {
-    name_this_thread("ww-sampler");
-    run_loop(start);
-  });
+  thread_ = named_thread("ww-sampler", [this, start] { run_loop(start); });
   running_ = true;
 }
 

@@ -95,10 +95,7 @@ MarkerReceiver::MarkerReceiver() {
     std::filesystem::remove_all(directory_, ignored);
     throw;
   }
-  thread_ = std::thread([this] {
-    name_this_thread("ww-markers");
-    receive_loop();
-  });
+  thread_ = named_thread("ww-markers", [this] { receive_loop(); });
 }
 
 MarkerReceiver::~MarkerReceiver() {

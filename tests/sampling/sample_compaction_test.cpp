@@ -23,7 +23,7 @@ TEST(SampleCompaction, MergesSteadyRunsKeepingTheIntegralAtEveryKeptStamp) {
   // 300 W with +-0.4% wobble: steady within the 1% tolerance.
   const auto original = samples_20ms(501, [](std::size_t k) { return 300.0 + (k % 3 == 0 ? 1.2 : -0.6); });
   std::vector<PowerReading> compacted = original;
-  const std::size_t end = compact_steady_samples(compacted, 0, compacted.size());
+  const std::size_t end = compact_samples(compacted, 0, compacted.size(), CompactionRule{});
   EXPECT_EQ(end, compacted.size());
   EXPECT_LE(compacted.size(), 12u) << "10 s of samples in groups of up to 1 s";
   const PowerCurve before(original, PowerInterpolation::kIntervalMean);
@@ -38,7 +38,7 @@ TEST(SampleCompaction, MergesSteadyRunsKeepingTheIntegralAtEveryKeptStamp) {
 
 TEST(SampleCompaction, NoMergedSampleSpansMoreThanTheCompactedSpan) {
   std::vector<PowerReading> compacted = samples_20ms(1001, [](std::size_t) { return 70.0; });
-  compact_steady_samples(compacted, 0, compacted.size());
+  compact_samples(compacted, 0, compacted.size(), CompactionRule{});
   for (std::size_t i = 1; i < compacted.size(); ++i)
     EXPECT_LE(compacted[i].t - compacted[i - 1].t, kCompactedSpan) << i;
   EXPECT_EQ(compacted.back().t, 20s) << "the last stamp is kept";
@@ -48,7 +48,7 @@ TEST(SampleCompaction, LeavesAMovingPowerAlone) {
   // A training step's shape: 20 ms samples alternating between 450 W and 380 W.
   const auto original = samples_20ms(200, [](std::size_t k) { return k % 2 == 0 ? 450.0 : 380.0; });
   std::vector<PowerReading> compacted = original;
-  compact_steady_samples(compacted, 0, compacted.size());
+  compact_samples(compacted, 0, compacted.size(), CompactionRule{});
   ASSERT_EQ(compacted.size(), original.size());
   for (std::size_t i = 0; i < original.size(); ++i) EXPECT_EQ(compacted[i].power_w, original[i].power_w);
 }
@@ -57,7 +57,7 @@ TEST(SampleCompaction, KeepsReadingsOutsideTheRangeAndSaysWhereTheRangeEnds) {
   // Steady in [0, 100), then a moving stretch that must stay put whatever it looks like.
   auto original = samples_20ms(150, [](std::size_t k) { return k < 100 ? 200.0 : (k % 2 ? 200.0 : 100.0); });
   std::vector<PowerReading> compacted = original;
-  const std::size_t end = compact_steady_samples(compacted, 0, 100);
+  const std::size_t end = compact_samples(compacted, 0, 100, CompactionRule{});
   ASSERT_LT(end, 100u);
   ASSERT_EQ(compacted.size(), end + 50);
   EXPECT_EQ(compacted[end - 1].t, original[99].t) << "the range's last stamp is kept";
