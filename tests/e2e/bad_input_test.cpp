@@ -80,6 +80,13 @@ TEST_F(BadInputTest, DurationsThatAreNotFiniteNumbersInRangeAreRefused) {
   expect_refused(measure({"--counter-interval", "0"}), "--counter-interval");
 }
 
+TEST_F(BadInputTest, ACounterPostingsOutOfRangeOrBesideAFixedIntervalIsRefusedBeforeTheJobRuns) {
+  // 1 to 20 postings between reads: the samples' 2.4 s buffer bounds the gap the reconciliation can span.
+  for (const char* bad : {"0", "21", "abc", "-1", "2.5", ""})
+    expect_refused(measure({"--counter-postings", bad}), "--counter-postings");
+  expect_refused(measure({"--counter-postings", "5", "--counter-interval", "100"}), "--counter-");
+}
+
 TEST_F(BadInputTest, APcieIntervalUnderASecondIsRefusedBeforeTheJobRuns) {
   // Each PCIe read blocks sampling ~42 ms on an H100: more often than once a second is refused.
   for (const char* bad : {"500", "0", "abc", "-1000"})
