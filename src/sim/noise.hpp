@@ -11,6 +11,9 @@ class Noise {
  public:
   explicit Noise(std::uint64_t seed) : state_(seed) {}
 
+  // Uniform in [0, 1).
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
   double normal() {
     const double u1 = (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
     const double u2 = static_cast<double>(next() >> 11) * 0x1.0p-53;

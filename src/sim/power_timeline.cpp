@@ -5,7 +5,8 @@
 
 namespace wattwise::sim {
 
-PowerTimeline::PowerTimeline(Nanos start, double power_w, Thermal thermal) : thermal_(thermal) {
+PowerTimeline::PowerTimeline(Nanos start, double power_w, Thermal thermal, Drift drift)
+    : thermal_(thermal), drift_(drift), origin_(start) {
   // Start in thermal equilibrium with the initial power.
   segments_.push_back(Segment{start, power_w, 0.0, thermal_.ambient_c + thermal_.c_per_w * power_w});
 }
@@ -29,13 +30,19 @@ const PowerTimeline::Segment& PowerTimeline::segment_at(Nanos t) const {
   return segments_.front();
 }
 
+double PowerTimeline::drift_integral_s(Nanos t) const {
+  return drift_.integral_s(to_seconds(t - origin_));
+}
+
 double PowerTimeline::power_w_at(Nanos t) const {
-  return segment_at(t).power_w;
+  if (!drift_.any()) return segment_at(t).power_w;
+  return segment_at(t).power_w * drift_.factor_at(to_seconds(t - origin_));
 }
 
 double PowerTimeline::energy_j_at(Nanos t) const {
   const Segment& segment = segment_at(t);
-  return segment.energy_j + segment.power_w * to_seconds(t - segment.start);
+  if (!drift_.any()) return segment.energy_j + segment.power_w * to_seconds(t - segment.start);
+  return segment.energy_j + segment.power_w * (drift_integral_s(t) - drift_integral_s(segment.start));
 }
 
 double PowerTimeline::temperature_after(const Segment& segment, Nanos t) const {

@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "core/clock.hpp"
+#include "sim/drift.hpp"
 
 namespace wattwise::sim {
 
@@ -10,7 +11,9 @@ namespace wattwise::sim {
 // drives. Every simulated reading (counter, instantaneous, averaged, 20 ms samples) is cut from this one
 // function, so they agree with each other exactly the way the hardware's do. Segments may start in the
 // future (a scheduled change, e.g. the end of an overshoot); setting a new power at t replaces everything
-// from t on. Before the first segment the first power is assumed to have held forever.
+// from t on. Before the first segment the first power is assumed to have held forever. With a Drift, the
+// power is each segment's power times the drift's factor (measured from the timeline's start), and the
+// integral stays exact (the drift's own integral); the temperature follows the segments' power alone.
 class PowerTimeline {
  public:
   struct Thermal {
@@ -19,7 +22,7 @@ class PowerTimeline {
     double tau_s = 60;
   };
 
-  PowerTimeline(Nanos start, double power_w, Thermal thermal);
+  PowerTimeline(Nanos start, double power_w, Thermal thermal, Drift drift = {});
 
   // From `t` on, the power is `power_w` (until a later call).
   void set_power_from(Nanos t, double power_w);
@@ -40,7 +43,11 @@ class PowerTimeline {
   const Segment& segment_at(Nanos t) const;
   double temperature_after(const Segment& segment, Nanos t) const;
 
+  double drift_integral_s(Nanos t) const;  // the drift's integral since the start, in seconds
+
   Thermal thermal_;
+  Drift drift_;
+  Nanos origin_;
   std::deque<Segment> segments_;
 };
 

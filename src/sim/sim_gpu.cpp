@@ -40,7 +40,7 @@ PowerTimeline::Thermal thermal_of(const SimGpuSpec& spec) {
 
 }  // namespace
 
-SimGpu::SimGpu(unsigned index, SimGpuSpec spec, const Clock& clock)
+SimGpu::SimGpu(unsigned index, SimGpuSpec spec, const Clock& clock, Drift drift)
     : spec_(std::move(spec)),
       clock_(clock),
       identity_{index, fmt::format("GPU-5157a000-{:04x}-4000-8000-{:012x}", index, 0x5eed00 + index),
@@ -49,7 +49,7 @@ SimGpu::SimGpu(unsigned index, SimGpuSpec spec, const Clock& clock)
       update_phase_(37ms + 13ms * index),
       counter_base_mj_(1'234'567'890ULL + 1'000'003ULL * index),
       settings_{spec_.default_limit_w, std::nullopt, std::nullopt},
-      timeline_(created_at_, spec_.idle_power_w, thermal_of(spec_)),
+      timeline_(created_at_, spec_.idle_power_w, thermal_of(spec_), drift),
       changed_at_(created_at_) {}
 
 hw::Capabilities SimGpu::capabilities() {

@@ -30,7 +30,8 @@ class SimGpu final : public hw::Gpu {
   static constexpr Nanos kSamplePeriod = std::chrono::milliseconds(20);
   static constexpr Nanos kSampleBufferSpan = std::chrono::milliseconds(2400);
 
-  SimGpu(unsigned index, SimGpuSpec spec, const Clock& clock);
+  // `drift` (sim/drift.hpp) multiplies the model's power from the GPU's creation on; none by default.
+  SimGpu(unsigned index, SimGpuSpec spec, const Clock& clock, Drift drift = {});
 
   // hw::Gpu
   const hw::GpuIdentity& identity() const override { return identity_; }

@@ -8,9 +8,11 @@
 
 namespace wattwise::sim {
 
-SimGpuSystem::SimGpuSystem(const SimGpuSpec& spec, std::size_t gpus, const Clock& clock) {
+SimGpuSystem::SimGpuSystem(const SimGpuSpec& spec, std::size_t gpus, const Clock& clock,
+                           const DriftSpec& drift, std::uint64_t seed) {
   for (std::size_t i = 0; i < gpus; ++i)
-    gpus_.push_back(std::make_unique<SimGpu>(static_cast<unsigned>(i), spec, clock));
+    gpus_.push_back(std::make_unique<SimGpu>(static_cast<unsigned>(i), spec, clock,
+                                             Drift(drift, seed * 0x9e3779b97f4a7c15ULL + i)));
 }
 
 SimGpu& SimGpuSystem::sim_gpu(std::size_t index) {
@@ -67,7 +69,8 @@ Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptio
     sim.profile = find_profile(gpu_and_model.substr(0, colon), gpu_and_model.substr(colon + 1));
   }
   sim.clock = std::make_shared<VirtualClock>();
-  sim.system = std::make_unique<SimGpuSystem>(sim.profile.gpu, options.gpus, *sim.clock);
+  sim.system =
+      std::make_unique<SimGpuSystem>(sim.profile.gpu, options.gpus, *sim.clock, options.drift, options.seed);
   sim.job = sim.new_job(options.seed);
   return sim;
 }

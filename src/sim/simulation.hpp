@@ -8,6 +8,7 @@
 
 #include "core/clock.hpp"
 #include "hw/gpu.hpp"
+#include "sim/drift.hpp"
 #include "sim/profiles.hpp"
 #include "sim/sim_gpu.hpp"
 #include "sim/sim_job.hpp"
@@ -17,7 +18,9 @@ namespace wattwise::sim {
 // N simulated GPUs of one kind on one virtual clock.
 class SimGpuSystem final : public hw::GpuSystem {
  public:
-  SimGpuSystem(const SimGpuSpec& spec, std::size_t gpus, const Clock& clock);
+  // Each GPU drifts as `drift` says (none by default), with its own wander seeded from `seed`.
+  SimGpuSystem(const SimGpuSpec& spec, std::size_t gpus, const Clock& clock, const DriftSpec& drift = {},
+               std::uint64_t seed = 1);
 
   std::string driver_version() override { return "simulated"; }
   std::string backend() const override { return "simulated"; }
@@ -39,6 +42,9 @@ struct SimulationOptions {
   std::optional<std::int64_t> iteration_markers_per_epoch;  // nullopt: every iteration is marked
   double noise_fraction = 0.01;
   std::optional<double> power_noise_fraction;  // default: half of noise_fraction
+  // The GPUs' warm-up and wander over the whole simulation (sim/drift.hpp): none by default, so tests get
+  // the model's exact numbers; the benchmarks of sweeps pass DriftSpec::typical().
+  DriftSpec drift;
 };
 
 // A simulated GPU system, the training job on it, and the virtual clock that both run on.
