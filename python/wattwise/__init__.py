@@ -53,6 +53,8 @@ __version__ = "0.1.0"
 
 VERSION_TAG = "ww1"
 ENVIRONMENT_VARIABLE = "WATTWISE_SOCKET"
+# The socket for a job process that changed user (sudo -u): the first is reachable by wattwise's user only.
+CHANGED_USER_ENVIRONMENT_VARIABLE = "WATTWISE_SOCKET_CHANGED_USER"
 MAX_MESSAGE_BYTES = 8192
 _RESERVED_KEYS = ("pid", "rank", "global_rank", "ww_dropped")
 
@@ -73,7 +75,10 @@ class _Channel:
             with self._lock:
                 if not self._opened:
                     self.rank, self.global_rank = _rank_from_environment()
-                    self._socket = _connect(os.environ.get(ENVIRONMENT_VARIABLE))
+                    self._socket = _connect_either(
+                        os.environ.get(ENVIRONMENT_VARIABLE),
+                        os.environ.get(CHANGED_USER_ENVIRONMENT_VARIABLE),
+                    )
                     self._opened = True
         return self._socket
 
@@ -112,14 +117,31 @@ def _rank_from_environment():
 
 
 def _connect(path):
+    """A connected non-blocking datagram socket; raises OSError (PermissionError when out of reach)."""
     if not path:
-        return None
+        raise FileNotFoundError("no socket")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         # Non-blocking: a stalled wattwise must never stall the job; a marker that does not fit is dropped.
         sock.setblocking(False)
         sock.connect(path)
         return sock
+    except OSError:
+        sock.close()
+        raise
+
+
+def _connect_either(path, changed_user_path):
+    """The job's socket, or, for a process that changed user (sudo -u) and may not reach it, the
+    changed-user socket; None when neither can be reached."""
+    try:
+        return _connect(path)
+    except PermissionError:
+        pass
+    except OSError:
+        return None
+    try:
+        return _connect(changed_user_path)
     except OSError:
         return None
 

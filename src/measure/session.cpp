@@ -149,6 +149,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   spec.extra_environment = options.extra_environment;
   spec.stdout_to_stderr = options.job_stdout_to_stderr;
   spec.extra_environment[workload::MarkerReceiver::kEnvironmentVariable] = receiver.socket_path().string();
+  spec.extra_environment[workload::MarkerReceiver::kChangedUserEnvironmentVariable] =
+      receiver.changed_user_socket_path().string();
 
   // job_start is set just after the cadences start; a failure before it reads as 0 s.
   std::atomic<std::int64_t> job_start_ns{0};
@@ -212,6 +214,11 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   m.refused_reason = receiver.refusal_reason();
   if (m.refused_markers > 0)  // said once per run, here and in the summary and JSON
     std::cerr << fmt::format("wattwise: refused {} marker(s): {}\n", m.refused_markers, m.refused_reason);
+  if (m.dropped_markers > 0)  // likewise: a sweep's run has no summary of its own
+    std::cerr << fmt::format(
+        "wattwise: the job lost {} marker(s): its clients found wattwise's queue full and dropped them; "
+        "phase counts and energies may be short\n",
+        m.dropped_markers);
   auto phases = workload::build_phases(m.markers);
   m.phases = std::move(phases.phases);
   m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends);

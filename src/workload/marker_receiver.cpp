@@ -43,8 +43,8 @@ std::filesystem::path make_private_directory() {
     throw environment_error(system_message("cannot create the marker directory in " + base) +
                             " (set TMPDIR to a writable directory)");
   }
-  // Others may pass through (not list): a job that changed user (`sudo -u`, setuid) must reach the socket.
-  // Who may send is decided per datagram from the kernel's credentials (MarkerReceiver::admit).
+  // Others may pass through (not list): a job that changed user (`sudo -u`, setuid) must reach the
+  // changed-user socket. Who is heard is decided per datagram from the kernel's credentials (admit()).
   ::chmod(pattern.c_str(), 0711);
   return pattern;
 }
@@ -63,34 +63,52 @@ std::optional<pid_t> parent_of(pid_t pid) {
   }
 }
 
+// A datagram socket bound at `path` with mode `mode`, asking for its senders' credentials.
+int bind_marker_socket(const std::filesystem::path& path, mode_t mode) {
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw environment_error(system_message("cannot create the marker socket"));
+  try {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0)
+      throw environment_error(system_message("cannot bind the marker socket " + path.string()));
+    // The kernel attaches each sender's pid and uid, which a sender without privileges cannot fake.
+    int pass_credentials = 1;
+    if (::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &pass_credentials, sizeof(pass_credentials)) != 0)
+      throw environment_error(system_message("cannot ask for the marker senders' credentials"));
+    if (::chmod(path.c_str(), mode) != 0)
+      throw environment_error(system_message("cannot open the marker socket " + path.string()));
+    int buffer_bytes = kReceiveBufferBytes;
+    // Best effort: the kernel caps it at net.core.rmem_max, which is fine.
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  return fd;
+}
+
 }  // namespace
 
 MarkerReceiver::MarkerReceiver() {
   directory_ = make_private_directory();
-  socket_path_ = directory_ / "markers.sock";
+  const auto job_directory = directory_ / "job";
+  socket_path_ = job_directory / "markers.sock";
+  changed_user_socket_path_ = directory_ / "changed-user.sock";
   try {
-    socket_fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (socket_fd_ < 0) throw environment_error(system_message("cannot create the marker socket"));
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, socket_path_.c_str(), sizeof(address.sun_path) - 1);
-    if (::bind(socket_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-      throw environment_error(system_message("cannot bind the marker socket " + socket_path_.string()));
-    }
-    // The kernel attaches each sender's pid and uid, which a sender without privileges cannot fake.
-    int pass_credentials = 1;
-    if (::setsockopt(socket_fd_, SOL_SOCKET, SO_PASSCRED, &pass_credentials, sizeof(pass_credentials)) != 0)
-      throw environment_error(system_message("cannot ask for the marker senders' credentials"));
-    // Anyone may connect; admit() refuses, with a count and a reason, whoever is neither this user nor
+    // Only this user (and root) can enter: no other user can reach the job's socket, so none can fill
+    // its queue and make the job's clients drop markers.
+    if (::mkdir(job_directory.c_str(), 0700) != 0)
+      throw environment_error(system_message("cannot create " + job_directory.string()));
+    socket_fd_ = bind_marker_socket(socket_path_, 0600);
+    // Anyone may send here; admit() refuses, with a count and a reason, whoever is neither this user nor
     // one of this process's descendants (the job and whatever it started).
-    if (::chmod(socket_path_.c_str(), 0666) != 0)
-      throw environment_error(system_message("cannot open the marker socket " + socket_path_.string()));
-    int buffer_bytes = kReceiveBufferBytes;
-    // Best effort: the kernel caps it at net.core.rmem_max, which is fine.
-    ::setsockopt(socket_fd_, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
+    changed_user_socket_fd_ = bind_marker_socket(changed_user_socket_path_, 0666);
     if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) throw environment_error(system_message("cannot create a pipe"));
   } catch (...) {
     if (socket_fd_ >= 0) ::close(socket_fd_);
+    if (changed_user_socket_fd_ >= 0) ::close(changed_user_socket_fd_);
     std::error_code ignored;
     std::filesystem::remove_all(directory_, ignored);
     throw;
@@ -101,6 +119,7 @@ MarkerReceiver::MarkerReceiver() {
 MarkerReceiver::~MarkerReceiver() {
   stop();
   ::close(socket_fd_);
+  ::close(changed_user_socket_fd_);
   ::close(stop_pipe_[0]);
   ::close(stop_pipe_[1]);
   std::error_code ignored;  // a destructor must not throw; a leftover empty directory in /tmp is harmless
@@ -128,18 +147,26 @@ std::vector<Marker> MarkerReceiver::markers_since(std::size_t first) const {
 }
 
 void MarkerReceiver::receive_loop() {
-  pollfd fds[2] = {{socket_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+  pollfd fds[3] = {{socket_fd_, POLLIN, 0}, {changed_user_socket_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+  // The job's own socket first: a flood on the other one delays it by one batch at most.
+  const auto drain = [this] {
+    while (receive_one(socket_fd_)) {
+    }
+    for (int batch = 0; batch < 64 && receive_one(changed_user_socket_fd_); ++batch) {
+    }
+  };
   for (;;) {
-    int ready = ::poll(fds, 2, -1);
+    int ready = ::poll(fds, 3, -1);
     if (ready < 0) {
       if (errno == EINTR) continue;
       break;  // cannot happen with valid descriptors; stop receiving rather than spin
     }
-    while (receive_one()) {
-    }
-    if (fds[1].revents != 0) {
+    drain();
+    if (fds[2].revents != 0) {
       // Markers sent just before the job exited may still be queued: take them all before leaving.
-      while (receive_one()) {
+      while (receive_one(socket_fd_)) {
+      }
+      while (receive_one(changed_user_socket_fd_)) {
       }
       return;
     }
@@ -178,7 +205,7 @@ bool MarkerReceiver::admit(const ucred* sender) {
   return false;
 }
 
-bool MarkerReceiver::receive_one() {
+bool MarkerReceiver::receive_one(int fd) {
   char buffer[kMaxDatagramBytes];
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
   iovec io{buffer, sizeof(buffer)};
@@ -187,7 +214,7 @@ bool MarkerReceiver::receive_one() {
   message.msg_iovlen = 1;
   message.msg_control = control;
   message.msg_controllen = sizeof(control);
-  ssize_t length = ::recvmsg(socket_fd_, &message, MSG_TRUNC | MSG_CMSG_CLOEXEC);
+  ssize_t length = ::recvmsg(fd, &message, MSG_TRUNC | MSG_CMSG_CLOEXEC);
   if (length < 0) return errno == EINTR;
   const ucred* sender = nullptr;
   for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {

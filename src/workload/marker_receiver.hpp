@@ -15,16 +15,24 @@
 
 namespace wattwise::workload {
 
-// The wattwise end of the marker channel: a Unix datagram socket in a fresh directory (mkdtemp; others may
-// pass through but not list it). Any process can reach the socket, so that a job that changed user
-// (`sudo -u`, setuid) can still mark its phases; each datagram carries its sender's pid and uid from the
-// kernel (SO_PASSCRED), and only this user's processes and this process's descendants (the job and whatever
-// it started) are heard. Others are refused: counted, with the first reason kept, never fatal.
-// Receives on its own thread from construction until stop(); the destructor stops and removes the directory.
+// The wattwise end of the marker channel: two Unix datagram sockets in a fresh directory (mkdtemp; others
+// may pass through but not list it), each with its own queue:
+//   socket_path()              in a subdirectory only this user can enter (0700): the job's own processes.
+//                              No other user can send to it, so no other user can fill its queue.
+//   changed_user_socket_path() reachable by anyone (0666), so that a job process that changed user
+//                              (`sudo -u`, setuid) can still mark its phases; the clients fall back to it
+//                              when the first is out of their reach. A flood from another user fills only
+//                              this queue.
+// Each datagram carries its sender's pid and uid from the kernel (SO_PASSCRED), and only this user's
+// processes and this process's descendants (the job and whatever it started) are heard. Others are
+// refused: counted, with the first reason kept, never fatal. Receives on its own thread from construction
+// until stop(); the destructor stops and removes the directory.
 class MarkerReceiver {
  public:
-  // The name of the environment variable that carries socket_path() to the job.
+  // The names of the environment variables that carry socket_path() and changed_user_socket_path() to
+  // the job.
   static constexpr const char* kEnvironmentVariable = "WATTWISE_SOCKET";
+  static constexpr const char* kChangedUserEnvironmentVariable = "WATTWISE_SOCKET_CHANGED_USER";
 
   MarkerReceiver();
   ~MarkerReceiver();
@@ -32,6 +40,7 @@ class MarkerReceiver {
   MarkerReceiver& operator=(const MarkerReceiver&) = delete;
 
   const std::filesystem::path& socket_path() const { return socket_path_; }
+  const std::filesystem::path& changed_user_socket_path() const { return changed_user_socket_path_; }
 
   // Drains what is already queued in the socket, then ends the thread. Idempotent.
   void stop();
@@ -54,13 +63,15 @@ class MarkerReceiver {
 
  private:
   void receive_loop();
-  bool receive_one();  // false when nothing was waiting
+  bool receive_one(int fd);  // false when nothing was waiting
   bool admit(const ucred* sender);
   bool is_descendant(pid_t pid);
 
   std::filesystem::path directory_;
   std::filesystem::path socket_path_;
+  std::filesystem::path changed_user_socket_path_;
   int socket_fd_ = -1;
+  int changed_user_socket_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};
   std::thread thread_;
   bool stopped_ = false;

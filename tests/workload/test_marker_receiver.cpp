@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -35,18 +37,28 @@ void send_datagram(const std::filesystem::path& socket_path, const std::string& 
 }
 
 std::map<std::string, std::string> job_environment(const MarkerReceiver& receiver) {
-  return {{MarkerReceiver::kEnvironmentVariable, receiver.socket_path().string()}};
+  return {{MarkerReceiver::kEnvironmentVariable, receiver.socket_path().string()},
+          {MarkerReceiver::kChangedUserEnvironmentVariable, receiver.changed_user_socket_path().string()}};
 }
 
-TEST(MarkerReceiver, SocketLivesInAPrivateDirectoryThatIsRemovedAfterwards) {
+mode_t mode_of(const std::filesystem::path& path) {
+  struct stat info {};
+  EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
+  return info.st_mode & 0777;
+}
+
+TEST(MarkerReceiver, SocketsLiveInAPrivateDirectoryThatIsRemovedAfterwards) {
   std::filesystem::path directory;
   {
     MarkerReceiver receiver;
-    directory = receiver.socket_path().parent_path();
-    struct stat info {};
-    ASSERT_EQ(::stat(directory.c_str(), &info), 0);
-    EXPECT_EQ(info.st_mode & 0777, 0711u);  // others pass through to the socket; they cannot list it
+    directory = receiver.changed_user_socket_path().parent_path();
+    // Others pass through to the changed-user socket; they cannot list the directory.
+    EXPECT_EQ(mode_of(directory), 0711u);
+    // The job's socket is in a directory only this user can enter (issue 22, item 4).
+    EXPECT_EQ(receiver.socket_path().parent_path().parent_path(), directory);
+    EXPECT_EQ(mode_of(receiver.socket_path().parent_path()), 0700u);
     EXPECT_TRUE(std::filesystem::is_socket(receiver.socket_path()));
+    EXPECT_TRUE(std::filesystem::is_socket(receiver.changed_user_socket_path()));
   }
   EXPECT_FALSE(std::filesystem::exists(directory));
 }
@@ -176,10 +188,11 @@ TEST(MarkerReceiver, ReceivesMarkersFromThePythonClient) {
 
 // Sends `message` from a forked process running as uid 65534 (nobody); `orphan`: from a grandchild whose
 // parent exited first, so it is no longer a descendant of this process. The sender stays alive until
-// `received()` holds (or 10 s pass): a sender's ancestry can be checked only while it exists.
+// `received()` holds (or 10 s pass): a sender's ancestry can be checked only while it exists. `reachable`:
+// whether the send is expected to go through (else it must fail with EACCES).
 // Only raw system calls after fork.
 void send_as_other_user(const std::filesystem::path& socket_path, const std::string& message, bool orphan,
-                        const std::function<bool()>& received) {
+                        const std::function<bool()>& received, bool reachable = true) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::strncpy(address.sun_path, socket_path.c_str(), sizeof(address.sun_path) - 1);
@@ -198,7 +211,7 @@ void send_as_other_user(const std::filesystem::path& socket_path, const std::str
     const int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
     const ssize_t sent = ::sendto(fd, message.data(), message.size(), 0,
                                   reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    const char result = sent == static_cast<ssize_t>(message.size()) ? 'y' : 'n';
+    const char result = sent == static_cast<ssize_t>(message.size()) ? 'y' : errno == EACCES ? 'a' : 'n';
     if (::write(sent_pipe[1], &result, 1) != 1) ::_exit(3);
     char byte;
     while (::read(release_pipe[0], &byte, 1) > 0) {  // EOF: the test lets it go
@@ -209,8 +222,8 @@ void send_as_other_user(const std::filesystem::path& socket_path, const std::str
   ::close(release_pipe[0]);
   char result = 0;
   EXPECT_EQ(::read(sent_pipe[0], &result, 1), 1);
-  EXPECT_EQ(result, 'y');
-  for (int i = 0; i < 1000 && !received(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(result, reachable ? 'y' : 'a');
+  for (int i = 0; i < 1000 && reachable && !received(); ++i) std::this_thread::sleep_for(10ms);
   ::close(release_pipe[1]);
   ::close(sent_pipe[0]);
   int status = 0;
@@ -218,10 +231,11 @@ void send_as_other_user(const std::filesystem::path& socket_path, const std::str
 }
 
 // Issue 10, item 14: markers from a job that changed user were lost silently (the directory was 0700).
+// Such a process now sends to the changed-user socket.
 TEST(MarkerReceiver, HearsAJobProcessThatChangedUser) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to change user";
   MarkerReceiver receiver;
-  send_as_other_user(receiver.socket_path(), "ww1 P 5 after-sudo pid=1", false,
+  send_as_other_user(receiver.changed_user_socket_path(), "ww1 P 5 after-sudo pid=1", false,
                      [&] { return !receiver.markers().empty() || receiver.refused_count() > 0; });
   receiver.stop();
   ASSERT_EQ(receiver.markers().size(), 1u);
@@ -229,10 +243,51 @@ TEST(MarkerReceiver, HearsAJobProcessThatChangedUser) {
   EXPECT_EQ(receiver.refused_count(), 0);
 }
 
+// Issue 22, item 4: a flood from another user filled the one queue, and the job's own clients dropped
+// 1,223 markers. Another user cannot put a single datagram into the job's queue now: its send fails with
+// EACCES, and its flood can fill only the changed-user socket's queue.
+TEST(MarkerReceiver, HostileUserCannotReachTheJobsQueue) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change user";
+  MarkerReceiver receiver;
+  send_as_other_user(receiver.socket_path(), "ww1 P 5 flood pid=1", true, [] { return true; },
+                     /*reachable=*/false);
+  receiver.stop();
+  EXPECT_TRUE(receiver.markers().empty());
+  EXPECT_EQ(receiver.refused_count(), 0);  // nothing came through to refuse
+}
+
+// The C client of a job process that changed user finds the job's socket out of reach and falls back to
+// the changed-user socket; being the job's descendant, it is heard.
+TEST(MarkerReceiver, CClientThatChangedUserFallsBackToTheChangedUserSocket) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change user";
+  MarkerReceiver receiver;
+  std::vector<std::string> env_text;
+  for (const auto& [name, value] : job_environment(receiver)) env_text.push_back(name + "=" + value);
+  std::vector<char*> env;
+  for (auto& entry : env_text) env.push_back(entry.data());
+  env.push_back(nullptr);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+    char* const argv[] = {const_cast<char*>(WW_MARKER_SENDER), const_cast<char*>("enabled"), nullptr};
+    ::execve(WW_MARKER_SENDER, argv, env.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "127: nobody cannot execute " << WW_MARKER_SENDER;
+  receiver.stop();
+  expect_markers_from_sender_job(receiver.markers(), child);
+  EXPECT_EQ(receiver.refused_count(), 0);
+}
+
 TEST(MarkerReceiver, RefusesAnotherUsersProcessOutsideTheJobAndSaysWhy) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to change user";
   MarkerReceiver receiver;
-  send_as_other_user(receiver.socket_path(), "ww1 P 5 injected pid=1", true,
+  // The job's socket is out of its reach (HostileUserCannotReachTheJobsQueue); the changed-user one refuses.
+  send_as_other_user(receiver.changed_user_socket_path(), "ww1 P 5 injected pid=1", true,
                      [&] { return !receiver.markers().empty() || receiver.refused_count() > 0; });
   receiver.stop();
   EXPECT_TRUE(receiver.markers().empty());

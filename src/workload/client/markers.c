@@ -55,6 +55,28 @@ static int parse_rank(const char* text, long* rank) {
   return 1;
 }
 
+/* A non-blocking datagram socket connected to `path`, or -1 with errno set. Non-blocking: a stalled
+   receiver must never stall the job; a marker that does not fit is dropped. */
+static int connect_marker_socket(const char* path) {
+  if (path == NULL || *path == '\0' || strlen(path) >= sizeof(((struct sockaddr_un*)0)->sun_path)) {
+    errno = ENOENT;
+    return -1;
+  }
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_un address;
+  memset(&address, 0, sizeof address);
+  address.sun_family = AF_UNIX;
+  strcpy(address.sun_path, path);
+  if (connect(fd, (struct sockaddr*)&address, sizeof address) != 0) {
+    const int error = errno;
+    close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
 static void init_channel(void) {
   pthread_atfork(NULL, NULL, forget_pid);
   /* The rank picks the GPU on this node, so it is the local rank (torchrun, Open MPI, srun, MPICH); the
@@ -70,20 +92,11 @@ static void init_channel(void) {
     g_has_rank = 1;
     g_rank = g_global_rank;
   }
-  const char* path = getenv("WATTWISE_SOCKET");
-  if (path == NULL || *path == '\0' || strlen(path) >= sizeof(((struct sockaddr_un*)0)->sun_path)) return;
-  /* Non-blocking: a stalled receiver must never stall the job; a marker that does not fit is dropped. */
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return;
-  struct sockaddr_un address;
-  memset(&address, 0, sizeof address);
-  address.sun_family = AF_UNIX;
-  strcpy(address.sun_path, path);
-  if (connect(fd, (struct sockaddr*)&address, sizeof address) != 0) {
-    close(fd);
-    return;
-  }
-  g_socket_fd = fd;
+  /* The job's socket is reachable by wattwise's user only; a process that changed user (sudo -u) is
+     refused there (EACCES) and sends to the changed-user socket instead (docs/markers.md). */
+  g_socket_fd = connect_marker_socket(getenv("WATTWISE_SOCKET"));
+  if (g_socket_fd < 0 && (errno == EACCES || errno == EPERM))
+    g_socket_fd = connect_marker_socket(getenv("WATTWISE_SOCKET_CHANGED_USER"));
 }
 
 static int channel(void) {
