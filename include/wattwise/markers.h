@@ -70,8 +70,10 @@ WATTWISE_MARKERS_API int ww_enabled(void);
  * The window's begin and end are ordinary markers (so it is also a phase of the summary). Reading waits for
  * wattwise's answer (~0.5 s after the end, for the 20 ms samples past it to be drained), at most timeout_ms.
  * Never a crash and never a hang: without WATTWISE_WINDOW_SOCKET the answer is "not known"; when wattwise
- * cannot be reached (dead socket, time-out, a reply that is not the protocol) too, with one line on stderr
- * per process, and later reads do not ask again. Thread-safe. */
+ * is gone (dead socket, a reply that is not the protocol) too, with one line on stderr per process, and
+ * later reads do not ask again; when it is busy or slow (connection refused for now, closed without a reply,
+ * time-out) too, and reads do not ask for 1 s, doubling up to 60 s while that goes on (docs/windows.md).
+ * Thread-safe. */
 typedef struct ww_window {
   long long begin_ns; /* CLOCK_MONOTONIC of its begin and end markers; end_ns 0 while open */
   long long end_ns;

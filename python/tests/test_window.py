@@ -256,6 +256,33 @@ class WithoutWattwise(unittest.TestCase):
         self.assertLess(both_s - first_s, 0.3)  # the second window did not wait again
         self.assertEqual(len(caught), 1)
 
+    def test_a_wattwise_that_was_busy_once_is_asked_again_after_a_pause(self):
+        # Issue 22, item 11: one connection closed without a reply (wattwise overloaded) and the client
+        # never asked again.
+        def first_busy(connection):
+            if listener.connections == 1:
+                connection.close()
+            else:
+                connection.sendall(b"ww1 ok energy_j=2 duration_s=1 method=samples gpus=0:2\n")
+
+        listener = Listener(first_busy)
+        try:
+            os.environ[_readings.ENVIRONMENT_VARIABLE] = listener.path
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                # energy_j asks when it is first read
+                busy, paused = [w.energy_j for w in self.windows(2)]
+                time.sleep(1.1)  # the first pause is 1 s
+                answered = self.windows(1)[0].energy_j
+        finally:
+            listener.close()
+        self.assertIsNone(busy)
+        self.assertIsNone(paused)  # asked nothing during the pause
+        self.assertEqual(answered, 2.0)
+        self.assertEqual(listener.connections, 2)
+        self.assertEqual(len(caught), 1)
+        self.assertIn("asking again later", str(caught[0].message))
+
     def test_a_reply_that_is_not_the_protocol_gives_none_never_an_exception(self):
         listener = Listener(lambda connection: connection.sendall(b"HTTP/1.1 200 OK\r\n\r\n"))
         try:

@@ -9,9 +9,11 @@ one reply line (docs/windows.md)::
     ww1 unavailable <why>
 
 Never a crash and never a hang: every question is bounded by a timeout; without the variable the answer is
-None silently; when wattwise cannot be reached (a dead socket, a timeout, a reply that is not the protocol)
-the answer is None, one RuntimeWarning says why, and later questions are not asked (so a job never pays the
-timeout twice).
+None silently. When wattwise is gone (no socket, nobody listening, a reply that is not the protocol) the
+answer is None, one RuntimeWarning says why, and later questions are not asked. When it is busy or slow (its
+queue of connections full, the connection closed without a reply, no reply within the timeout) the answer is
+None and questions pause for 1 s, doubling with each such failure in a row up to 60 s: a job pays a timeout
+at most once per pause, and a wattwise that was overloaded once is asked again.
 """
 
 import os
@@ -74,17 +76,30 @@ def parse_reply(line):
                    method=values.get("method"))
 
 
+class Busy(Exception):
+    """wattwise did not answer this time, but may the next (overloaded or slow)."""
+
+
+MAX_PAUSE_S = 60.0
+
+
 class Asker:
-    """Asks wattwise; remembers, per process, that it could not be reached."""
+    """Asks wattwise; remembers, per process, that it is gone, or pauses after it was busy."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._broken = None  # why wattwise could not be reached; then nothing more is asked
+        self._pause_until = 0.0  # time.monotonic() before which nothing is asked (it was busy)
+        self._busy_in_a_row = 0
+        self._warned = False
 
     def reset(self):
         """Forget a failure (for tests)."""
         with self._lock:
             self._broken = None
+            self._pause_until = 0.0
+            self._busy_in_a_row = 0
+            self._warned = False
 
     def ask(self, begin_ns, end_ns, rank=None, timeout_s=DEFAULT_TIMEOUT_S):
         path = os.environ.get(ENVIRONMENT_VARIABLE)
@@ -93,36 +108,69 @@ class Asker:
                            % ENVIRONMENT_VARIABLE)
         if self._broken is not None:
             return Reading(reason=self._broken)
+        if time.monotonic() < self._pause_until:
+            return Reading(reason="wattwise was busy or slow a moment ago: asking again later")
         try:
-            return parse_reply(_exchange(path, format_request(begin_ns, end_ns, rank), timeout_s))
-        except (OSError, ValueError, KeyError) as error:  # socket.timeout is an OSError
+            reading = parse_reply(_exchange(path, format_request(begin_ns, end_ns, rank), timeout_s))
+        except Busy as busy:
+            return self._pause("cannot ask wattwise for a window's energy now (%s): %s" % (path, busy))
+        except (OSError, ValueError, KeyError) as error:
             return self._give_up("cannot ask wattwise for a window's energy (%s): %s" % (path, error))
+        with self._lock:
+            self._busy_in_a_row = 0
+        return reading
+
+    def _warn_once(self, text):
+        with self._lock:
+            first = not self._warned
+            self._warned = True
+        if first:
+            warnings.warn(text, RuntimeWarning, stacklevel=5)
+
+    def _pause(self, why):
+        with self._lock:
+            self._pause_until = time.monotonic() + min(2.0 ** self._busy_in_a_row, MAX_PAUSE_S)
+            self._busy_in_a_row += 1
+        self._warn_once(why + "; asking again later")
+        return Reading(reason=why)
 
     def _give_up(self, why):
         with self._lock:
-            first = self._broken is None
             self._broken = why
-        if first:
-            warnings.warn(why + "; energies read as None from now on", RuntimeWarning, stacklevel=4)
+        self._warn_once(why + "; energies read as None from now on")
         return Reading(reason=why)
 
 
 def _exchange(path, request, timeout_s):
+    """The reply line. OSError when nobody is there; Busy when wattwise did not answer this time."""
     deadline = time.monotonic() + timeout_s
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout_s)
-        sock.connect(path)
-        sock.sendall(request.encode("ascii"))
+        try:
+            sock.connect(path)
+        except (BlockingIOError, socket.timeout) as error:  # its queue of connections is full, for now
+            raise Busy("connect: %s" % error)
+        try:
+            sock.sendall(request.encode("ascii"))
+        except OSError:
+            pass  # a busy wattwise may answer "unavailable" and close first: read what it said
         reply = b""
         while not reply.endswith(b"\n"):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise socket.timeout("no reply within %.1f s" % timeout_s)
+                raise Busy("no reply within %.1f s" % timeout_s)
             sock.settimeout(remaining)
-            chunk = sock.recv(MAX_REPLY_BYTES)
+            try:
+                chunk = sock.recv(MAX_REPLY_BYTES)
+            except socket.timeout:
+                raise Busy("no reply within %.1f s" % timeout_s)
+            except ConnectionError:
+                chunk = b""
             if not chunk:
                 break
             reply += chunk
             if len(reply) > MAX_REPLY_BYTES:
                 raise ValueError("a reply longer than %d bytes" % MAX_REPLY_BYTES)
+    if not reply:
+        raise Busy("the connection was closed without a reply")
     return reply.decode("utf-8", "replace")

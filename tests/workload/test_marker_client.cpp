@@ -4,10 +4,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -49,6 +51,51 @@ TEST(MarkerClient, StalledReceiverNeverBlocksTheJobAndDropsAreCounted) {
   EXPECT_NE(message.find(" ww_dropped=" + std::to_string(ww_dropped())), std::string::npos) << message;
   ::close(receiver);
   std::filesystem::remove_all(directory);
+}
+
+// Issue 22, item 11: a client that met an overloaded wattwise once (its connection closed without a reply)
+// never asked again. It pauses 1 s now, then asks again.
+TEST(WindowClient, AWattwiseThatWasBusyOnceIsAskedAgainAfterAPause) {
+  char directory[] = "/tmp/ww-window-XXXXXX";
+  ASSERT_NE(::mkdtemp(directory), nullptr);
+  const std::string path = std::string(directory) + "/window.sock";
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  std::atomic<int> connections{0};
+  std::thread server([&] {
+    for (;;) {
+      const int fd = ::accept(listener, nullptr, nullptr);
+      if (fd < 0) return;
+      if (++connections > 1) {
+        char request[256];
+        (void)::recv(fd, request, sizeof request, 0);
+        const std::string reply = "ww1 ok energy_j=2 duration_s=1 method=samples gpus=0:2\n";
+        (void)::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+      }
+      ::close(fd);  // the first: closed without a reply, as a wattwise with too many requests may
+    }
+  });
+  ::setenv("WATTWISE_WINDOW_SOCKET", path.c_str(), 1);
+  ww_window window{};
+  ww_window_begin(&window, "epoch");
+  ww_window_end(&window, "epoch");
+  ww_window_energy energy{};
+  EXPECT_EQ(ww_window_read(&window, 2000, &energy), 0);  // closed without a reply
+  EXPECT_EQ(ww_window_read(&window, 2000, &energy), 0);  // paused: not asked
+  EXPECT_EQ(connections.load(), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(ww_window_read(&window, 2000, &energy), 1) << energy.reason;
+  EXPECT_EQ(energy.energy_j, 2);
+  EXPECT_EQ(connections.load(), 2);
+  ::shutdown(listener, SHUT_RDWR);
+  ::close(listener);
+  server.join();
+  ::unlink(path.c_str());
+  ::rmdir(directory);
 }
 
 }  // namespace

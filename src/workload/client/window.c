@@ -16,8 +16,18 @@
 
 enum { kMaxReplyBytes = 4096 };
 
-/* Set once wattwise could not be reached: later reads do not ask (a job pays a time-out at most once). */
+/* Set once wattwise is gone (no socket, nobody listening, a reply that is not the protocol): later reads
+   do not ask. */
 static atomic_int g_broken = 0;
+/* After a failure that may pass (a busy or slow wattwise: the connection refused for now, closed without a
+   reply, no reply in time), reads do not ask until this instant; the pause doubles with each such failure
+   in a row, from 1 s to at most 60 s, so a job pays a time-out at most once per pause, and a wattwise that
+   was overloaded once is asked again (issue 22, item 11: it never was). */
+static atomic_llong g_pause_until_ns = 0;
+static atomic_int g_failures_in_a_row = 0;
+static atomic_int g_warned = 0;
+
+enum { kAnswered = 0, kGone = -1, kBusy = -2 };
 
 static void say(ww_window_energy* out, const char* format, ...) __attribute__((format(printf, 2, 3)));
 static void say(ww_window_energy* out, const char* format, ...) {
@@ -32,31 +42,32 @@ static long long remaining_ms(long long deadline_ns) {
   return left > 0 ? left : 0;
 }
 
-/* One exchange; the reply line in reply (NUL-terminated). 0, or -1 with errno-like text in out->reason. */
+/* One exchange; the reply line in reply (NUL-terminated). kAnswered, or kGone / kBusy with errno-like text
+   in out->reason. */
 static int exchange(const char* path, const char* request, int timeout_ms, char* reply,
                     ww_window_energy* out) {
   const long long deadline_ns = ww_internal_now_ns() + (long long)timeout_ms * 1000000;
   struct sockaddr_un address;
   memset(&address, 0, sizeof address);
   address.sun_family = AF_UNIX;
-  if (strlen(path) >= sizeof address.sun_path) return say(out, "the socket path is too long"), -1;
+  if (strlen(path) >= sizeof address.sun_path) return say(out, "the socket path is too long"), kGone;
   strcpy(address.sun_path, path);
   /* Non-blocking throughout, so that every wait is a poll() bounded by the deadline. */
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return say(out, "socket: %s", strerror(errno)), -1;
-  int result = -1;
+  if (fd < 0) return say(out, "socket: %s", strerror(errno)), kBusy;
+  int result = kBusy;
   size_t used = 0;
-  if (connect(fd, (struct sockaddr*)&address, sizeof address) != 0 && errno != EINPROGRESS &&
-      errno != EAGAIN) {
+  if (connect(fd, (struct sockaddr*)&address, sizeof address) != 0) {
+    /* EAGAIN: its queue of connections is full, for now. Anything else: nobody is there. */
+    if (errno != EAGAIN) result = kGone;
     say(out, "connect %s: %s", path, strerror(errno));
     goto done;
   }
+  /* A busy wattwise may answer "unavailable" and close before our question is sent: a failed send is no
+     reason not to read what it said. */
   struct pollfd writable = {fd, POLLOUT, 0};
-  if (poll(&writable, 1, (int)remaining_ms(deadline_ns)) != 1 ||
-      send(fd, request, strlen(request), MSG_NOSIGNAL) != (ssize_t)strlen(request)) {
-    say(out, "cannot send the question to %s", path);
-    goto done;
-  }
+  if (poll(&writable, 1, (int)remaining_ms(deadline_ns)) == 1)
+    (void)send(fd, request, strlen(request), MSG_NOSIGNAL);
   while (used < kMaxReplyBytes - 1 && memchr(reply, '\n', used) == NULL) {
     struct pollfd readable = {fd, POLLIN, 0};
     int ready = poll(&readable, 1, (int)remaining_ms(deadline_ns));
@@ -71,7 +82,11 @@ static int exchange(const char* path, const char* request, int timeout_ms, char*
     used += (size_t)got;
   }
   reply[used] = '\0';
-  result = 0;
+  if (used == 0) {
+    say(out, "%s closed the connection without a reply", path);
+    goto done;
+  }
+  result = kAnswered;
 done:
   close(fd);
   return result;
@@ -138,6 +153,10 @@ int ww_window_read(const ww_window* window, int timeout_ms, ww_window_energy* ou
     say(out, "wattwise could not be reached before");
     return 0;
   }
+  if (ww_internal_now_ns() < atomic_load(&g_pause_until_ns)) {
+    say(out, "wattwise was busy or slow a moment ago: asking again later");
+    return 0;
+  }
   char request[96];
   long rank = 0;
   if (ww_internal_rank(&rank))
@@ -145,10 +164,23 @@ int ww_window_read(const ww_window* window, int timeout_ms, ww_window_energy* ou
   else
     snprintf(request, sizeof request, "ww1 W %lld %lld\n", window->begin_ns, window->end_ns);
   char reply[kMaxReplyBytes];
-  int known = exchange(path, request, timeout_ms, reply, out) == 0 ? parse_reply(reply, out) : -1;
-  if (known >= 0) return known;
+  const int exchanged = exchange(path, request, timeout_ms, reply, out);
+  int known = exchanged == kAnswered ? parse_reply(reply, out) : -1;
+  if (known >= 0) {
+    atomic_store(&g_failures_in_a_row, 0);
+    return known;
+  }
+  if (exchanged == kBusy) {
+    const int failures = atomic_fetch_add(&g_failures_in_a_row, 1);
+    const long long pause_ns = (failures < 6 ? (1LL << failures) : 60LL) * 1000000000LL;
+    atomic_store(&g_pause_until_ns, ww_internal_now_ns() + pause_ns);
+    if (atomic_exchange(&g_warned, 1) == 0) /* one line per process */
+      fprintf(stderr, "wattwise: cannot ask for a window's energy now (%s); asking again later\n",
+              out->reason);
+    return 0;
+  }
   if (out->reason[0] == '\0') say(out, "the reply is not the wattwise protocol");
-  if (atomic_exchange(&g_broken, 1) == 0) /* one line per process */
+  if (atomic_exchange(&g_broken, 1) == 0 && atomic_exchange(&g_warned, 1) == 0) /* one line per process */
     fprintf(stderr, "wattwise: cannot ask for a window's energy (%s); energies are unknown from now on\n",
             out->reason);
   return 0;
