@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "measure/job_watchers.hpp"
 #include "sampling/sampler.hpp"
 
 namespace wattwise::measure {
@@ -55,39 +56,40 @@ WindowReading live_window(const std::vector<sampling::GpuTrace>& traces, Nanos t
 }
 
 JobWatcher status_line_watcher(std::FILE* out, Nanos period) {
-  return [out, period](const LiveJob& job, const std::atomic<bool>& job_ended) {
-    LiveStatus status;
-    status.energy_j = 0.0;
-    Nanos last = job.job_start;
-    bool printed = false;
-    while (!job_ended) {
-      const Nanos until = job.clock.now() + period;
-      while (!job_ended && job.clock.now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (job_ended) break;
-      const Nanos now = job.clock.now();
-      std::vector<sampling::GpuTrace> traces = job.sampler.snapshot_since(last);
-      std::vector<sampling::GpuTrace> job_traces;
-      for (std::size_t k : job.job_gpus)
-        if (k < traces.size()) job_traces.push_back(std::move(traces[k]));
-      const WindowReading window = live_window(job_traces, last, now);
-      if (status.energy_j && window.energy_j) {
-        *status.energy_j += *window.energy_j;
-      } else {
-        status.energy_j.reset();  // a GPU without power readings: the sum would mislead
-      }
-      status.power_w = window.power_w;
-      status.elapsed_s = seconds(now - job.job_start);
-      last = now;
-      std::fprintf(out, "\r wattwise: %s\033[K", status_text(status).c_str());
-      std::fflush(out);
-      printed = true;
-    }
-    if (printed) {
-      std::fputs("\r\033[K", out);  // the summary follows on a clean line
-      std::fflush(out);
-    }
-  };
+  return named_watcher("the live status line",
+                       [out, period](const LiveJob& job, const std::atomic<bool>& job_ended) {
+                         LiveStatus status;
+                         status.energy_j = 0.0;
+                         Nanos last = job.job_start;
+                         bool printed = false;
+                         while (!job_ended) {
+                           const Nanos until = job.clock.now() + period;
+                           while (!job_ended && job.clock.now() < until)
+                             std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                           if (job_ended) break;
+                           const Nanos now = job.clock.now();
+                           std::vector<sampling::GpuTrace> traces = job.sampler.snapshot_since(last);
+                           std::vector<sampling::GpuTrace> job_traces;
+                           for (std::size_t k : job.job_gpus)
+                             if (k < traces.size()) job_traces.push_back(std::move(traces[k]));
+                           const WindowReading window = live_window(job_traces, last, now);
+                           if (status.energy_j && window.energy_j) {
+                             *status.energy_j += *window.energy_j;
+                           } else {
+                             status.energy_j.reset();  // a GPU without power readings: the sum would mislead
+                           }
+                           status.power_w = window.power_w;
+                           status.elapsed_s = seconds(now - job.job_start);
+                           last = now;
+                           std::fprintf(out, "\r wattwise: %s\033[K", status_text(status).c_str());
+                           std::fflush(out);
+                           printed = true;
+                         }
+                         if (printed) {
+                           std::fputs("\r\033[K", out);  // the summary follows on a clean line
+                           std::fflush(out);
+                         }
+                       });
 }
 
 }  // namespace wattwise::measure

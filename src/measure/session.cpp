@@ -16,6 +16,7 @@
 #include "core/version.hpp"
 #include "measure/attribution.hpp"
 #include "measure/gpu_usage_monitor.hpp"
+#include "measure/job_watchers.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/node_sampler.hpp"
 #include "sampling/sampler.hpp"
@@ -55,11 +56,13 @@ GpuUsageTracker usage_tracker(hw::GpuSystem& system, const Measurement& m) {
 }
 
 // The watcher's thread, ended and joined however the job's wait ends (an exception included): it reads the
-// sampler and the receiver, which must outlive it.
+// sampler and the receiver, which must outlive it. What the watcher throws ends it alone (run_watcher).
 class WatcherThread {
  public:
   WatcherThread(const JobWatcher& watcher, LiveJob job) : job_(std::move(job)) {
-    if (watcher) thread_ = named_thread("ww-job-watcher", [this, &watcher] { watcher(job_, ended_); });
+    if (watcher)
+      thread_ = named_thread("ww-job-watcher",
+                             [this, &watcher] { run_watcher(watcher, "a job watcher", job_, ended_); });
   }
   ~WatcherThread() { finish(); }
   WatcherThread(const WatcherThread&) = delete;

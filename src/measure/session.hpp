@@ -33,8 +33,8 @@ struct LiveJob {
 };
 
 // Runs on its own thread from the job's start until it returns; `job_ended` turns true when the job has
-// ended (and the measurement waits for the watcher to return before it goes on). It must not throw: what
-// it fails at is its own to report.
+// ended (and the measurement waits for the watcher to return before it goes on). What it throws ends the
+// watcher alone and is said on stderr (job_watchers.hpp's run_watcher): the job and its measurement go on.
 using JobWatcher = std::function<void(const LiveJob& job, const std::atomic<bool>& job_ended)>;
 
 struct MeasureOptions {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "measure/job_watchers.hpp"
 #include "window/window_energy.hpp"
 
 namespace wattwise::window {
@@ -217,10 +218,12 @@ void WindowServer::serve(const Resolver& resolve, const std::atomic<bool>& stop)
 }
 
 measure::JobWatcher window_server_watcher(WindowServer& server) {
-  return [&server](const measure::LiveJob& job, const std::atomic<bool>& job_ended) {
-    const LiveWindows live(job.sampler, job.job_gpus, job.job_start);
-    server.serve([&live](const WindowRequest& request) { return live.answer(request); }, job_ended);
-  };
+  return measure::named_watcher(
+      "the server of the job's windows",
+      [&server](const measure::LiveJob& job, const std::atomic<bool>& job_ended) {
+        const LiveWindows live(job.sampler, job.job_gpus, job.job_start);
+        server.serve([&live](const WindowRequest& request) { return live.answer(request); }, job_ended);
+      });
 }
 
 }  // namespace wattwise::window
