@@ -43,7 +43,8 @@ AgentOutcome measure_under_settings(hw::GpuSystem& system, const std::vector<std
     throw;
   }
   outcome.changed_settings = true;
-  outcome.restore = guarded.restore();
+  // A GPU whose driver stopped answering is left to the watchdog with its journal; the others go back.
+  outcome.restore = guarded.restore(outcome.measurement.unanswering_gpus());
   return outcome;
 }
 

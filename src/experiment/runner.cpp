@@ -133,6 +133,7 @@ bool has_power_limits(const plan::Plan& plan) {
 
 int SweepOutcome::exit_code() const {
   if (changed_hardware && !restore.all_ok()) return static_cast<int>(ErrorKind::kEnvironment);
+  if (end == SweepEnd::kGpuUnanswering) return static_cast<int>(ErrorKind::kEnvironment);
   if (end == SweepEnd::kStopSignal) return 128 + signal;
   if (end == SweepEnd::kTooManyFailures) return 1;
   if (every_run_failed()) return 1;
@@ -159,6 +160,12 @@ std::string SweepOutcome::summary() const {
       text = fmt::format(
           "sweep stopped by signal {} ({}) after {} runs{}: run it again with --resume to continue", signal,
           ::strsignal(signal), runs_done, skipped);
+      break;
+    case SweepEnd::kGpuUnanswering:
+      text = fmt::format(
+          "sweep stopped after {} runs: a GPU's driver stopped answering (a call never returned; the run's "
+          "error column says which); the other GPUs are restored, the watchdog holds its journal",
+          runs_done);
       break;
     case SweepEnd::kTooManyFailures:
       text = fmt::format(
@@ -327,6 +334,7 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
     if (k < remaining.size()) return remaining[k++];
     return std::nullopt;
   };
+  std::set<std::string> unanswering;  // UUIDs of GPUs whose driver stopped answering during a run
   // Whether a run may follow (an adaptive sweep only knows when it is asked).
   const auto more_after = [&] { return options.next_run ? true : k < remaining.size(); };
   try {
@@ -360,6 +368,13 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
       ++outcome.runs_done;
       if (!record.error.empty()) ++outcome.runs_failed;
       if (progress) report_run(*progress, record, m ? &*m : nullptr);
+      // A GPU whose driver call never returned would block the next run's settings, read-back and
+      // cool-down (and this process with them): the sweep ends here, the others are restored below.
+      if (m) unanswering = m->unanswering_gpus();
+      if (!unanswering.empty()) {
+        outcome.end = SweepEnd::kGpuUnanswering;
+        break;
+      }
       if (options.max_failures > 0 && outcome.runs_failed >= options.max_failures && more_after()) {
         outcome.end = SweepEnd::kTooManyFailures;
         break;
@@ -379,8 +394,14 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
     throw;
   }
   if (progress) progress->end();
-  if (guard) outcome.restore = guard->restore();
-  if (watchdog) watchdog->dismiss();
+  if (guard) outcome.restore = guard->restore(unanswering);
+  // The GPUs left unrestored for want of an answer stay in the journal: the watchdog restores them in its
+  // own process, should their driver answer again, and holds their locks meanwhile.
+  if (watchdog && !unanswering.empty()) {
+    watchdog->hand_over();
+  } else if (watchdog) {
+    watchdog->dismiss();
+  }
   return outcome;
 }
 

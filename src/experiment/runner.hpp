@@ -63,6 +63,7 @@ enum class SweepEnd {
   kCompleted,        // every planned run is in the database
   kStopSignal,       // SIGINT/SIGTERM/SIGHUP to wattwise, or the job ended by one of them
   kTooManyFailures,  // --max-failures reached
+  kGpuUnanswering,   // a GPU's driver stopped answering during a run (a call never returned)
 };
 
 struct SweepOutcome {

@@ -68,6 +68,13 @@ bool Measurement::complete() const {
   return std::all_of(gpu_energy.begin(), gpu_energy.end(), [](const GpuEnergy& g) { return g.complete(); });
 }
 
+std::set<std::string> Measurement::unanswering_gpus() const {
+  std::set<std::string> uuids;
+  for (const auto& g : gpu_energy)
+    if (g.failure && g.failure->hung) uuids.insert(g.gpu.uuid);
+  return uuids;
+}
+
 std::optional<double> peak_power_w(const sampling::GpuTrace& trace, Nanos t0, Nanos t1) {
   const auto& finest = !trace.power_samples.empty() ? trace.power_samples : trace.power_instant;
   std::optional<double> peak;
@@ -145,6 +152,8 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
       s.energy_j.reset();
     }
     if (s.method == sampling::EnergyMethod::kNone) s.method = inst.method;
+    if (inst.energy_j) s.energy_per_occurrence.add(*inst.energy_j);
+    s.time_per_occurrence.add(to_seconds(phase.end - phase.begin));
     add_optional(s.samples, counter_sum(phase.counters, "samples"));
     add_optional(s.flops, counter_sum(phase.counters, "flops"));
     m.phase_instances.push_back(std::move(inst));

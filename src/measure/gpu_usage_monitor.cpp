@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/thread_name.hpp"
+#include "sampling/hung_call.hpp"
 
 namespace wattwise::measure {
 
@@ -15,6 +16,8 @@ void GpuUsageTracker::poll(workload::JobProcessTree& tree) {
   bool unclassified = false;
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     try {
+      const MonotonicClock clock;
+      const sampling::WatchedCall watched(i, "compute_processes", clock);
       listed[i] = gpus_[i]->compute_processes();
     } catch (const Error&) {
       // A lost or failing GPU is the sampler's to report (it names the GPU and the call); here it only
@@ -54,8 +57,15 @@ std::vector<GpuUsage> GpuUsageTracker::result() const {
 }
 
 GpuUsageMonitor::GpuUsageMonitor(GpuUsageTracker tracker, pid_t job, std::chrono::milliseconds period)
-    : tracker_(std::move(tracker)), tree_(job), period_(period) {
-  thread_ = named_thread("ww-gpu-usage", [this] { run(); });
+    : tracker_(std::move(tracker)),
+      tree_(job),
+      period_(period),
+      slot_(std::make_shared<sampling::CallSlot>()) {
+  // The thread holds its own reference to its slot: given up (stop()), it may outlive this monitor.
+  thread_ = named_thread("ww-gpu-usage", [this, slot = slot_] {
+    sampling::set_current_call_slot(slot.get());
+    run();
+  });
 }
 
 GpuUsageMonitor::~GpuUsageMonitor() {
@@ -70,16 +80,33 @@ void GpuUsageMonitor::run() {
     lock.lock();
     wake_.wait_for(lock, period_, [this] { return stopping_; });
   }
+  lock.unlock();
+  tracker_.poll(tree_);  // the last look: a process still holding a context when the job ended
+  lock.lock();
+  done_ = true;
+  wake_.notify_all();
 }
 
 std::vector<GpuUsage> GpuUsageMonitor::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
+  const MonotonicClock clock;
+  std::unique_lock lock(mutex_);
+  stopping_ = true;
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-  tracker_.poll(tree_);  // the last look: a process still holding a context when the job ended
+  // A driver call that never returns (a GPU fallen off the bus) must not keep the job's measurement from
+  // ending: past the sampler's limit the thread is given up (it parks should the call return) and the
+  // rounds it completed are the answer.
+  bool given_up = false;
+  while (!done_ && !given_up) {
+    wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return done_; });
+    if (!done_)
+      given_up = slot_->give_up_if_begun_by(clock.now() - sampling::kDefaultHungCallAfter).has_value();
+  }
+  lock.unlock();
+  if (given_up) {
+    thread_.detach();
+  } else if (thread_.joinable()) {
+    thread_.join();
+  }
   return tracker_.result();
 }
 

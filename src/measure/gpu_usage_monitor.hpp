@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -12,6 +13,7 @@
 
 #include "hw/gpu.hpp"
 #include "measure/measurement.hpp"
+#include "sampling/hung_call.hpp"
 #include "workload/process_tree.hpp"
 
 // Which GPUs the job's processes actually run on, from the driver's list of compute processes per GPU
@@ -44,7 +46,8 @@ class GpuUsageTracker {
   std::set<pid_t> foreign_;  // listed pids that were not in the job's tree when it was refreshed
 };
 
-// Polls on its own thread: at once, then every `period` while the job runs, and once more at stop().
+// Polls on its own thread: at once, then every `period` while the job runs, and once more at stop(). A
+// driver call that does not return within sampling::kDefaultHungCallAfter leaves the rounds done so far.
 class GpuUsageMonitor {
  public:
   static constexpr std::chrono::milliseconds kDefaultPeriod{1000};
@@ -66,6 +69,8 @@ class GpuUsageMonitor {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool done_ = false;                         // the thread made its last round
+  std::shared_ptr<sampling::CallSlot> slot_;  // the thread's driver call in progress (hung_call.hpp)
   std::thread thread_;
 };
 

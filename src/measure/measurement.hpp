@@ -3,10 +3,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/running_stats.hpp"
 #include "hw/gpu.hpp"
 #include "measure/node_energy.hpp"
 #include "sampling/sampler_cost.hpp"
@@ -69,6 +71,10 @@ struct PhaseSummary {
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::optional<double> samples;  // sum of the `samples` counters
   std::optional<double> flops;    // sum of the `flops` counters
+  // Over the counted occurrences: their energies (those with a figure) and their durations, one at a time,
+  // so that means and CVs need no list of occurrences.
+  RunningStats energy_per_occurrence;
+  RunningStats time_per_occurrence;
   std::optional<double> j_per_sample() const;
   std::optional<double> gflops_per_w() const;
 };
@@ -117,6 +123,9 @@ struct Measurement {
   std::optional<double> total_energy_j() const;  // over the GPUs the job used
   // False when some GPU failed during the run: its figures (and so the total) cover only part of it.
   bool complete() const;
+  // UUIDs of the GPUs a driver call of which never returned (SourceFailure::hung): calling them again
+  // would block the caller, so a sweep or `tune` stops and leaves them to the watchdog.
+  std::set<std::string> unanswering_gpus() const;
   double wall_s() const { return to_seconds(job_end - job_start); }
 };
 

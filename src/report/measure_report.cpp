@@ -5,6 +5,7 @@
 #include "core/text.hpp"
 #include "report/footprint_report.hpp"
 #include "report/node_report.hpp"
+#include "report/phase_instances_json.hpp"
 #include "report/sampler_cost_report.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
@@ -236,10 +237,25 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
                            {"samples", optional_json(p.samples)},
                            {"j_per_sample", optional_json(p.j_per_sample())},
                            {"flops", optional_json(p.flops)},
-                           {"gflops_per_w", optional_json(p.gflops_per_w())}});
+                           {"gflops_per_w", optional_json(p.gflops_per_w())},
+                           {"energy_mean_j", optional_json(p.energy_per_occurrence.mean())},
+                           {"energy_cv", optional_json(p.energy_per_occurrence.cv())},
+                           {"energy_min_j", optional_json(p.energy_per_occurrence.min())},
+                           {"energy_max_j", optional_json(p.energy_per_occurrence.max())},
+                           {"time_mean_s", optional_json(p.time_per_occurrence.mean())},
+                           {"time_cv", optional_json(p.time_per_occurrence.cv())}});
   }
+  std::vector<PhaseOccurrence> occurrences;
+  occurrences.reserve(m.phase_instances.size());
+  for (const auto& inst : m.phase_instances)
+    occurrences.push_back({inst.phase.rank, inst.phase.name, inst.phase.same_name_depth,
+                           to_seconds(inst.phase.end - inst.phase.begin), inst.energy_j});
+  j["phases_by_rank"] = phases_by_rank_json(occurrences);
   j["phase_instances"] = json::array();
-  for (const auto& inst : m.phase_instances) {
+  const std::vector<std::size_t> listed = listed_phase_instances(m.phase_instances);
+  j["phase_instances_left_out"] = m.phase_instances.size() - listed.size();
+  for (const std::size_t position : listed) {
+    const measure::PhaseInstance& inst = m.phase_instances[position];
     json per_gpu = json::array();
     for (const auto& e : inst.energy_per_gpu_j) per_gpu.push_back(optional_json(e));
     j["phase_instances"].push_back({{"name", inst.phase.name},

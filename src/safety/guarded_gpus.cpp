@@ -30,11 +30,15 @@ GuardedGpus::~GuardedGpus() {
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", report.summary().c_str());
 }
 
-RestoreReport GuardedGpus::restore() {
+RestoreReport GuardedGpus::restore(const std::set<std::string>& unanswering) {
   if (restored_) return {};
   restored_ = true;
-  RestoreReport report = guard_->restore();
-  if (watchdog_) watchdog_->dismiss();
+  RestoreReport report = guard_->restore(unanswering);
+  if (watchdog_ && !unanswering.empty()) {
+    watchdog_->hand_over();
+  } else if (watchdog_) {
+    watchdog_->dismiss();
+  }
   return report;
 }
 

@@ -34,8 +34,9 @@ class GuardedGpus {
   GuardedGpus& operator=(const GuardedGpus&) = delete;
 
   void apply(const plan::HardwareSettings& settings) { guard_->apply(settings); }
-  // Puts every GPU back (each independently) and dismisses the watchdog; once.
-  RestoreReport restore();
+  // Puts every GPU back (each independently) and dismisses the watchdog; once. GPUs whose driver stopped
+  // answering (`unanswering`, UUIDs) are left to the watchdog (Watchdog::hand_over) with their journal.
+  RestoreReport restore(const std::set<std::string>& unanswering = {});
   const std::filesystem::path& journal_path() const { return guard_->journal_path(); }
 
  private:

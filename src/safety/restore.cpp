@@ -184,9 +184,21 @@ void settle_journal(const std::filesystem::path& journal_path, const Journal& jo
   }
 }
 
-RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal) {
+RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal,
+                           const std::set<std::string>& unanswering) {
   RestoreReport report;
-  for (const auto& entry : journal.gpus) report.gpus.push_back(restore_one(system, entry));
+  for (const auto& entry : journal.gpus) {
+    if (unanswering.contains(entry.uuid)) {
+      const hw::Gpu* gpu = find_by_uuid(system, entry.uuid);  // identities are read once, at start
+      report.gpus.push_back(
+          {entry.uuid, gpu ? std::optional<unsigned>(gpu->identity().index) : std::nullopt, false,
+           "NOT RESTORED: a call to its driver never returned; the watchdog restores it from the journal "
+           "should the driver answer again, else reset the GPU (nvidia-smi -r, or a reboot) and run "
+           "`wattwise restore`"});
+      continue;
+    }
+    report.gpus.push_back(restore_one(system, entry));
+  }
   return report;
 }
 

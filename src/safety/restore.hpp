@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,11 @@ struct RestoreReport {
 // Puts every GPU of the journal back: found by UUID, each independently (one failure does not stop the
 // others), every control of a GPU attempted even when another failed. The power limit is read back to
 // check it took. Never throws for a GPU's failure; it is in the report.
-RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal);
+// GPUs named in `unanswering` (UUIDs: a call to their driver never returned) are not called at all, which
+// would block this process too: each is reported as not restored, its entry kept for the watchdog and
+// `wattwise restore`.
+RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal,
+                           const std::set<std::string>& unanswering = {});
 
 // The entries of `journal` whose GPU was not restored (report.gpus lines up with journal.gpus).
 Journal unrestored_part(const Journal& journal, const RestoreReport& report);

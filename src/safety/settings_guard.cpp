@@ -140,10 +140,10 @@ void SettingsGuard::apply(const plan::HardwareSettings& settings) {
   }
 }
 
-RestoreReport SettingsGuard::restore() {
+RestoreReport SettingsGuard::restore(const std::set<std::string>& unanswering) {
   if (!captured_) return {};
   captured_ = false;  // one attempt: a failed restore keeps the journal for `wattwise restore`
-  RestoreReport report = restore_gpus(system_, journal_);
+  RestoreReport report = restore_gpus(system_, journal_, unanswering);
   settle_journal(journal_path_, journal_, report);
   return report;
 }

@@ -46,7 +46,8 @@ class SettingsGuard {
   // flagged in the journal (and the journal rewritten) before they are locked.
   void apply(const plan::HardwareSettings& settings);
   // Puts back the captured settings. Returns the per-GPU report; removes the journal only if all succeeded.
-  RestoreReport restore();
+  // `unanswering`: UUIDs of GPUs whose driver stopped answering, left alone (restore_gpus).
+  RestoreReport restore(const std::set<std::string>& unanswering = {});
 
   bool holds_changes() const { return captured_; }
   const std::filesystem::path& journal_path() const { return journal_path_; }

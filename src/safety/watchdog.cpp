@@ -182,6 +182,12 @@ Watchdog::~Watchdog() {
   dismiss();
 }
 
+void Watchdog::hand_over() {
+  if (parent_end_ < 0) return;
+  ::close(parent_end_);  // end-of-file without the dismissal byte: the watchdog restores
+  parent_end_ = -1;
+}
+
 void Watchdog::dismiss() {
   if (parent_end_ < 0) return;
   ::send(parent_end_, &kDismiss, 1, MSG_NOSIGNAL);

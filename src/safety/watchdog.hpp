@@ -54,6 +54,10 @@ class Watchdog {
 
   // The clean end: tells the watchdog to exit without restoring and waits for it.
   void dismiss();
+  // The end when some GPUs could not be restored because their driver stopped answering: the watchdog is
+  // left to restore what the journal still holds, at once, in its own process (where a call that never
+  // returns blocks nobody else), and is not waited for. It keeps those GPUs' locks meanwhile.
+  void hand_over();
   pid_t pid() const { return pid_; }
 
  private:

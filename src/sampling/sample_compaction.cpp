@@ -71,7 +71,8 @@ std::size_t compact_samples(std::vector<PowerReading>& readings, std::size_t fro
   return to - removed;
 }
 
-std::size_t thin_point_readings(std::vector<PowerReading>& readings, std::size_t from, std::size_t to,
+template <typename Reading>
+std::size_t thin_point_readings(std::vector<Reading>& readings, std::size_t from, std::size_t to,
                                 const CompactionRule& rule) {
   to = std::min(to, readings.size());
   from = std::max<std::size_t>(from, 1);  // the first reading is the left edge of the range
@@ -80,13 +81,18 @@ std::size_t thin_point_readings(std::vector<PowerReading>& readings, std::size_t
   std::size_t out = from;
   for (std::size_t j = from; j < to; ++j) {
     // Kept: near an edge, the range's last, or the last before the gap from the kept one would pass the span.
-    const bool keep = guard.near(readings[j].t) || j + 1 == to ||
-                      readings[j + 1].t - readings[out - 1].t > kCompactedSpan;
+    const bool keep =
+        guard.near(readings[j].t) || j + 1 == to || readings[j + 1].t - readings[out - 1].t > kCompactedSpan;
     if (keep) readings[out++] = readings[j];
   }
   readings.erase(readings.begin() + static_cast<std::ptrdiff_t>(out),
                  readings.begin() + static_cast<std::ptrdiff_t>(to));
   return out;
 }
+
+template std::size_t thin_point_readings(std::vector<PowerReading>&, std::size_t, std::size_t,
+                                         const CompactionRule&);
+template std::size_t thin_point_readings(std::vector<TelemetryReading>&, std::size_t, std::size_t,
+                                         const CompactionRule&);
 
 }  // namespace wattwise::sampling

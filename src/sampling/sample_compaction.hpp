@@ -52,7 +52,11 @@ std::size_t compact_samples(std::vector<PowerReading>& readings, std::size_t fro
 // near them every one. On a GPU with buffered samples no figure integrates this power; without them a
 // window cut at an edge still reads every reading there, and a counter interval's split is as approximate
 // as with merged samples. Returns where the old readings[to] is now.
-std::size_t thin_point_readings(std::vector<PowerReading>& readings, std::size_t from, std::size_t to,
+// Telemetry (clocks, utilisation, temperature: a real GPU's change at nearly every reading) is thinned by
+// the same rule: one reading a kCompactedSpan away from the edges, every one near them. Defined for
+// PowerReading and TelemetryReading.
+template <typename Reading>
+std::size_t thin_point_readings(std::vector<Reading>& readings, std::size_t from, std::size_t to,
                                 const CompactionRule& rule);
 
 }  // namespace wattwise::sampling

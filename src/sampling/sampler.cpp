@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "sampling/hung_call.hpp"
 
 namespace wattwise::sampling {
 namespace {
@@ -67,6 +68,8 @@ Sampler::Sampler(std::vector<hw::Gpu*> gpus, Clock& clock, SamplerConfig config)
 template <typename Call>
 auto Sampler::timed(std::size_t gpu, GpuCall kind, Call&& call) {
   CallTimer timer(costs_[gpu].calls[static_cast<std::size_t>(kind)], clock_);
+  const WatchedCall watched(gpu, to_string(kind),
+                            clock_);  // after the timer: a thread given up never reaches it
   return call();
 }
 
@@ -83,8 +86,17 @@ bool Sampler::failed(std::size_t position) const {
   return failed_[position].load(std::memory_order_acquire);
 }
 
-void Sampler::mark_failed(std::size_t gpu, bool gpu_lost, const std::string& error) {
-  const SourceFailure failure{clock_.now(), gpu_lost, error};
+void Sampler::mark_hung(const HungCall& hung, Nanos limit) {
+  mark_failed(hung.gpu, true,
+              fmt::format("a driver call ({}) has not returned for {:.1f} s: the GPU is taken as lost "
+                          "from that call's start",
+                          hung.call, to_seconds(limit)),
+              hung.since);
+}
+
+void Sampler::mark_failed(std::size_t gpu, bool gpu_lost, const std::string& error,
+                          std::optional<Nanos> hung_since) {
+  const SourceFailure failure{hung_since.value_or(clock_.now()), gpu_lost, error, hung_since.has_value()};
   {
     std::lock_guard lock(failures_mutex_);
     if (failures_[gpu]) return;  // another cadence was first
@@ -125,6 +137,7 @@ void Sampler::reset_stores() {
   fast_.average.resize(n);
   telemetry_ = TelemetryStore{};
   telemetry_.readings.resize(n);
+  telemetry_.thinned.assign(n, 0);
   const std::vector<std::uint64_t> seen = std::move(drain_.last_device_us);
   drain_ = DrainStore{};
   drain_.last_device_us = seen;
@@ -151,13 +164,14 @@ void Sampler::begin(Nanos now) {
     }
     schedules_.emplace_back(schedule, now);
   }
-  for (std::size_t i = 0; i < gpus_.size(); ++i) read_counter(i, clock_.now());
   // Device stamps are CLOCK_REALTIME microseconds; anything stamped before `now` predates the measurement.
   const Nanos realtime_now = now + clock_.realtime_offset();
   const auto start_us = static_cast<std::uint64_t>(realtime_now.count() / 1000);
   for (auto& last : drain_.last_device_us) last = start_us;
   drain_.last_drain = now;
   drain_.drained_before = true;
+  // Last: should a read never return (hung_call.hpp), the cadences go on from here with the state set.
+  for (std::size_t i = 0; i < gpus_.size(); ++i) read_counter(i, clock_.now());
 }
 
 void Sampler::read_counter(std::size_t gpu, Nanos before) {
@@ -219,7 +233,7 @@ void Sampler::sample_fast(Nanos now) {
         std::lock_guard lock(stores_mutex_);
         record(fast_.instant[i], PowerReading{now, *w},
                config_.drop_repeated_readings || config_.drop_repeated_instant_and_telemetry);
-        thin_old_instant_power(i, now);
+        thin_old_readings(fast_.instant[i], fast_.thinned[i], now);
       } else if (auto a = timed(i, GpuCall::kPowerAverage, [&] { return gpu.power_average_w(); })) {
         std::lock_guard lock(stores_mutex_);
         record(fast_.average[i], PowerReading{now, *a}, config_.drop_repeated_readings);
@@ -243,6 +257,7 @@ void Sampler::sample_telemetry(Nanos now) {
     guarded(i, telemetry_.health, [&] {
       record(telemetry_.readings[i], TelemetryReading{now, read_telemetry(i, now)},
              config_.drop_repeated_readings || config_.drop_repeated_instant_and_telemetry);
+      thin_old_readings(telemetry_.readings[i], telemetry_.thinned[i], now);
     });
   }
   if (periods_.pcie && now >= next_pcie_read_) next_pcie_read_ = now + *periods_.pcie;
@@ -272,13 +287,13 @@ void Sampler::drain_samples(Nanos now) {
   }
 }
 
-std::optional<std::size_t> Sampler::old_readings_end(const std::vector<PowerReading>& readings,
-                                                     std::size_t done, Nanos now) const {
+template <typename Reading>
+std::optional<std::size_t> Sampler::old_readings_end(const std::vector<Reading>& readings, std::size_t done,
+                                                     Nanos now) const {
   const Nanos cutoff = now - *config_.compact_samples_after;
   if (done >= readings.size() || readings[done].t + kCompactionBatch > cutoff) return std::nullopt;
-  const auto old_end =
-      std::partition_point(readings.begin() + static_cast<std::ptrdiff_t>(done), readings.end(),
-                           [&](const PowerReading& r) { return r.t < cutoff; });
+  const auto old_end = std::partition_point(readings.begin() + static_cast<std::ptrdiff_t>(done),
+                                            readings.end(), [&](const Reading& r) { return r.t < cutoff; });
   // The last old reading stays as it is: it is the left edge of the first one not yet compacted.
   const auto to = static_cast<std::size_t>(old_end - readings.begin());
   if (to == 0) return std::nullopt;
@@ -294,11 +309,11 @@ void Sampler::compact_old_samples(std::size_t gpu, Nanos now) {
 }
 
 // The instantaneous power changes every ~100 ms (two readings kept per change, ~28 MB a GPU-day on a
-// moving load): old readings are thinned like the samples, but only where window edges are known.
-void Sampler::thin_old_instant_power(std::size_t gpu, Nanos now) {
+// moving load), and a real GPU's telemetry at nearly every reading: old readings are thinned like the
+// samples, but only where window edges are known.
+template <typename Reading>
+void Sampler::thin_old_readings(std::vector<Reading>& readings, std::size_t& done, Nanos now) {
   if (!config_.compact_samples_after || !window_edges_) return;
-  std::vector<PowerReading>& readings = fast_.instant[gpu];
-  std::size_t& done = fast_.thinned[gpu];
   if (const auto end = old_readings_end(readings, done, now))
     done = thin_point_readings(readings, done, *end, compaction_rule(readings[done].t, readings[*end].t));
 }

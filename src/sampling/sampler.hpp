@@ -19,6 +19,8 @@
 
 namespace wattwise::sampling {
 
+struct HungCall;  // hung_call.hpp
+
 // Reads a set of GPUs into one GpuTrace each, at four cadences:
 //   counters  each GPU's energy counter on its own CounterSchedule (a read costs ~4 ms of CPU: locked to
 //             the device's ~100 ms postings, one read every k-th posting; or a fixed period);
@@ -33,7 +35,8 @@ namespace wattwise::sampling {
 // A failing GPU never stops the sampler: a driver error (UNKNOWN, TIMEOUT, ...) costs that one reading and
 // is counted; a lost GPU (hw::GpuLostError), or kMaxConsecutiveFailures failures in a row on one cadence,
 // marks that GPU failed from that instant: it is not called again, the other GPUs go on being read, and
-// its trace says when and why (GpuTrace::failure).
+// its trace says when and why (GpuTrace::failure). A call that never returns marks its GPU failed from the
+// call's start (mark_hung, by ThreadedDriver's supervisor, which carries the sampling on on a new thread).
 class Sampler {
  public:
   // `gpus` are not owned and must outlive the sampler. Throws a usage error for periods below the floors.
@@ -94,6 +97,11 @@ class Sampler {
   // True once the GPU at `position` (constructor order) has been marked failed; safe from any thread.
   bool failed(std::size_t position) const;
 
+  // Marks the GPU of `hung` failed (lost) from the instant its call began: a call that has not returned
+  // for `limit` (ThreadedDriver's supervisor, hung_call.hpp). Safe from any thread; the thread in the call
+  // must have been given up, so that it never writes again.
+  void mark_hung(const HungCall& hung, Nanos limit);
+
   // Called once per GPU, at the moment it is marked failed, on the sampling thread that found out (so
   // people hear of a lost GPU during a long job, not after it). Set before the cadences start.
   using FailureListener = std::function<void(std::size_t position, const SourceFailure& failure)>;
@@ -117,6 +125,7 @@ class Sampler {
   };
   struct TelemetryStore {
     std::vector<std::vector<TelemetryReading>> readings;
+    std::vector<std::size_t> thinned;  // per GPU: readings before this index are thinned already
     Health health;
   };
   struct DrainStore {
@@ -135,11 +144,15 @@ class Sampler {
   auto timed(std::size_t gpu, GpuCall kind, Call&& call);
   hw::Telemetry read_telemetry(std::size_t gpu, Nanos now);
   void compact_old_samples(std::size_t gpu, Nanos now);
-  void thin_old_instant_power(std::size_t gpu, Nanos now);
   // Where the readings old enough to compact end (exclusive; the last old one is kept as the left edge of
   // the next batch), once a batch's worth has aged past the compaction age; nullopt before that.
-  std::optional<std::size_t> old_readings_end(const std::vector<PowerReading>& readings, std::size_t done,
+  template <typename Reading>
+  std::optional<std::size_t> old_readings_end(const std::vector<Reading>& readings, std::size_t done,
                                               Nanos now) const;
+  // Thins `readings` (a GPU's instantaneous power or telemetry) older than the compaction age, away from
+  // window edges (thin_point_readings); `done` says how far earlier passes went.
+  template <typename Reading>
+  void thin_old_readings(std::vector<Reading>& readings, std::size_t& done, Nanos now);
   // The rule for readings in [from, to]: window edges when they are known, else steady runs only.
   CompactionRule compaction_rule(Nanos from, Nanos to) const;
   Nanos counter_due(std::size_t gpu) const;
@@ -148,7 +161,9 @@ class Sampler {
   // and may mark the GPU failed. True when `read` completed.
   template <typename Read>
   bool guarded(std::size_t gpu, Health& health, Read&& read);
-  void mark_failed(std::size_t gpu, bool gpu_lost, const std::string& error);
+  // `hung_since`: a call that never returned, begun then (the failure's instant).
+  void mark_failed(std::size_t gpu, bool gpu_lost, const std::string& error,
+                   std::optional<Nanos> hung_since = {});
   // Appends `reading`, or with `drop_repeats` replaces the inner reading of a run of equal values.
   template <typename Reading>
   static void record(std::vector<Reading>& readings, const Reading& reading, bool drop_repeats);

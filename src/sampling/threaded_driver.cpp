@@ -19,7 +19,8 @@ constexpr Nanos kStopCheckSlice = std::chrono::milliseconds(20);
 
 }  // namespace
 
-ThreadedDriver::ThreadedDriver(Sampler& sampler, Clock& clock) : sampler_(sampler), clock_(clock) {}
+ThreadedDriver::ThreadedDriver(Sampler& sampler, Clock& clock, Nanos hung_call_after)
+    : sampler_(sampler), clock_(clock), hung_call_after_(hung_call_after) {}
 
 ThreadedDriver::~ThreadedDriver() {
   try {
@@ -40,17 +41,96 @@ void ThreadedDriver::start() {
   if (running_) return;
   stop_requested_ = false;
   const Nanos start = clock_.now();
-  sampler_.begin(start);
-  thread_ = named_thread("ww-sampler", [this, start] { run_loop(start); });
+  std::unique_lock lock(mutex_);
+  begun_ = false;
+  start_worker(start, true);
+  supervisor_ = named_thread("ww-sampler-watch", [this] { supervise(); });
   running_ = true;
+  // Sampler::begin runs on the sampling thread, watched like every call: its reads are the totals' baseline.
+  changed_.wait(lock, [this] { return begun_; });
+  lock.unlock();
+  bool failed = false;
+  {
+    std::lock_guard error_lock(error_mutex_);
+    failed = cadence_error_ != nullptr;
+  }
+  if (failed) stop();  // rethrows what Sampler::begin threw
+}
+
+void ThreadedDriver::start_worker(Nanos start, bool begin) {
+  worker_slot_ = std::make_shared<CallSlot>();
+  worker_done_ = false;
+  // The thread holds its own reference to its slot: given up, it may outlive this driver.
+  worker_ = named_thread("ww-sampler", [this, slot = worker_slot_, start, begin] {
+    set_current_call_slot(slot.get());
+    bool began = true;
+    if (begin) {
+      try {
+        sampler_.begin(start);
+      } catch (...) {
+        std::lock_guard lock(error_mutex_);
+        cadence_error_ = std::current_exception();
+        began = false;
+      }
+      std::lock_guard lock(mutex_);
+      begun_ = true;
+      changed_.notify_all();
+    }
+    if (began) {
+      work(start);
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    worker_done_ = true;
+    changed_.notify_all();
+  });
+}
+
+void ThreadedDriver::work(Nanos start) {
+  run_loop(start);
+  // A cadence's error ended the loop early: the last readings still wait for the end of the sampling.
+  while (!stop_requested_) clock_.sleep_until(clock_.now() + kStopCheckSlice);
+  try {
+    sampler_.finish(clock_.now());
+  } catch (...) {
+    std::lock_guard lock(error_mutex_);
+    if (!cadence_error_) cadence_error_ = std::current_exception();
+  }
+  std::lock_guard lock(mutex_);
+  worker_done_ = true;
+  changed_.notify_all();
+}
+
+void ThreadedDriver::supervise() {
+  std::unique_lock lock(mutex_);
+  // A call is looked at several times within its limit, so a hung one is found at most a fraction late.
+  const Nanos look_every = std::clamp(hung_call_after_ / 4, Nanos{std::chrono::milliseconds(10)},
+                                      Nanos{std::chrono::milliseconds(500)});
+  while (!worker_done_) {
+    changed_.wait_for(lock, look_every);
+    if (worker_done_) break;
+    const auto hung = worker_slot_->give_up_if_begun_by(clock_.now() - hung_call_after_);
+    if (!hung) continue;
+    // The stuck thread is left to its call (it parks should the call return); the GPU is failed from the
+    // call's start, so no cadence calls it again, and a new thread samples the others from now on.
+    worker_.detach();
+    ++given_up_;
+    sampler_.mark_hung(*hung, hung_call_after_);
+    // Given up in Sampler::begin (its last step is the counters' first reads), the new thread goes on
+    // from there: the GPUs still unread are read at their schedules' first turn.
+    start_worker(clock_.now(), false);
+    begun_ = true;
+    changed_.notify_all();
+  }
+  lock.unlock();
+  worker_.join();
 }
 
 void ThreadedDriver::stop() {
   if (!running_) return;
   stop_requested_ = true;
-  thread_.join();
+  supervisor_.join();  // returns once a sampling thread has finished, every hung one given up
   running_ = false;
-  sampler_.finish(clock_.now());
   if (cadence_error_) std::rethrow_exception(std::exchange(cadence_error_, nullptr));
 }
 
@@ -65,7 +145,7 @@ void ThreadedDriver::sleep_until_or_stopped(Nanos deadline) {
 void ThreadedDriver::run_loop(Nanos start) {
   struct CpuAtExit {
     Nanos& cpu;
-    ~CpuAtExit() { cpu = thread_cpu_time(); }
+    ~CpuAtExit() { cpu += thread_cpu_time(); }
   } cpu_at_exit{thread_cpu_};
   CadenceLoop loop(sampler_, start);
   // Without a hook its schedule is never consulted; any positive period keeps it well-formed.

@@ -31,9 +31,11 @@ struct TelemetryReading {
 // Why the sampler stopped reading a GPU during a measurement. From `at` on, that GPU was not called again;
 // its trace ends there and so do the figures computed from it.
 struct SourceFailure {
-  Nanos at{0};            // when the call that decided it returned
-  bool gpu_lost = false;  // NVML said GPU_IS_LOST; else kMaxConsecutiveFailures readings failed in a row
+  Nanos at{0};            // when the call that decided it returned; for a call that never did, began
+  bool gpu_lost = false;  // NVML said GPU_IS_LOST, or a call never returned (hung_call.hpp); else
+                          // kMaxConsecutiveFailures readings failed in a row
   std::string error;      // the driver's one-line message (the call and its error)
+  bool hung = false;      // a call never returned: calling this GPU again would block the caller as well
 };
 
 // Everything sampled from one GPU during one measurement.

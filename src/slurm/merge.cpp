@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "report/phase_instances_json.hpp"
 
 namespace wattwise::slurm {
 
@@ -58,32 +59,21 @@ void check_measurement(const json& m, const std::string& source) {
             source, "a 'phase_instances' element without 'name', 'begin_s', 'end_s', 'rank' or 'energy_j'");
 }
 
-// One task's phases per rank, from its phase instances: outermost occurrences only, as `phases` counts them
-// (an occurrence nested in one of the same name is inside its energy already).
-json phases_by_rank(const json& instances) {
-  struct Totals {
-    int count = 0;
-    double time_s = 0;
-    EnergySum energy;
-  };
-  std::map<std::pair<std::optional<int>, std::string>, Totals> by_rank_and_name;
-  for (const auto& inst : instances) {
-    if (inst.value("same_name_depth", 0) != 0) continue;
+// One task's phases per rank: its own `phases_by_rank`, counted over every occurrence (its
+// `phase_instances` may list only some of a long job's, report/phase_instances_json.hpp); from the
+// instances for a file written before it had one.
+json phases_by_rank(const json& m) {
+  if (m.contains("phases_by_rank") && m.at("phases_by_rank").is_array()) return m.at("phases_by_rank");
+  std::vector<report::PhaseOccurrence> occurrences;
+  for (const auto& inst : m.at("phase_instances")) {
     const auto& rank = inst.at("rank");
-    auto& totals = by_rank_and_name[{rank.is_number() ? std::optional<int>(rank.get<int>()) : std::nullopt,
-                                     inst.at("name").get<std::string>()}];
-    totals.count += 1;
-    totals.time_s += inst.at("end_s").get<double>() - inst.at("begin_s").get<double>();
-    totals.energy.add(inst.at("energy_j"));
+    const auto& energy = inst.at("energy_j");
+    occurrences.push_back({rank.is_number() ? std::optional<int>(rank.get<int>()) : std::nullopt,
+                           inst.at("name").get_ref<const std::string&>(), inst.value("same_name_depth", 0),
+                           inst.at("end_s").get<double>() - inst.at("begin_s").get<double>(),
+                           energy.is_number() ? std::optional<double>(energy.get<double>()) : std::nullopt});
   }
-  json out = json::array();
-  for (const auto& [key, totals] : by_rank_and_name)
-    out.push_back({{"rank", key.first ? json(*key.first) : json(nullptr)},
-                   {"name", key.second},
-                   {"count", totals.count},
-                   {"time_s", totals.time_s},
-                   {"energy_j", totals.energy.to_json()}});
-  return out;
+  return report::phases_by_rank_json(occurrences);
 }
 
 json task_json(const TaskResult& r) {
@@ -103,7 +93,7 @@ json task_json(const TaskResult& r) {
           {"gpus", gpus},
           {"cuda_visible_devices", to_json(r.task).at("cuda_visible_devices")},
           {"phases", m.at("phases")},
-          {"phases_by_rank", phases_by_rank(m.at("phase_instances"))}};
+          {"phases_by_rank", phases_by_rank(m)}};
 }
 
 // The job's GPUs on one node, each once: of the tasks that measured a GPU, the one that measured it longest.

@@ -160,9 +160,12 @@ TuneJobOutcome run_tune_job(hw::GpuSystem& system, const std::vector<std::string
   TuneJobOutcome outcome;
   LiveTuning live(options.live);
   // The caller's own watcher (the server of in-process readings) runs beside the tuner.
-  options.measure.while_job_runs = measure::watch_together(
-      {std::move(options.measure.while_job_runs),
-       [&live](const measure::LiveJob& job, const std::atomic<bool>& ended) { live.watch(job, ended); }});
+  options.measure.while_job_runs =
+      measure::watch_together({std::move(options.measure.while_job_runs),
+                               measure::named_watcher("the tuner", [&live](const measure::LiveJob& job,
+                                                                           const std::atomic<bool>& ended) {
+                                 live.watch(job, ended);
+                               })});
   try {
     outcome.measurement = measure::measure_command(system, argv, options.measure);
   } catch (...) {
@@ -177,7 +180,8 @@ TuneJobOutcome run_tune_job(hw::GpuSystem& system, const std::vector<std::string
   outcome.tuning = live.result();
   if (guarded) {
     outcome.changed_settings = true;
-    outcome.restore = guarded->restore();
+    // A GPU whose driver stopped answering is left to the watchdog with its journal; the others go back.
+    outcome.restore = guarded->restore(outcome.measurement.unanswering_gpus());
   }
   return outcome;
 }

@@ -65,7 +65,24 @@ bool ErrorInjection::applies_to(const std::string& call, double since_init_s) co
   return calls.empty() || std::find(calls.begin(), calls.end(), call) != calls.end();
 }
 
+bool HangInjection::matches(const std::string& call) const {
+  const bool control = call.find("Set") != std::string::npos || call.find("Reset") != std::string::npos;
+  if (control && !controls) return false;
+  return calls.empty() || std::find(calls.begin(), calls.end(), call) != calls.end();
+}
+
 namespace {
+
+HangInjection parse_hang(const nlohmann::json& j) {
+  HangInjection h;
+  h.calls = j.value("calls", h.calls);
+  if (j.contains("after_calls")) h.after_calls = j.at("after_calls").get<unsigned>();
+  if (j.contains("after_s")) h.after_s = j.at("after_s").get<double>();
+  h.controls = j.value("controls", h.controls);
+  if (h.after_calls && *h.after_calls == 0)
+    throw std::runtime_error("fake NVML: hang.after_calls counts from 1");
+  return h;
+}
 
 ErrorInjection parse_error_injection(const nlohmann::json& j) {
   ErrorInjection e;
@@ -118,6 +135,7 @@ FakeGpuConfig parse_gpu(const nlohmann::json& j, std::size_t index) {
   if (j.contains("lost_while_file_exists"))
     gpu.lost_while_file_exists = j.at("lost_while_file_exists").get<std::string>();
   if (j.contains("errors")) gpu.errors = parse_error_injection(j.at("errors"));
+  if (j.contains("hang")) gpu.hang = parse_hang(j.at("hang"));
   gpu.memory_used_mib = j.value("memory_used_mib", gpu.memory_used_mib);
   if (j.contains("compute_pids_file")) gpu.compute_pids_file = j.at("compute_pids_file").get<std::string>();
   gpu.memory_total_mib = j.value("memory_total_mib", gpu.memory_total_mib);

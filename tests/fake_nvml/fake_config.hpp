@@ -52,6 +52,22 @@ struct ErrorInjection {
   bool applies_to(const std::string& call, double since_init_s) const;
 };
 
+// A call that never returns, as a GPU fallen off the bus can leave the driver: each matching call on this
+// GPU blocks its thread for good (CPU idle, signals blocked) from the `after_calls`-th matching call of
+// the process on (counted from 1), or from `after_s` seconds after nvmlInit; both absent: from the first.
+// Config: "hang": {"calls": ["nvmlDeviceGetTotalEnergyConsumption"], "after_calls": 20, "after_s": 1.0,
+//                  "controls": false}
+// `calls` absent: every device call; `controls` false (the default): set/reset calls are spared.
+struct HangInjection {
+  std::vector<std::string> calls;
+  std::optional<unsigned> after_calls;
+  std::optional<double> after_s;
+  bool controls = false;
+
+  // Whether `call` can hang at all (the count of matching calls and the time decide when).
+  bool matches(const std::string& call) const;
+};
+
 struct FakeGpuConfig {
   std::string name = "NVIDIA H100 80GB HBM3";
   std::string uuid;
@@ -68,6 +84,7 @@ struct FakeGpuConfig {
   std::optional<double> lost_after_s;  // every call fails with GPU_IS_LOST this long after nvmlInit
   std::optional<std::string> set_power_limit_error;  // e.g. "UNKNOWN": this GPU's set-limit call fails
   std::optional<ErrorInjection> errors;              // random errors at random moments
+  std::optional<HangInjection> hang;                 // calls that never return
   // Every call fails with GPU_IS_LOST while this file exists: a test loses the GPU at a moment it picks,
   // for every process at once (wattwise, its watchdog, a later `wattwise restore`), unlike lost_after_s.
   std::optional<std::string> lost_while_file_exists;

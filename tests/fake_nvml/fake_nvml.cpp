@@ -6,6 +6,8 @@
 // A C library's state is process-global by nature (nvmlInit/nvmlShutdown reference counting), so this
 // file keeps one Driver object behind a mutex; nothing else in wattwise does this.
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,6 +107,27 @@ void burn_cpu_us(double cost_us) {
   }
 }
 
+// A configured hang ("hang" in a GPU's config): the matching call never returns. Counted per GPU and per
+// process, like the errors' draws.
+void hang_if_due(unsigned index, const FakeGpuConfig& gpu, const char* call, double since_init_s) {
+  if (!gpu.hang || !gpu.hang->matches(call)) return;
+  static std::mutex mutex;
+  static std::map<unsigned, unsigned> calls;
+  unsigned nth = 0;
+  {
+    std::lock_guard lock(mutex);
+    nth = ++calls[index];
+  }
+  const bool by_count = gpu.hang->after_calls && nth >= *gpu.hang->after_calls;
+  const bool by_time = gpu.hang->after_s && since_init_s >= *gpu.hang->after_s;
+  const bool always = !gpu.hang->after_calls && !gpu.hang->after_s;
+  if (!(by_count || by_time || always)) return;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  while (true) std::this_thread::sleep_for(std::chrono::hours(24));
+}
+
 // Common checks of every device call: initialised, valid handle, GPU not lost, call supported; and the
 // call's configured CPU cost, burnt first (a failing call on the real driver costs its time too).
 nvmlReturn_t enter(nvmlDevice_t device, const char* call, const FakeGpuConfig** gpu) {
@@ -113,6 +136,7 @@ nvmlReturn_t enter(nvmlDevice_t device, const char* call, const FakeGpuConfig** 
   if (device == nullptr || device->index >= d.config.gpus.size()) return NVML_ERROR_INVALID_ARGUMENT;
   *gpu = &d.config.gpus[device->index];
   burn_cpu_us((*gpu)->cost_us(call, d.config.call_cost_us));
+  hang_if_due(device->index, **gpu, call, monotonic_now_s() - d.init_time_s);
   if ((*gpu)->lost_after_s && monotonic_now_s() - d.init_time_s >= *(*gpu)->lost_after_s) {
     return NVML_ERROR_GPU_IS_LOST;
   }

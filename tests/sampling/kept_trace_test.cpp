@@ -101,6 +101,18 @@ TEST(KeptTrace, WithTheJobsPhaseEdgesKnownANoisyLoadIsCompactedAndItsPhasesKeepT
       << "six of the eight minutes are old: their samples merge but near the edges";
   EXPECT_LT(small.trace.power_instant.size() * 3, full.trace.power_instant.size())
       << "the old instantaneous power is thinned the same way";
+  // Telemetry kept whole (as a real GPU's, which changes at nearly every reading) is thinned by the same
+  // rule: one reading a second in the old part, every one near an edge.
+  EXPECT_LT(small.trace.telemetry.size() * 2, full.trace.telemetry.size())
+      << "the old telemetry is thinned the same way";
+  const auto near_edge = [](const std::vector<TelemetryReading>& readings, Nanos edge) {
+    return std::count_if(readings.begin(), readings.end(), [edge](const TelemetryReading& r) {
+      return r.t >= edge - kProtectedSpan && r.t <= edge + kProtectedSpan;
+    });
+  };
+  for (Nanos edge = 10s; edge < 350s; edge += 10s)
+    EXPECT_EQ(near_edge(small.trace.telemetry, edge), near_edge(full.trace.telemetry, edge))
+        << to_seconds(edge);
   const EnergyAccounting a(full.trace), b(small.trace);
   for (Nanos begin = 10s; begin < 350s; begin += 10s) {  // every phase in the old part
     const auto x = a.energy(begin, begin + 10s), y = b.energy(begin, begin + 10s);

@@ -5,12 +5,15 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
+#include <thread>
 
 #include "core/error.hpp"
 #include "fake_gpu.hpp"
 #include "hw/gpu_without_controls.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/sampler.hpp"
+#include "sampling/sampler_cost.hpp"
 #include "sampling/threaded_driver.hpp"
 #include "sampling/virtual_driver.hpp"
 #include "simulate.hpp"
@@ -166,8 +169,69 @@ TEST(SamplerFailures, ALostGpuUnderTheThreadedDriverDoesNotTerminateTheProcess) 
   const auto traces = sampler.take_traces();
   ASSERT_TRUE(traces[1].failure.has_value());
   EXPECT_TRUE(traces[1].failure->gpu_lost);
-  EXPECT_FALSE(traces[0].failure.has_value());
+  EXPECT_FALSE(traces[0].failure.has_value()) << traces[0].failure->error;
   EXPECT_GT(traces[0].energy.back().t, lost_at + 200ms);
+}
+
+// Blocks the calling thread for good, touching nothing (the test's objects may be gone when it would wake).
+[[noreturn]] void block_forever() {
+  while (true) std::this_thread::sleep_for(24h);
+}
+
+TEST(SamplerFailures, ACallThatNeverReturnsCostsItsGpuFromThatCallsStartAndStopStillReturns) {
+  // Before the supervisor, the one sampling thread blocked in the call and stop() never returned.
+  MonotonicClock clock;
+  FakeGpu healthy(clock, constant_w(300), {}, nullptr, clock.now() - 5s);
+  FakeGpu inner(clock, constant_w(200), {}, nullptr, clock.now() - 5s);
+  const Nanos hangs_from = clock.now() + 100ms;
+  FaultyGpu hung(inner, [&](const char* call) {
+    if (std::string(call) == "energy" && clock.now() >= hangs_from) block_forever();
+  });
+  Sampler sampler({&healthy, &hung}, clock);
+  ThreadedDriver driver(sampler, clock, 200ms);
+  driver.start();
+  clock.sleep_until(hangs_from + 1s);
+  const Nanos stop_asked = clock.now();
+  driver.stop();
+  EXPECT_LT(clock.now() - stop_asked, 2s) << "stop() returns within about the limit";
+  EXPECT_EQ(driver.threads_given_up(), 1u);
+  const auto traces = sampler.take_traces();
+  ASSERT_TRUE(traces[1].failure.has_value());
+  EXPECT_TRUE(traces[1].failure->hung) << traces[1].failure->error;
+  EXPECT_TRUE(traces[1].failure->gpu_lost);
+  EXPECT_NE(traces[1].failure->error.find("a driver call (energy_counter) has not returned for 0.2 s"),
+            std::string::npos)
+      << traces[1].failure->error;
+  // From the call's start: the first energy read at or after `hangs_from`.
+  EXPECT_GE(traces[1].failure->at, hangs_from);
+  EXPECT_LT(traces[1].failure->at, stop_asked);
+  // The other GPU is read on by the new sampling thread, to the end.
+  EXPECT_FALSE(traces[0].failure.has_value());
+  ASSERT_FALSE(traces[0].energy.empty());
+  EXPECT_GE(traces[0].energy.back().t, stop_asked);
+  ASSERT_FALSE(traces[0].power_samples.empty());
+  EXPECT_GT(traces[0].power_samples.back().t, traces[1].failure->at + 200ms);
+}
+
+TEST(SamplerFailures, ACallThatIsSlowButWorkingIsNotTakenAsHung) {
+  // A call that keeps its thread busy past the limit (a starved machine, a driver that computes) uses
+  // CPU; one blocked in the driver uses none. Only the second is given up.
+  MonotonicClock clock;
+  FakeGpu inner(clock, constant_w(200), {}, nullptr, clock.now() - 5s);
+  std::atomic<int> slow_calls{0};
+  FaultyGpu slow(inner, [&](const char* call) {
+    if (std::string(call) != "telemetry" || slow_calls.fetch_add(1) != 2) return;
+    const Nanos until = thread_cpu_time() + 400ms;  // twice the limit, on the CPU
+    while (thread_cpu_time() < until) {
+    }
+  });
+  Sampler sampler({&slow}, clock);
+  ThreadedDriver driver(sampler, clock, 200ms);
+  driver.start();
+  while (slow_calls.load() < 4) clock.sleep_until(clock.now() + 50ms);
+  driver.stop();
+  EXPECT_EQ(driver.threads_given_up(), 0u);
+  EXPECT_FALSE(sampler.take_traces()[0].failure.has_value());
 }
 
 TEST(SamplerFailures, DroppingRepeatedReadingsKeepsEveryFigure) {
