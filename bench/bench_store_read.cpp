@@ -1,6 +1,8 @@
 // Issue 12 item 5: reading a sweep database for the analysis, typed (store::read_analysis_runs) against
 // the CSV round trip it replaced (export_runs_csv, then parse_runs_csv). The database is the exhaustive
 // 31 power limits x 5 repeats sweep, each run with three phases (training, epoch, warmup), in a temp file.
+// Issue 23: what `report` reads of a 10,000-run database (200 power limits x 50 repeats, same phases, one
+// GPU row each): the analysis's runs and every run with its details (ResultsStore::runs).
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
@@ -17,12 +19,12 @@ namespace wattwise::store {
 namespace {
 
 struct SweepDatabase {
-  SweepDatabase() {
+  explicit SweepDatabase(const char* limits = "150:300:5", unsigned repeats = 5) {
     std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-bench-XXXXXX").string();
     dir = ::mkdtemp(pattern.data());
     plan::PlanSpec spec;
-    spec.knobs.push_back(plan::parse_power_limit_knob("150:300:5"));
-    spec.repeats = 5;
+    spec.knobs.push_back(plan::parse_power_limit_knob(limits));
+    spec.repeats = repeats;
     const plan::Plan plan = plan::make_plan(spec);
     ResultsStore store =
         ResultsStore::create(dir / "sweep.db", {"python train.py", "counter", "node1"},
@@ -41,6 +43,11 @@ struct SweepDatabase {
       run.phases = {{std::nullopt, "training", 1, *run.time_s - 5, 190.0 * (*run.time_s - 5), 0, "counter"},
                     {std::nullopt, "epoch", 1, *run.time_s - 6, 190.0 * (*run.time_s - 6), 0, "samples"},
                     {std::nullopt, "warmup", 1, 1.0, 150.0, 0, "samples"}};
+      GpuRunEnergy gpu;
+      gpu.energy_j = run.energy_j;
+      gpu.avg_power_w = 200.0;
+      gpu.method = "counter";
+      run.gpus = {gpu};
       store.add_run(run);
     }
   }
@@ -73,6 +80,22 @@ void BM_ExportCsvThenParse(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 155);
 }
 BENCHMARK(BM_ExportCsvThenParse)->Unit(benchmark::kMillisecond);
+
+const SweepDatabase& large_database() {
+  static const SweepDatabase db("100:299:1", 50);
+  return db;
+}
+
+// What build_report_model_from_store reads from the database, apart from the traces.
+void BM_ReportRead10000Runs(benchmark::State& state) {
+  const auto store = ResultsStore::open_read_only(large_database().dir / "sweep.db");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(read_analysis_runs(store));
+    benchmark::DoNotOptimize(store.runs());
+  }
+  state.SetItemsProcessed(state.iterations() * 10000);
+}
+BENCHMARK(BM_ReportRead10000Runs)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace wattwise::store
