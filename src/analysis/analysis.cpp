@@ -12,7 +12,9 @@ Analysis analyze(const std::vector<RunRecord>& runs, const AnalysisOptions& opti
   Analysis analysis;
   PhasedRuns judged = judge_on_phase(runs, options.phase);
   analysis.basis = std::move(judged.basis);
-  analysis.settings = aggregate_runs(judged.runs);
+  ScopedRuns scoped = apply_energy_scope(judged.runs, options.energy_scope, analysis.basis.phase);
+  analysis.scope = std::move(scoped.basis);
+  analysis.settings = aggregate_runs(scoped.runs);
   analysis.reference_index = choose_reference(analysis.settings, options.reference, options.default_setting);
   const SettingAggregate& reference = analysis.reference();
   if (!(reference.energy_j.mean > 0)) {
@@ -27,7 +29,28 @@ Analysis analyze(const std::vector<RunRecord>& runs, const AnalysisOptions& opti
     analysis.recommendations.push_back(
         recommend(analysis.settings, analysis.reference_index, metric, options.max_slowdown));
   }
+  if (options.compare_scopes && analysis.scope.node_differs) {
+    AnalysisOptions other = options;
+    other.energy_scope = analysis.scope.scope == EnergyScope::kNode ? EnergyScope::kJob : EnergyScope::kNode;
+    other.compare_scopes = false;
+    analysis.other_scope = std::make_shared<const Analysis>(analyze(runs, other));
+  }
   return analysis;
+}
+
+std::vector<std::string> scope_disagreements(const Analysis& analysis) {
+  std::vector<std::string> lines;
+  if (!analysis.other_scope) return lines;
+  const bool node = analysis.scope.scope == EnergyScope::kNode;
+  for (std::size_t i = 0; i < analysis.recommendations.size(); ++i) {
+    const Recommendation& here = analysis.recommendations[i];
+    const Recommendation& there = analysis.other_scope->recommendations.at(i);
+    if (same_setting(here.setting, there.setting)) continue;
+    lines.push_back(fmt::format("{}: {} on the {} energy (judged), {} on the {}", here.metric.name(),
+                                to_string(here.setting), node ? "node's" : "job's GPUs'",
+                                to_string(there.setting), node ? "job's GPUs' alone" : "node's"));
+  }
+  return lines;
 }
 
 }  // namespace wattwise::analysis

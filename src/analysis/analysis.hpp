@@ -1,10 +1,13 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/aggregate.hpp"
+#include "analysis/energy_scope.hpp"
 #include "analysis/metrics.hpp"
 #include "analysis/phase_basis.hpp"
 #include "analysis/recommend.hpp"
@@ -16,24 +19,35 @@ struct AnalysisOptions {
   std::optional<Setting> reference;        // --reference knob=value[,...]; wins over default_setting
   std::optional<Setting> default_setting;  // what the caller knows to be the default (sweep database)
   std::vector<MetricSpec> metrics = default_metrics();
-  std::optional<double> max_slowdown;  // 0.10 = 10%
-  std::optional<std::string> phase;    // --phase: absent = the job's work phase where runs carry one
+  std::optional<double> max_slowdown;       // 0.10 = 10%
+  std::optional<std::string> phase;         // --phase: absent = the job's work phase where runs carry one
+  std::optional<EnergyScope> energy_scope;  // --energy-scope: absent = the node where the GPU count varies
+  bool compare_scopes = true;  // also analyse the other scope where the node's energy is not the job's
 };
 
 // Everything `wattwise analyze` prints, whatever the data's origin.
 struct Analysis {
   PhaseBasis basis;                        // what each run's time and energy stand for
+  ScopeBasis scope;                        // whose energy: the job's GPUs or the node's
   std::vector<SettingAggregate> settings;  // in setting order
   std::size_t reference_index = 0;
   std::vector<bool> pareto;  // parallel to settings
   std::vector<MetricSpec> metrics;
   std::optional<double> max_slowdown;
   std::vector<Recommendation> recommendations;  // one per metric, in metrics order
+  // The same analysis on the other energy scope, where the node's energy is not the job's GPUs'
+  // (scope.node_differs); null otherwise. Its settings are in the same order as these.
+  std::shared_ptr<const Analysis> other_scope;
 
   const SettingAggregate& reference() const { return settings.at(reference_index); }
 };
 
-// Judges each run on its work phase or as options.phase says (judge_on_phase), aggregates the runs over
+// One line per metric whose pick differs between the two scopes ("E: gpus=4 on the node's energy, gpus=1
+// on the job's GPUs' alone"); empty without other_scope or when they agree.
+std::vector<std::string> scope_disagreements(const Analysis& analysis);
+
+// Judges each run on its work phase or as options.phase says (judge_on_phase), on the energy scope
+// options.energy_scope says (apply_energy_scope), aggregates the runs over
 // repeats, picks the reference, flags the Pareto front and recommends a setting for each metric. Throws
 // data_error when no run succeeded and usage_error for a reference not in the data.
 Analysis analyze(const std::vector<RunRecord>& runs, const AnalysisOptions& options = {});

@@ -84,6 +84,40 @@ json basis_json(const PhaseBasis& basis) {
           {"startup_warning", warning.empty() ? json(nullptr) : json(warning)}};
 }
 
+// Whose energy the analysis judged on, and the other scope's per-setting energy and picks where both were
+// analysed (docs/analysis-json.md "energy_scope").
+json scope_json(const Analysis& analysis) {
+  const ScopeBasis& scope = analysis.scope;
+  json out = {{"scope", to_string(scope.scope)},
+              {"automatic", scope.automatic},
+              {"gpu_count_varies", scope.gpu_count_varies},
+              {"node_known", scope.node_known},
+              {"node_differs", scope.node_differs},
+              {"node_parts", scope.node_parts},
+              {"most_idle_gpus", scope.most_idle_gpus},
+              {"text", scope_text(scope)},
+              {"note", scope.note.empty() ? json(nullptr) : json(scope.note)},
+              {"disagreements", scope_disagreements(analysis)},
+              {"other", nullptr}};
+  if (!analysis.other_scope) return out;
+  const Analysis& other = *analysis.other_scope;
+  json settings = json::array();
+  for (const SettingAggregate& s : other.settings)
+    settings.push_back({{"setting", setting_json(s.setting)},
+                        {"energy_j", summary_json(s.energy_j)},
+                        {"j_per_sample", summary_json(s.j_per_sample)}});
+  json recommendations = json::array();
+  for (const Recommendation& r : other.recommendations)
+    recommendations.push_back(recommendation_json(r, other));
+  out["other"] = {
+      {"scope", to_string(other.scope.scope)},
+      {"reference",
+       {{"setting", setting_json(other.reference().setting)}, {"energy_j", other.reference().energy_j.mean}}},
+      {"settings", settings},
+      {"recommendations", recommendations}};
+  return out;
+}
+
 }  // namespace
 
 json setting_json(const Setting& setting) {
@@ -100,6 +134,7 @@ json to_json(const Analysis& analysis) {
   for (const Recommendation& r : analysis.recommendations)
     recommendations.push_back(recommendation_json(r, analysis));
   return {{"judged_on", basis_json(analysis.basis)},
+          {"energy_scope", scope_json(analysis)},
           {"reference",
            {{"setting", setting_json(reference.setting)},
             {"energy_j", reference.energy_j.mean},

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/node_parts.hpp"
+
 namespace wattwise::analysis {
 
 // A point in knob space: knob name with its unit (power_limit_w, sm_clock_mhz, batch, gpus) -> value.
@@ -15,9 +17,10 @@ using Setting = std::map<std::string, double>;
 // training or the epochs of a job, as opposed to its start-up.
 struct PhaseRecord {
   std::string name;
-  unsigned count = 0;              // how many times the phase ran
-  double time_s = 0;               // summed over its occurrences
-  std::optional<double> energy_j;  // absent: not measured
+  unsigned count = 0;                            // how many times the phase ran
+  double time_s = 0;                             // summed over its occurrences
+  std::optional<double> energy_j;                // absent: not measured
+  std::optional<NodeParts> node = std::nullopt;  // the node over the phase's time; absent: not stored
 };
 
 // One measured run, wherever it came from (a sweep database, a CSV of published results).
@@ -31,6 +34,11 @@ struct RunRecord {
   std::string label;                // free text, kept as given
   bool ok = true;                   // a failed run is kept for the record but never analysed
   std::vector<PhaseRecord> phases;  // empty when the source has none (a runs CSV)
+  // The node over the run (every measured GPU, idle ones included, and the node sources); absent when the
+  // source has no per-GPU figures (a runs CSV, a multi-node run). energy_j is the job's GPUs'.
+  std::optional<NodeParts> node;
+  std::optional<unsigned> job_gpus;       // how many GPUs the job was given, when known
+  std::optional<unsigned> measured_gpus;  // how many were measured (the job's and idle ones), when known
 };
 
 // "power_limit_w=150,batch=64": knobs in name order, values in their shortest exact form.

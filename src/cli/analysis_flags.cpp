@@ -14,6 +14,10 @@ void add_analysis_flags(CLI::App& app, AnalysisFlags& flags) {
   app.add_option("--phase", flags.phase,
                  "judge each run on this marked phase (default: 'training', else 'epoch', where every run "
                  "has it); 'run' for the whole run, start-up included");
+  app.add_option(
+      "--energy-scope", flags.energy_scope,
+      "judge runs on the energy of the job's GPUs (job) or of the node: every measured GPU, idle ones "
+      "included, + CPU/DRAM or a meter (node); default: node where the GPU count varies");
 }
 
 void apply_analysis_flags(const AnalysisFlags& flags, analysis::AnalysisOptions& options) {
@@ -21,6 +25,7 @@ void apply_analysis_flags(const AnalysisFlags& flags, analysis::AnalysisOptions&
   if (!flags.max_slowdown.empty()) options.max_slowdown = analysis::parse_max_slowdown(flags.max_slowdown);
   if (!flags.reference.empty()) options.reference = analysis::parse_setting_spec(flags.reference);
   if (!flags.phase.empty()) options.phase = flags.phase;
+  if (!flags.energy_scope.empty()) options.energy_scope = analysis::parse_energy_scope(flags.energy_scope);
 }
 
 }  // namespace wattwise::cli

@@ -15,7 +15,8 @@ struct AnalysisFlags {
   std::vector<std::string> metrics;
   std::string max_slowdown;
   std::string reference;
-  std::string phase;  // empty: the job's work phase where the runs carry one
+  std::string phase;         // empty: the job's work phase where the runs carry one
+  std::string energy_scope;  // empty: the node where the GPU count varies, else the job's GPUs
 };
 
 void add_analysis_flags(CLI::App& app, AnalysisFlags& flags);

@@ -75,6 +75,16 @@ std::size_t job_gpu_count(const std::string& spec, const std::map<std::string, s
   }
 }
 
+// Whether the plan's runs give the job different numbers of GPUs (--job-gpus {gpus} over a knob with more
+// than one value): compared as the text each run gets, so nothing is refused here (validate_sweep_flags is).
+bool gpu_count_varies(const SweepFlags& flags, const plan::Plan& plan) {
+  if (!flags.job_gpus) return false;
+  std::set<std::string> counts;
+  for (const auto& run : plan.runs)
+    counts.insert(plan::substitute_params({*flags.job_gpus}, run.params).front());
+  return counts.size() > 1;
+}
+
 }  // namespace
 
 std::string default_db_path() {
@@ -200,6 +210,7 @@ nlohmann::json sweep_options_json(const SweepFlags& flags) {
       {"trace_dir",
        flags.trace_dir.empty() ? std::string() : std::filesystem::absolute(flags.trace_dir).string()},
       {"job_gpus", flags.job_gpus ? nlohmann::json(*flags.job_gpus) : nlohmann::json()},
+      {"energy_scope", flags.energy_scope.empty() ? nlohmann::json() : nlohmann::json(flags.energy_scope)},
       {"max_failures", flags.max_failures},
       {"read_only", flags.read_only},
       {"simulate", flags.simulate}};
@@ -258,6 +269,7 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
     if (!given("--timeout")) flags.timeout_s = stored_text(options, "timeout_s");
     if (!given("--trace-dir")) flags.trace_dir = options.value("trace_dir", std::string());
     if (!given("--job-gpus")) flags.job_gpus = stored_text(options, "job_gpus");
+    if (!given("--energy-scope")) flags.energy_scope = stored_text(options, "energy_scope").value_or("");
     if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
     if (!given("--read-only")) flags.read_only = options.value("read_only", false);
     if (!given("--slurm")) flags.slurm = options.value("slurm", false);
@@ -317,6 +329,7 @@ void check_trace_dir(const std::filesystem::path& dir) {
 std::map<std::string, double> print_analysis(const std::string& db,
                                              const std::optional<analysis::Setting>& reference,
                                              const FootprintRates& rates,
+                                             const std::optional<analysis::EnergyScope>& energy_scope,
                                              const std::vector<analysis::MetricSpec>& metrics,
                                              const std::string& knob) {
   std::map<std::string, double> recommended;
@@ -324,6 +337,7 @@ std::map<std::string, double> print_analysis(const std::string& db,
     const auto stored = store::read_analysis_runs(store::ResultsStore::open_read_only(db));
     analysis::AnalysisOptions options;
     options.default_setting = reference;
+    options.energy_scope = energy_scope;
     for (const auto& metric : metrics) {
       const auto same = [&](const analysis::MetricSpec& m) { return m.name() == metric.name(); };
       if (std::ranges::none_of(options.metrics, same)) options.metrics.push_back(metric);
@@ -457,7 +471,7 @@ int run_sweep_command(SweepFlags flags) {
 
   experiment::SweepOptions options;
   // The job's GPUs are set and measured; with --other-gpus report the others are measured too, never set.
-  const measure::JobGpuSelection selection =
+  measure::JobGpuSelection selection =
       measure::select_job_gpus(system, job_gpu_request(system, flags.gpus, flags.other_gpus, simulated));
   for (const auto& warning : selection.warnings) std::cerr << "wattwise: " << warning << "\n";
   options.gpu_indices.assign(selection.positions.begin(),
@@ -470,12 +484,32 @@ int run_sweep_command(SweepFlags flags) {
         throw usage_error(
             "--read-only sweeps job knobs only: drop --power-limit, --sm-clock and --mem-clock");
   }
+  const std::optional<analysis::EnergyScope> energy_scope =
+      flags.energy_scope.empty() ? std::nullopt
+                                 : std::optional(analysis::parse_energy_scope(flags.energy_scope));
+  const bool gpu_count_sweep = !simulated && gpu_count_varies(flags, options.plan);
+  if (gpu_count_sweep && flags.other_gpus == "omit" && !(flags.app && flags.app->count("--other-gpus") > 0)) {
+    // Judged on the node by default: every GPU of the node is sampled, so the idle ones' draw is counted.
+    flags.other_gpus = "report";
+    selection =
+        measure::select_job_gpus(system, job_gpu_request(system, flags.gpus, flags.other_gpus, simulated));
+  }
   measure::MeasureOptions measure_options = sampling_options(flags, simulated, selection);
   validate_sweep_flags(flags, options.plan, system, options.gpu_indices);
   if (flags.dry_run) {
     safety::validate_hardware_settings(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
     std::cout << safety::describe_dry_run(system, options.gpu_indices, options.plan);
     return 0;
+  }
+  if (gpu_count_sweep) {
+    const char* judged =
+        energy_scope == analysis::EnergyScope::kJob
+            ? "the job's GPUs alone (--energy-scope job)"
+            : "the node's energy, idle GPUs included (--energy-scope job for the job's GPUs alone)";
+    std::cerr << fmt::format(
+        "wattwise: the GPU count varies (--job-gpus {}): "
+        "every GPU the sweep can see is sampled ({}), and the runs are judged on {}\n",
+        *flags.job_gpus, selection.positions.size(), judged);
   }
 
   std::optional<analysis::Setting> reference;
@@ -548,9 +582,9 @@ int run_sweep_command(SweepFlags flags) {
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
   std::map<std::string, double> recommended;
   if (outcome.runs_done > 0 || outcome.runs_skipped > 0) {
-    recommended = adaptive ? print_analysis(options.db_path.string(), reference, rates, adaptive->metrics,
-                                            adaptive->knob)
-                           : print_analysis(options.db_path.string(), reference, rates);
+    recommended = adaptive ? print_analysis(options.db_path.string(), reference, rates, energy_scope,
+                                            adaptive->metrics, adaptive->knob)
+                           : print_analysis(options.db_path.string(), reference, rates, energy_scope);
   }
   if (adaptive_summary) std::cout << adaptive_summary(recommended);
   std::cout << fmt::format("results: {}\n", options.db_path.string());
@@ -612,6 +646,10 @@ CommandRun add_sweep_command(CLI::App& app) {
   app.add_option(
       "--job-gpus", flags->job_gpus,
       "the job uses the first N measured GPUs (e.g. {gpus} for a job knob); the rest are reported idle");
+  app.add_option(
+      "--energy-scope", flags->energy_scope,
+      "judge runs on the energy of the job's GPUs (job) or of the node: every measured GPU, idle ones "
+      "included, + CPU/DRAM or a meter (node); default: node where --job-gpus varies the GPU count");
   app.add_option("--trace-dir", flags->trace_dir, "keep every run's trace as CSV here (and in the database)");
   app.add_flag("--read-only", flags->read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");

@@ -44,6 +44,7 @@ struct SweepFlags {
   std::optional<std::string> timeout_s;  // absent: no time-out
   std::string trace_dir;
   std::optional<std::string> job_gpus;  // may name a job knob: "{gpus}"
+  std::string energy_scope;             // --energy-scope job|node; empty: node where the GPU count varies
   bool read_only = false;
   std::string simulate;
   sim::SimulationOptions sim;
@@ -73,6 +74,7 @@ nlohmann::json sweep_options_json(const SweepFlags& flags);
 std::map<std::string, double> print_analysis(const std::string& db,
                                              const std::optional<analysis::Setting>& reference,
                                              const FootprintRates& rates,
+                                             const std::optional<analysis::EnergyScope>& energy_scope,
                                              const std::vector<analysis::MetricSpec>& metrics = {},
                                              const std::string& knob = "");
 

@@ -274,6 +274,7 @@ store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measureme
     phase.energy_j = p.energy_j;
     phase.method = sampling::to_string(p.method);
     r.phases.push_back(phase);
+    r.phase_node.push_back({p.name, p.node});
   }
   return r;
 }

@@ -159,7 +159,40 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
     m.phase_instances.push_back(std::move(inst));
   }
   m.phase_summaries.clear();
-  for (const auto& name : order) m.phase_summaries.push_back(by_name[name]);
+  for (const auto& name : order) {
+    PhaseSummary& s = by_name[name];
+    s.node.gpus_j = 0.0;
+    for (const auto& [begin, end] : phase_spans(m.phases, name)) {
+      for (std::size_t pos = 0; pos < m.gpus.size() && s.node.gpus_j; ++pos) {
+        const bool covered = m.gpu_energy[pos].complete() || end <= m.gpu_energy[pos].covered_until;
+        const auto e = covered ? window(pos, begin, end) : sampling::WindowEnergy{};
+        if (e.joules) {
+          *s.node.gpus_j += *e.joules;
+        } else {
+          s.node.gpus_j.reset();
+        }
+      }
+    }
+    m.phase_summaries.push_back(s);
+  }
+}
+
+std::vector<std::pair<Nanos, Nanos>> phase_spans(const std::vector<workload::Phase>& phases,
+                                                 const std::string& name) {
+  std::vector<std::pair<Nanos, Nanos>> spans;
+  for (const auto& phase : phases)
+    if (phase.name == name && phase.same_name_depth == 0 && phase.end > phase.begin)
+      spans.emplace_back(phase.begin, phase.end);
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<Nanos, Nanos>> merged;
+  for (const auto& span : spans) {
+    if (!merged.empty() && span.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, span.second);
+    } else {
+      merged.push_back(span);
+    }
+  }
+  return merged;
 }
 
 }  // namespace wattwise::measure

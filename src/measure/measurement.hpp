@@ -75,6 +75,9 @@ struct PhaseSummary {
   // so that means and CVs need no list of occurrences.
   RunningStats energy_per_occurrence;
   RunningStats time_per_occurrence;
+  // The node over the phase's time (its outermost occurrences, overlapping ranks' spans counted once):
+  // gpus_j from attribute_energy, the node sources from account_node.
+  NodeParts node = {};
   std::optional<double> j_per_sample() const;
   std::optional<double> gflops_per_w() const;
 };

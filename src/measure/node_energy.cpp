@@ -1,5 +1,6 @@
 #include "measure/node_energy.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -10,23 +11,11 @@ namespace wattwise::measure {
 
 namespace {
 
-// Adds `part` to `total`; a missing part makes the total missing.
-void add(std::optional<double>& total, const std::optional<double>& part, bool& first) {
-  if (first) {
-    total = part;
-    first = false;
-  } else if (total && part) {
-    *total += *part;
-  } else {
-    total.reset();
-  }
-}
-
 std::optional<double> sum_of(const std::vector<NodeSourceEnergy>& sources, hw::NodeKind kind) {
   std::optional<double> total;
   bool first = true;
   for (const auto& s : sources)
-    if (s.kind == kind) add(total, s.energy_j, first);
+    if (s.kind == kind) add_part(total, first, s.energy_j);
   return total;
 }
 
@@ -95,16 +84,34 @@ NodeEnergy node_energy(const std::vector<sampling::NodeTrace>& traces, Nanos t0,
   if (!gpu_energy_j.empty() && node.cpu_package_j) {
     std::optional<double> sum;
     bool first = true;
-    for (const auto& gpu : gpu_energy_j) add(sum, gpu, first);
-    add(sum, node.cpu_package_j, first);
+    for (const auto& gpu : gpu_energy_j) add_part(sum, first, gpu);
+    add_part(sum, first, node.cpu_package_j);
     node.sum_parts = {"gpus", "cpu_package"};
     if (has(hw::NodeKind::kDram)) {
-      add(sum, node.dram_j, first);
+      add_part(sum, first, node.dram_j);
       node.sum_parts.push_back("dram");
     }
     node.sum_j = sum;
   }
   return node;
+}
+
+NodeParts node_source_parts(const std::vector<sampling::NodeTrace>& traces,
+                            const std::vector<std::pair<Nanos, Nanos>>& spans) {
+  NodeParts parts;
+  bool first_cpu = true, first_dram = true, first_meter = true;
+  for (const auto& [t0, t1] : spans) {
+    const NodeEnergy span = node_energy(traces, t0, t1, {});
+    // A part the node has (its kind among the sources) but that one span lacks makes the sum absent.
+    const auto has = [&](hw::NodeKind kind) {
+      return std::any_of(span.sources.begin(), span.sources.end(),
+                         [&](const NodeSourceEnergy& s) { return s.kind == kind; });
+    };
+    if (has(hw::NodeKind::kCpuPackage)) add_part(parts.cpu_package_j, first_cpu, span.cpu_package_j);
+    if (has(hw::NodeKind::kDram)) add_part(parts.dram_j, first_dram, span.dram_j);
+    if (has(hw::NodeKind::kMeter)) add_part(parts.meter_j, first_meter, span.meter_j);
+  }
+  return parts;
 }
 
 }  // namespace wattwise::measure

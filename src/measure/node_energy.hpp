@@ -6,9 +6,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/node_parts.hpp"
 #include "hw/meter_command.hpp"
 #include "hw/node_source.hpp"
 #include "sampling/node_sampler.hpp"
@@ -52,6 +54,11 @@ struct NodeEnergy {
   std::vector<std::string> sum_parts;
   std::vector<std::string> warnings;  // as given to on_warning
 };
+
+// The node sources' parts (CPU packages, DRAM, meter) summed over `spans`; gpus_j is left absent. A part
+// the node has but whose readings miss one span is absent; one the node lacks stays absent.
+NodeParts node_source_parts(const std::vector<sampling::NodeTrace>& traces,
+                            const std::vector<std::pair<Nanos, Nanos>>& spans);
 
 // The sources the options ask for, found now; warnings (root-only RAPL) go to on_warning and `warnings`.
 std::vector<std::unique_ptr<hw::NodeSource>> open_node_sources(const NodeOptions& options,

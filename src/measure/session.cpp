@@ -133,6 +133,12 @@ void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::
     warn(options, line);
   }
   m.node->warnings = std::move(warnings);
+  for (auto& phase : m.phase_summaries) {
+    const NodeParts sources = node_source_parts(traces, phase_spans(m.phases, phase.name));
+    phase.node.cpu_package_j = sources.cpu_package_j;
+    phase.node.dram_j = sources.dram_j;
+    phase.node.meter_j = sources.meter_j;
+  }
   m.node_traces = std::move(traces);
 }
 

@@ -49,6 +49,8 @@ std::string analysis_text(const analysis::Analysis& a) {
                        for_terminal(a.basis.phase));
   if (const auto warning = analysis::startup_warning(a.basis); !warning.empty())
     out += fmt::format(" warning: {}\n", for_terminal(warning));
+  if (const auto scope = analysis::scope_text(a.scope); !scope.empty())
+    out += fmt::format(" {}\n", for_terminal(scope));
   out += fmt::format(" Reference: {} ({} run{})  E = {}, t = {}\n\n", for_terminal(setting_text(ref.setting)),
                      ref.runs.size(), ref.runs.size() == 1 ? "" : "s", format_energy_j(ref.energy_j.mean),
                      format_seconds(ref.time_s.mean));
@@ -58,6 +60,11 @@ std::string analysis_text(const analysis::Analysis& a) {
   bool any_work = false;
   for (const auto& s : a.settings) any_work = any_work || s.j_per_sample.has_value();
   if (any_work) headers.push_back("J/sample");
+  // Both scopes where they differ: the other one's energy beside this one's.
+  const analysis::Analysis* other = a.other_scope.get();
+  const std::string other_name =
+      other && other->scope.scope == analysis::EnergyScope::kNode ? "node energy" : "job GPUs' energy";
+  if (other) headers.push_back(other_name);
   for (const auto& m : a.metrics)
     if (m.kind != analysis::MetricKind::kEnergy && m.kind != analysis::MetricKind::kTime)
       headers.push_back(m.name());
@@ -73,6 +80,9 @@ std::string analysis_text(const analysis::Analysis& a) {
                                     format_percent(100 * (s.time_s.mean / ref_point.time_s - 1)),
                                     format_power_w(s.power_w.mean)};
     if (any_work) row.push_back(s.j_per_sample ? format_number(s.j_per_sample->mean, 4) : "n/a");
+    if (other)
+      row.push_back(
+          format_energy_spread_j(other->settings.at(i).energy_j.mean, other->settings.at(i).energy_j.stddev));
     for (const auto& m : a.metrics) {
       if (m.kind == analysis::MetricKind::kEnergy || m.kind == analysis::MetricKind::kTime) continue;
       const double v = analysis::metric_value(m, s.energy_j.mean, s.time_s.mean, ref_point);
@@ -90,16 +100,31 @@ std::string analysis_text(const analysis::Analysis& a) {
                      a.max_slowdown
                          ? fmt::format(" (at most {:.0f}% slower than the reference)", *a.max_slowdown * 100)
                          : std::string());
-  Table best({"metric", "setting", "energy", "vs ref", "time", "vs ref", "beyond noise", "band"});
+  std::vector<std::string> best_headers = {"metric", "setting", "energy",       "vs ref",
+                                           "time",   "vs ref",  "beyond noise", "band"};
+  if (other)
+    best_headers.push_back(other && other->scope.scope == analysis::EnergyScope::kNode
+                               ? "on node energy"
+                               : "on job GPUs' energy");
+  Table best(best_headers);
   best.set_align(1, Table::Align::kLeft);
   best.set_align(6, Table::Align::kLeft);
   best.set_align(7, Table::Align::kLeft);
-  for (const auto& r : a.recommendations) {
+  if (other) best.set_align(8, Table::Align::kLeft);
+  for (std::size_t k = 0; k < a.recommendations.size(); ++k) {
+    const auto& r = a.recommendations[k];
     const std::string significance =
         !r.significant ? "unknown (no repeats)" : (*r.significant ? "yes" : "no");
-    best.add_row({r.metric.name(), setting_text(r.setting), format_energy_j(r.energy_j),
-                  format_percent(r.energy_vs_ref_pct), format_seconds(r.time_s),
-                  format_percent(r.time_vs_ref_pct), significance, band_text(r)});
+    std::vector<std::string> row = {r.metric.name(),
+                                    setting_text(r.setting),
+                                    format_energy_j(r.energy_j),
+                                    format_percent(r.energy_vs_ref_pct),
+                                    format_seconds(r.time_s),
+                                    format_percent(r.time_vs_ref_pct),
+                                    significance,
+                                    band_text(r)};
+    if (other) row.push_back(for_terminal(setting_text(other->recommendations.at(k).setting)));
+    best.add_row(row);
   }
   out += best.render("   ");
   out +=
@@ -108,6 +133,8 @@ std::string analysis_text(const analysis::Analysis& a) {
       "best.\n";
   for (const auto& r : a.recommendations)
     if (!r.note.empty()) out += fmt::format("   {}: {}\n", r.metric.name(), for_terminal(r.note));
+  for (const auto& line : analysis::scope_disagreements(a))
+    out += fmt::format(" warning: the energy scopes pick differently for {}\n", for_terminal(line));
   return out;
 }
 

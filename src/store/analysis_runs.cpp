@@ -41,6 +41,69 @@ std::optional<analysis::Setting> plan_reference(const nlohmann::json& plan) {
   return setting;
 }
 
+bool has_table(sqlite3* db, const std::string& path, const char* name) {
+  Statement query(db, path, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  query.bind(1, std::string(name));
+  return query.step();
+}
+
+// Each run's node figures (docs/energy-scope.md): every measured GPU from run_gpu_energy, the job's GPU
+// count from run_gpu_usage, the node sources from run_node_energy, and the node over each phase from
+// run_phase_node_energy, in one query per table. A run without GPU rows (a multi-node run) has none.
+void read_node_figures(sqlite3* db, const std::string& path,
+                       const std::map<std::int64_t, std::size_t>& position,
+                       std::vector<analysis::RunRecord>& runs) {
+  const auto run_of = [&](std::int64_t id) -> analysis::RunRecord* {
+    const auto it = position.find(id);
+    return it == position.end() ? nullptr : &runs[it->second];
+  };
+  Statement gpus(
+      db, path,
+      "SELECT run_id, COUNT(*), SUM(energy_j), COUNT(energy_j) FROM run_gpu_energy GROUP BY run_id");
+  while (gpus.step()) {
+    analysis::RunRecord* run = run_of(gpus.integer(0));
+    if (!run) continue;
+    run->measured_gpus = static_cast<unsigned>(gpus.integer(1));
+    run->node.emplace();
+    if (gpus.integer(3) == gpus.integer(1)) run->node->gpus_j = gpus.real(2);
+  }
+  if (has_table(db, path, "run_gpu_usage")) {
+    Statement usage(db, path, "SELECT run_id, SUM(expected) FROM run_gpu_usage GROUP BY run_id");
+    while (usage.step())
+      if (analysis::RunRecord* run = run_of(usage.integer(0)))
+        run->job_gpus = static_cast<unsigned>(usage.integer(1));
+  }
+  if (has_table(db, path, "run_node_energy")) {
+    std::map<std::int64_t, std::map<std::string, bool>> first;  // run -> kind -> no row added yet
+    Statement sources(db, path, "SELECT run_id, kind, energy_j FROM run_node_energy ORDER BY run_id, rowid");
+    while (sources.step()) {
+      analysis::RunRecord* run = run_of(sources.integer(0));
+      if (!run || !run->node) continue;
+      const std::string kind = sources.text(1);
+      std::optional<double>* part = kind == "cpu_package" ? &run->node->cpu_package_j
+                                    : kind == "dram"      ? &run->node->dram_j
+                                    : kind == "meter"     ? &run->node->meter_j
+                                                          : nullptr;
+      if (!part) continue;  // core, uncore and psys lie inside the packages
+      auto [it, inserted] = first[sources.integer(0)].try_emplace(kind, true);
+      add_part(*part, it->second, sources.optional_real(2));
+    }
+  }
+  if (has_table(db, path, "run_phase_node_energy")) {
+    Statement phases(
+        db, path, "SELECT run_id, name, gpus_j, cpu_package_j, dram_j, meter_j FROM run_phase_node_energy");
+    while (phases.step()) {
+      analysis::RunRecord* run = run_of(phases.integer(0));
+      if (!run) continue;
+      const std::string name = valid_utf8(phases.text(1));
+      for (analysis::PhaseRecord& phase : run->phases)
+        if (phase.name == name)
+          phase.node = NodeParts{phases.optional_real(2), phases.optional_real(3), phases.optional_real(4),
+                                 phases.optional_real(5)};
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<analysis::PhaseRecord> combine_phases(const std::vector<PhaseResult>& results) {
@@ -116,6 +179,7 @@ AnalysisRuns read_analysis_runs(const ResultsStore& store) {
     phases[it->second].push_back(std::move(phase));
   }
   for (std::size_t i = 0; i < result.runs.size(); ++i) result.runs[i].phases = combine_phases(phases[i]);
+  read_node_figures(store.db_, path, position, result.runs);
   return result;
 }
 

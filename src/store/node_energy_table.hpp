@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/node_parts.hpp"
+
 struct sqlite3;
 
 namespace wattwise::store {
@@ -18,11 +20,19 @@ struct NodeRunEnergy {
   std::optional<double> avg_power_w;
 };
 
-// The schema-version-3 addition for node power, kept in one place: creates run_node_energy if it is not
-// there (new databases, and the upgrade of a version 1 or 2 file, which only adds).
+// The node's energy over one phase of one run (table run_phase_node_energy, schema version 6): every
+// measured GPU, idle ones included, and the node sources over the phase's time (docs/energy-scope.md).
+struct PhaseNodeEnergy {
+  std::string name;  // the phase
+  NodeParts parts;
+};
+
+// The node-power tables, kept in one place: creates run_node_energy (schema version 3) and
+// run_phase_node_energy (version 6) where they are not there (new databases, and the upgrade of an older
+// file, which only adds).
 void create_node_energy_table(sqlite3* db, const std::string& path);
 void insert_node_energy(sqlite3* db, const std::string& path, std::int64_t run_id,
-                        const std::vector<NodeRunEnergy>& node);
+                        const std::vector<NodeRunEnergy>& node, const std::vector<PhaseNodeEnergy>& phases);
 // The run's node sources; none when the database predates the table.
 std::vector<NodeRunEnergy> read_node_energy(sqlite3* db, const std::string& path, std::int64_t run_id);
 bool has_node_energy_table(sqlite3* db, const std::string& path);

@@ -336,7 +336,7 @@ ResultsStore ResultsStore::open_for_resume(const std::filesystem::path& path, co
   const std::string p = path.string();
   make_writer(store.db_, p);
   if (store.schema_version() < kResultsSchemaVersion) {
-    // Versions 1 to 4 -> 5: only additions (tables, meta entries), so the upgrade is a few statements.
+    // Versions 1 to 5 -> 6: only additions (tables, meta entries), so the upgrade is a few statements.
     exec_sql(store.db_, p, "BEGIN IMMEDIATE");
     try {
       exec_sql(store.db_, p, kEarlierAttemptsTable);
@@ -526,7 +526,7 @@ void ResultsStore::add_run_once(const RunRecord& run) {
                      "plan_index = ?");
       keep.bind(1, utc_now_iso8601()).bind(2, static_cast<std::int64_t>(run.plan_index)).run();
       for (const char* table : {"run_settings", "run_gpu_energy", "run_phases", "run_node_energy",
-                                "run_gpu_usage", "traces", "run_cluster_nodes"}) {
+                                "run_phase_node_energy", "run_gpu_usage", "traces", "run_cluster_nodes"}) {
         const std::string sql =
             fmt::format("DELETE FROM {} WHERE run_id IN (SELECT id FROM runs WHERE plan_index = ?)", table);
         Statement remove(db_, p, sql.c_str());
@@ -593,7 +593,7 @@ void ResultsStore::add_run_once(const RunRecord& run) {
       if (u.job_seen) seen = *u.job_seen ? 1 : 0;
       s.bind(6, seen).bind(7, nlohmann::json(u.pids).dump()).run();
     }
-    insert_node_energy(db_, p, run_id, run.node);
+    insert_node_energy(db_, p, run_id, run.node, run.phase_node);
     insert_cluster_nodes(db_, p, run_id, run.cluster_nodes);
     for (const auto& trace : run.traces) {
       Statement s(db_, p, "INSERT INTO traces (run_id, gpu_index, csv) VALUES (?, ?, ?)");

@@ -26,7 +26,7 @@ namespace wattwise::store {
 // run_gpu_usage (which GPUs the job's processes were seen on) and run_node_energy (node power beside the
 // GPUs, store/node_energy_table.hpp). Older files are read as they are and upgraded in place when resumed
 // (each version only adds). Version 5: table run_cluster_nodes (a multi-node run's nodes, `sweep --slurm`).
-inline constexpr int kResultsSchemaVersion = 5;
+inline constexpr int kResultsSchemaVersion = 6;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
 // timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.
@@ -105,8 +105,9 @@ struct RunRecord {
   std::string label;
   std::vector<GpuRunEnergy> gpus;
   std::vector<PhaseResult> phases;
-  std::vector<NodeRunEnergy> node;     // node power sources (CPU package, DRAM, meter); empty: none read
-  std::vector<GpuRunUsage> gpu_usage;  // every GPU of the node; empty when not detected
+  std::vector<NodeRunEnergy> node;          // node power sources (CPU package, DRAM, meter); empty: none read
+  std::vector<PhaseNodeEnergy> phase_node;  // the node over each phase (every GPU, the node sources)
+  std::vector<GpuRunUsage> gpu_usage;       // every GPU of the node; empty when not detected
   std::vector<ClusterNodeEnergy> cluster_nodes;  // a multi-node run's nodes (`sweep --slurm`); else empty
   std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
 };

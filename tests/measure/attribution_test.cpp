@@ -180,3 +180,44 @@ TEST(Attribution, SameNameNestedPhaseCountsOnceThroughItsOutermostOccurrence) {
 
 }  // namespace
 }  // namespace wattwise::measure
+
+namespace wattwise::measure {
+namespace {
+
+// Issue 21 item 5: the node over a phase is every measured GPU, idle ones included, over the phase's time.
+TEST(Attribution, NodeOverAPhaseCountsIdleGpusOverItsTime) {
+  auto m = two_gpu_measurement(false);
+  m.phases = {phase("training", 2s, 6s), phase("warmup", 0s, 1s)};
+  attribute_energy(m, constant_power({300, 80}), constant_power({300, 80}));
+  ASSERT_EQ(m.phase_summaries.size(), 2u);
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].energy_j, 4 * 300);            // the job's GPU
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].node.gpus_j, 4 * (300 + 80));  // and the idle one
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[1].node.gpus_j, 380);
+}
+
+// Ranks side by side are one span of the node's time: overlapping spans are merged, not added.
+TEST(Attribution, NodeOverRanksSideBySideCountsTheirOverlapOnce) {
+  auto m = two_gpu_measurement(true);
+  m.phases = {phase("epoch", 1s, 4s, 0), phase("epoch", 2s, 5s, 1), phase("epoch", 7s, 8s, 0)};
+  attribute_energy(m, constant_power({300, 100}), constant_power({300, 100}));
+  const auto spans = phase_spans(m.phases, "epoch");
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0], (std::pair<Nanos, Nanos>{1s, 5s}));
+  EXPECT_EQ(spans[1], (std::pair<Nanos, Nanos>{7s, 8s}));
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].node.gpus_j, (4 + 1) * (300 + 100));
+}
+
+TEST(Attribution, NodeOverAPhaseIsAbsentWhereAGpuHasNoFigure) {
+  auto m = two_gpu_measurement(false);
+  m.phases = {phase("training", 2s, 6s)};
+  WindowEnergyFn job_only = [](std::size_t gpu, Nanos t0, Nanos t1) {
+    return gpu == 0 ? sampling::WindowEnergy{300 * to_seconds(t1 - t0), sampling::EnergyMethod::kCounter}
+                    : sampling::WindowEnergy{};
+  };
+  attribute_energy(m, job_only, job_only);
+  EXPECT_DOUBLE_EQ(*m.phase_summaries[0].energy_j, 1200);
+  EXPECT_FALSE(m.phase_summaries[0].node.gpus_j);
+}
+
+}  // namespace
+}  // namespace wattwise::measure

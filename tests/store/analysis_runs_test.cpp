@@ -89,6 +89,43 @@ TEST_F(AnalysisRunsTest, ReturnsWhatWasStoredWithPhases) {
   EXPECT_EQ(*read.default_setting, (analysis::Setting{{"batch", 64}}));
 }
 
+TEST_F(AnalysisRunsTest, ReadsTheNodeFiguresOfEachRunAndPhase) {
+  ResultsStore store = create();
+  RunRecord run = stored_run(0, "64", 30, 6000);  // the job's one GPU
+  GpuRunEnergy busy, idle;
+  busy.gpu_index = 0;
+  busy.energy_j = 6000;
+  idle.gpu_index = 1;
+  idle.energy_j = 2400;
+  run.gpus = {busy, idle};
+  run.gpu_usage = {{0, "GPU-aaa", true, true, true, {42}}, {1, "GPU-bbb", false, true, false, {}}};
+  run.node = {{"package-0", "cpu_package", "powercap", 900.0, 30.0},
+              {"package-1", "cpu_package", "powercap", 600.0, 20.0},
+              {"core-0", "core", "powercap", 500.0, 16.7},
+              {"dram-0", "dram", "powercap", std::nullopt, std::nullopt}};
+  run.phases.push_back({std::nullopt, "training", 1, 20, 4000.0, 0, "counter"});
+  run.phase_node.push_back({"training", NodeParts{5600.0, 1000.0, std::nullopt, std::nullopt}});
+  store.add_run(run);
+  store.add_run(stored_run(1, "256", 20, 5000));  // no GPU rows: no node figure
+
+  const AnalysisRuns read = read_analysis_runs(ResultsStore::open_read_only(dir.path() / "sweep.db"));
+  ASSERT_EQ(read.runs.size(), 2u);
+  const analysis::RunRecord& got = read.runs[0];
+  ASSERT_TRUE(got.node);
+  EXPECT_EQ(got.node->gpus_j, 8400.0);
+  EXPECT_EQ(got.node->cpu_package_j, 1500.0);  // both packages; the core lies inside one
+  EXPECT_FALSE(got.node->dram_j);              // a zone without a figure leaves DRAM unknown
+  EXPECT_FALSE(got.node->meter_j);
+  EXPECT_EQ(got.job_gpus, 1u);
+  EXPECT_EQ(got.measured_gpus, 2u);
+  ASSERT_EQ(got.phases.size(), 1u);
+  ASSERT_TRUE(got.phases[0].node);
+  EXPECT_EQ(got.phases[0].node->gpus_j, 5600.0);
+  EXPECT_EQ(got.phases[0].node->cpu_package_j, 1000.0);
+  EXPECT_FALSE(read.runs[1].node);
+  EXPECT_FALSE(read.runs[1].job_gpus);
+}
+
 TEST_F(AnalysisRunsTest, LeavesOutFailedRunsAndWarmups) {
   ResultsStore store = create();
   store.add_run(stored_run(0, "64", 30, 6000));

@@ -7,7 +7,7 @@ OUT=${OUT:-/tmp/ww-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
-WW="$PWD/build-gpu/bundle/wattwise"
+WW=${WATTWISE_BIN:-"$PWD/build-gpu/bundle/wattwise"}  # WATTWISE_BIN: another build (local trials)
 
 # Every 5 s while PID runs: one line per thread, "unix_time thread_name utime_ticks stime_ticks" (the
 # fields after the command name of /proc/PID/task/TID/stat, which may itself hold spaces).

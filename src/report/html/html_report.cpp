@@ -71,9 +71,14 @@ std::string header_html(const ReportModel& model) {
   if (!model.settings.empty() && !model.single_run)
     fact("reference", model.settings.at(model.reference_index).label);
   fact("analysis", analysis::basis_text(model.basis));
-  const std::string warning = analysis::startup_warning(model.basis);
+  fact("energy", analysis::scope_text(model.scope));
+  std::string warnings;
+  if (const std::string warning = analysis::startup_warning(model.basis); !warning.empty())
+    warnings += "<p class=\"warning\">" + escape_html(warning) + "</p>";
+  for (const auto& line : model.scope_warnings)
+    warnings += "<p class=\"warning\">The energy scopes pick differently for " + escape_html(line) + "</p>";
   return fmt::format("<header><h1>{}</h1><dl class=\"facts\">{}</dl>{}</header>\n", escape_html(info.title),
-                     facts, warning.empty() ? "" : "<p class=\"warning\">" + escape_html(warning) + "</p>");
+                     facts, warnings);
 }
 
 std::string table_html(const ReportModel& model) {
@@ -121,13 +126,20 @@ std::string band_html(const ReportModel& model, const analysis::Recommendation& 
 std::string recommendations_html(const ReportModel& model) {
   if (model.recommendations.empty() || model.single_run) return "";
   std::string items;
-  for (const auto& r : model.recommendations) {
+  for (std::size_t k = 0; k < model.recommendations.size(); ++k) {
+    const auto& r = model.recommendations[k];
     const std::string noise =
         r.significant ? (*r.significant ? "beyond the noise" : "within the noise") : "noise unknown";
-    items += fmt::format("<li><b>{}</b>: {} &mdash; energy {}%, time {}% ({}){}</li>\n",
+    const std::string other =
+        k < model.other_scope_picks.size()
+            ? fmt::format("<br><span class=\"band\">on the {} energy: {}</span>",
+                          model.scope.scope == analysis::EnergyScope::kNode ? "job's GPUs'" : "node's",
+                          escape_html(model.other_scope_picks[k]))
+            : std::string();
+    items += fmt::format("<li><b>{}</b>: {} &mdash; energy {}%, time {}% ({}){}{}</li>\n",
                          escape_html(r.metric.name()), escape_html(model.settings.at(r.setting_index).label),
                          table_percent(r.energy_vs_ref_pct), table_percent(r.time_vs_ref_pct), noise,
-                         band_html(model, r));
+                         band_html(model, r), other);
   }
   const std::string headline = model.headline < model.recommendations.size()
                                    ? model.recommendations[model.headline].metric.name()

@@ -158,6 +158,11 @@ struct ReportModel {
   std::vector<analysis::Recommendation> recommendations;
   std::size_t headline = 0;    // the recommendation shown at the top (--metric; E by default)
   analysis::PhaseBasis basis;  // what each run's time and energy stand for (the job's work phase, or the run)
+  analysis::ScopeBasis scope;  // whose energy: the job's GPUs or the node's (docs/energy-scope.md)
+  // Where both scopes were analysed: the other scope's pick per recommendation (same order), and one line
+  // per metric they pick differently (analysis::scope_disagreements); empty otherwise.
+  std::vector<std::string> other_scope_picks;
+  std::vector<std::string> scope_warnings;
   std::vector<double> grid_s;  // the common time grid of the traces; empty without traces
   std::vector<SettingTraces> traces;
   std::vector<RunDetail> runs;  // per run, as given plus cumulative energy; not in the page's JSON (size)

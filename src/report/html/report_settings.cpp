@@ -148,6 +148,12 @@ void fill_settings(ReportModel& model, const analysis::Analysis& analysis) {
 
   model.recommendations = analysis.recommendations;
   model.basis = analysis.basis;
+  model.scope = analysis.scope;
+  model.other_scope_picks.clear();
+  if (analysis.other_scope)
+    for (const auto& r : analysis.other_scope->recommendations)
+      model.other_scope_picks.push_back(analysis::to_string(r.setting));
+  model.scope_warnings = analysis::scope_disagreements(analysis);
   model.iso_lines = iso_lines(model, analysis.metrics);
   model.table = table_rows(model);
 }

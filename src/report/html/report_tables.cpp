@@ -49,6 +49,10 @@ std::string render_tables_markdown(const ReportModel& model) {
   out += fmt::format("{}.\n\n", md_cell(analysis::basis_text(model.basis)));
   if (const auto warning = analysis::startup_warning(model.basis); !warning.empty())
     out += fmt::format("**Warning:** {}.\n\n", md_cell(warning));
+  if (const auto scope = analysis::scope_text(model.scope); !scope.empty())
+    out += fmt::format("{}.\n\n", md_cell(scope));
+  for (const auto& line : model.scope_warnings)
+    out += fmt::format("**Warning:** the energy scopes pick differently for {}.\n\n", md_cell(line));
   out +=
       "| setting | avg power (W) | energy (J) | energy vs ref (%) | time (s) | time vs ref (%) | optimum for "
       "|\n";
@@ -61,17 +65,24 @@ std::string render_tables_markdown(const ReportModel& model) {
   }
   // One run has nothing to compare with: every metric would name it, "+0.0%" seven times.
   if (model.recommendations.empty() || model.single_run) return out;
-  out +=
-      "\n| metric | best setting | energy vs ref (%) | time vs ref (%) | beyond noise | within the noise |\n";
-  out += "| --- | --- | ---: | ---: | --- | --- |\n";
-  for (const auto& r : model.recommendations) {
+  const bool both = !model.other_scope_picks.empty();
+  const std::string other_header =
+      model.scope.scope == analysis::EnergyScope::kNode ? "on job GPUs' energy" : "on node energy";
+  out += fmt::format(
+      "\n| metric | best setting | energy vs ref (%) | time vs ref (%) | beyond noise | within the noise "
+      "|{}\n",
+      both ? fmt::format(" {} |", other_header) : std::string());
+  out += fmt::format("| --- | --- | ---: | ---: | --- | --- |{}\n", both ? " --- |" : "");
+  for (std::size_t k = 0; k < model.recommendations.size(); ++k) {
+    const auto& r = model.recommendations[k];
     const std::string significant = r.significant ? (*r.significant ? "yes" : "no") : "unknown";
     std::string band = r.band_known ? "" : "unknown";
     for (const auto& member : r.band)
       if (r.band_known) band += (band.empty() ? "" : ", ") + model.settings.at(member.setting_index).label;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_cell(r.metric.name()),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |{}\n", md_cell(r.metric.name()),
                        md_cell(model.settings.at(r.setting_index).label), table_percent(r.energy_vs_ref_pct),
-                       table_percent(r.time_vs_ref_pct), significant, md_cell(band));
+                       table_percent(r.time_vs_ref_pct), significant, md_cell(band),
+                       both ? fmt::format(" {} |", md_cell(model.other_scope_picks.at(k))) : std::string());
   }
   return out;
 }
