@@ -21,8 +21,8 @@ done)
 ]}
 JSON
 export WATTWISE_FAKE_NVML_CONFIG="$T/fake_nvml.json"
-export WATTWISE_NVML_LIB="$ROOT/build/fake_nvml/libnvidia-ml.so.1"
-export WATTWISE_BIN="$ROOT/build/src/cli/wattwise"
+export WATTWISE_NVML_LIB=${WATTWISE_NVML_LIB:-"$ROOT/build/fake_nvml/libnvidia-ml.so.1"}
+export WATTWISE_BIN=${WATTWISE_BIN:-"$ROOT/build/src/cli/wattwise"}
 export PATH="$ROOT/tools/gpu/fake_node:$PATH"
 export OUT="$T/out" DEADLINE_S=${DEADLINE_S:-500} REPEAT=${REPEAT:-2}
 export RESNET_SAMPLES=4096 VGG_SAMPLES=2048 ALLREDUCE_SAMPLES=16384

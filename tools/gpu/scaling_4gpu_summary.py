@@ -118,7 +118,9 @@ def model_table(directory, model, wattwise):
     split = fine_split(fb_path) if os.path.exists(fb_path) else {}
     lines = ["### %s\n" % model,
              "Per setting: mean over the repeats (n) of the `training` phase; energies in kJ; busy = the job's "
-             "GPUs, idle = the node's other GPUs over the same time; node = busy + idle%s; EDP = E x t in kJ s "
+             "GPUs over their ranks' own phase; idle = the rest of every measured GPU over the phase's time "
+             "(the GPUs the job left idle, and a rank's GPU while it waits for the others); node = busy + "
+             "idle%s; EDP = E x t in kJ s "
              "on the node's energy (the job's in brackets); fwd/bwd/allreduce/opt: shares of their energy in "
              "the marked runs (batch 256, one run each, synchronised markers).\n" %
              (" + CPU" + (" + DRAM" if has_dram else "") if has_cpu else ""),
