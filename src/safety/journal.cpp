@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,9 +11,9 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 
 namespace wattwise::safety {
@@ -28,13 +27,6 @@ constexpr std::size_t kMaxGpus = 4096;
 constexpr std::size_t kMaxTextBytes = 256;
 // No GPU takes a limit near this; a larger value is a damaged or forged journal, not a setting.
 constexpr double kMaxPowerLimitW = 100000;
-
-Error write_failure(const std::filesystem::path& path, const char* step) {
-  return environment_error(
-      fmt::format("cannot write settings journal {} ({}: {}): set WATTWISE_STATE_DIR to a "
-                  "writable directory on a local disk",
-                  path.string(), step, std::strerror(errno)));
-}
 
 nlohmann::json to_json(const Journal& journal) {
   nlohmann::json gpus = nlohmann::json::array();
@@ -139,34 +131,6 @@ Journal from_json(const nlohmann::json& json) {
   return journal;
 }
 
-void fsync_directory(const std::filesystem::path& dir, const std::filesystem::path& journal_path) {
-  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw write_failure(journal_path, "open directory");
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw write_failure(journal_path, "fsync directory");
-}
-
-// A name nobody can guess, so nobody can plant a link there first (O_EXCL refuses one anyway).
-std::string random_suffix() {
-  unsigned char bytes[8] = {};
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      // Without entropy (never on Linux >= 3.17): time and pid, still guarded by O_EXCL|O_NOFOLLOW.
-      const auto mixed = static_cast<std::uint64_t>(std::time(nullptr)) ^ (std::uint64_t(::getpid()) << 32);
-      std::memcpy(bytes, &mixed, sizeof bytes);
-      break;
-    }
-    got += static_cast<std::size_t>(n);
-  }
-  std::string text;
-  for (unsigned char b : bytes) text += fmt::format("{:02x}", b);
-  return text;
-}
-
 }  // namespace
 
 std::filesystem::path journal_path_for(const std::filesystem::path& state_dir, long pid) {
@@ -185,43 +149,12 @@ std::vector<std::filesystem::path> find_journals(const std::filesystem::path& st
 }
 
 void write_journal(const std::filesystem::path& path, const Journal& journal) {
-  const std::string text = to_json(journal).dump(2) + "\n";
-  // O_EXCL|O_NOFOLLOW on a random name, never O_TRUNC: a link planted in a shared state directory can
-  // neither be followed nor make us truncate another file.
-  std::filesystem::path temp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-    temp = path.string() + ".tmp-" + random_suffix();
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) throw write_failure(path, "create temporary file");
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Error error = write_failure(path, "write");
-      ::close(fd);
-      ::unlink(temp.c_str());
-      throw error;
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    Error error = write_failure(path, "fsync");
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw error;
-  }
-  ::close(fd);
-  // rename() replaces a link at `path` itself rather than following it.
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    Error error = write_failure(path, "rename");
-    ::unlink(temp.c_str());
-    throw error;
-  }
-  fsync_directory(path.parent_path(), path);
+  write_file_atomically(path, to_json(journal).dump(2) + "\n", [](const WriteFailure& failure) {
+    return environment_error(
+        fmt::format("cannot write settings journal {} ({}: {}): set WATTWISE_STATE_DIR to a "
+                    "writable directory on a local disk",
+                    failure.target.string(), failure.step, std::strerror(failure.error_number)));
+  });
 }
 
 Journal parse_journal(std::string_view text) {

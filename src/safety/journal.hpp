@@ -37,8 +37,8 @@ std::filesystem::path journal_path_for(const std::filesystem::path& state_dir, l
 // All journals in the state directory, sorted by name.
 std::vector<std::filesystem::path> find_journals(const std::filesystem::path& state_dir);
 
-// Atomic: a temporary file in the same directory is written and fsync'ed, renamed over `path`, and the
-// directory is fsync'ed, so a crash leaves either the old journal or the new one, never half of one.
+// Atomic (core/atomic_file.hpp): a temporary file in the same directory is written and fsync'ed, renamed
+// over `path`, and the directory is fsync'ed, so a crash leaves the old journal or the new one, never half.
 void write_journal(const std::filesystem::path& path, const Journal& journal);
 // The journal in `text`, checked field by field (types, ranges, printable text, the format number) because
 // a journal may be damaged or planted: throws only wattwise::Error (data_error), never applies a guess. A
