@@ -1,6 +1,8 @@
 #include "slurm/merge.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -36,6 +38,15 @@ void require(bool ok, const std::string& source, const std::string& what) {
         fmt::format("{}: {}: is it a `wattwise measure --json` result? (docs/slurm.md)", source, what));
 }
 
+// A phase's count in one task: more than a billion iterations is no measurement of ours (and their sum over
+// tasks must not overflow).
+constexpr std::int64_t kMaxCount = 1000000000;
+
+bool is_int(const json& value) {
+  return value.is_number_integer() && value.get<std::int64_t>() >= INT_MIN &&
+         value.get<std::int64_t>() <= INT_MAX;
+}
+
 void check_measurement(const json& m, const std::string& source) {
   require(m.is_object(), source, "not a JSON object");
   require(m.contains("wall_s") && m.at("wall_s").is_number(), source, "no number 'wall_s'");
@@ -44,19 +55,24 @@ void check_measurement(const json& m, const std::string& source) {
     require(gpu.is_object() && gpu.contains("uuid") && gpu.at("uuid").is_string() &&
                 gpu.contains("energy_j") && gpu.contains("used_by_job") && gpu.at("used_by_job").is_boolean(),
             source, "a 'gpus' element without 'uuid', 'energy_j' or 'used_by_job'");
+  require(!m.contains("complete") || m.at("complete").is_boolean(), source,
+          "'complete' is not true or false");
   for (const char* key : {"phases", "phase_instances"})
     require(m.contains(key) && m.at(key).is_array(), source, fmt::format("no array '{}'", key));
   for (const auto& p : m.at("phases"))
     require(p.is_object() && p.contains("name") && p.at("name").is_string() && p.contains("count") &&
-                p.at("count").is_number_integer() && p.contains("time_s") && p.at("time_s").is_number() &&
-                p.contains("energy_j"),
-            source, "a 'phases' element without 'name', 'count', 'time_s' or 'energy_j'");
+                p.at("count").is_number_integer() && p.at("count").get<std::int64_t>() >= 0 &&
+                p.at("count").get<std::int64_t>() <= kMaxCount && p.contains("time_s") &&
+                p.at("time_s").is_number() && p.contains("energy_j"),
+            source, "a 'phases' element without 'name', 'count' (0 to 1e9), 'time_s' or 'energy_j'");
   for (const auto& i : m.at("phase_instances"))
     require(i.is_object() && i.contains("name") && i.at("name").is_string() && i.contains("begin_s") &&
                 i.at("begin_s").is_number() && i.contains("end_s") && i.at("end_s").is_number() &&
-                i.contains("rank") && (i.at("rank").is_null() || i.at("rank").is_number_integer()) &&
-                i.contains("energy_j"),
-            source, "a 'phase_instances' element without 'name', 'begin_s', 'end_s', 'rank' or 'energy_j'");
+                i.contains("rank") && (i.at("rank").is_null() || is_int(i.at("rank"))) &&
+                i.contains("energy_j") && (!i.contains("same_name_depth") || is_int(i.at("same_name_depth"))),
+            source,
+            "a 'phase_instances' element without 'name', 'begin_s', 'end_s', 'rank' or 'energy_j', or with "
+            "a 'same_name_depth' that is no whole number");
 }
 
 // One task's phases per rank: its own `phases_by_rank`, counted over every occurrence (its
@@ -151,7 +167,7 @@ json node_json(const std::string& node, const std::vector<const TaskResult*>& ta
 // The step's phases per name over every task: counts, times and energies added.
 json step_phases(const std::vector<TaskResult>& results) {
   struct Totals {
-    int count = 0;
+    std::int64_t count = 0;
     double time_s = 0;
     EnergySum energy;
   };
@@ -159,7 +175,7 @@ json step_phases(const std::vector<TaskResult>& results) {
   for (const auto& r : results)
     for (const auto& p : r.measurement.at("phases")) {
       auto& totals = by_name[p.at("name").get<std::string>()];
-      totals.count += p.at("count").get<int>();
+      totals.count += p.at("count").get<std::int64_t>();
       totals.time_s += p.at("time_s").get<double>();
       totals.energy.add(p.at("energy_j"));
     }

@@ -5,7 +5,9 @@
 #include <array>
 #include <charconv>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -116,6 +118,18 @@ nlohmann::json to_json(const SlurmTask& task) {
 
 SlurmTask slurm_task_from_json(const nlohmann::json& j, const std::string& source) {
   try {
+    // A merge lists the tasks without a result: a count from a hostile file must not make it list billions.
+    for (const auto& [field, min] :
+         {std::pair{"tasks", 1}, {"nodes", 1}, {"task_id", 0}, {"local_id", 0}, {"node_id", 0}}) {
+      if (!j.is_object() || !j.contains(field) || j.at(field).is_null()) continue;
+      const auto& value = j.at(field);
+      if (!value.is_number_integer() || value.get<std::int64_t>() < min ||
+          value.get<std::int64_t>() > kMaxTasks)
+        throw data_error(
+            fmt::format("{}: slurm.{} {}is not a task or node number ({} to {}): was it written "
+                        "by `wattwise measure` under srun?",
+                        source, field, value.is_number_integer() ? value.dump() + " " : "", min, kMaxTasks));
+    }
     SlurmTask task;
     task.job_id = j.at("job_id").get<std::string>();
     task.step_id = j.at("step_id").get<std::string>();

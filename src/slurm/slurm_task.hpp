@@ -41,7 +41,9 @@ std::optional<SlurmTask> current_slurm_task();
 std::string result_file_name(const SlurmTask& task);
 
 nlohmann::json to_json(const SlurmTask& task);
-// Throws data_error naming `source` when a field is missing or of the wrong type.
+// More tasks or nodes than any SLURM job step has: a file claiming more was not written by wattwise.
+inline constexpr int kMaxTasks = 1000000;
+// Throws data_error naming `source` and the field when a field is missing, of the wrong type or out of range.
 SlurmTask slurm_task_from_json(const nlohmann::json& j, const std::string& source);
 
 }  // namespace wattwise::slurm
