@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/footprint_flags.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/json_text.hpp"
 #include "report/analysis_report.hpp"
 #include "report/footprint_report.hpp"
@@ -44,6 +45,8 @@ std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::s
   std::error_code ignored;
   if (std::filesystem::is_directory(path, ignored))
     throw usage_error(fmt::format("'{}' is a directory: give a sweep database or a runs CSV", path));
+  // A FIFO would hang the read, a link to /dev/zero fill memory.
+  require_regular_file(path, "a sweep database or a runs CSV");
   if (!std::ifstream(path))
     throw usage_error(fmt::format("cannot read '{}': give a sweep database or a runs CSV", path));
   if (!looks_like_sqlite(path)) {

@@ -15,7 +15,8 @@ namespace wattwise::cli {
 using CommandRun = std::function<int()>;
 
 // The flags of the simulated job that `measure` and `sweep` share (--batch, --samples, --epochs,
-// --sim-gpus, --iteration-markers); `iteration_markers_help` says what the command's default is.
+// --sim-gpus, --iteration-markers), each refused without --simulate (add that flag first);
+// `iteration_markers_help` says what the command's default is.
 void add_simulation_flags(CLI::App& app, sim::SimulationOptions& options,
                           const std::string& iteration_markers_help);
 

@@ -27,6 +27,18 @@ bool runs_jobs(const std::string& command) {
   return command == "measure" || command == "sweep" || command == "tune";
 }
 
+// Options end at the job's command, as they do for `perf stat`, `nice` and `timeout`: the first word that is
+// neither an option nor an option's value starts the command, and every word after it is the job's
+// (`wattwise measure python train.py --batch 128` passes --batch 128 to train.py). Each occurrence of a
+// repeatable option takes one value, so `--param batch=32,64 python ...` never takes `python` as a second.
+void end_options_at_the_command(CLI::App& command) {
+  command.positionals_at_end();
+  for (CLI::Option* option : command.get_options())
+    if (option->nonpositional()) option->allow_extra_args(false);
+  command.get_option("command")->description(
+      "the job and its own arguments, after wattwise's options (`--` before it is optional)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -37,6 +49,10 @@ int main(int argc, char** argv) {
   // (`restore --watchdog`, started so by safety/watchdog.cpp: it must outlive slurmstepd's SIGTERM to
   // restore; recording one while it parsed once ended it before it restored, in CI).
   std::optional<wattwise::workload::StopSignals> stop_signals{std::in_place};
+  // Whole lines on stdout as they are printed: where stdout and stderr share a file (SLURM's default
+  // output), a "wattwise: ..." line on stderr then follows the table rows printed before it, never lands
+  // in the middle of one or ahead of them (a file's stdout was flushed only at exit, 4 KiB at a time).
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{
       "wattwise: measure the energy of GPU jobs and find the settings that trade it best against time"};
   app.set_version_flag("--version", std::string("wattwise ") + wattwise::kVersion);
@@ -46,6 +62,7 @@ int main(int argc, char** argv) {
   auto add = [&](const char* name, const char* help, auto adder) {
     CLI::App* sub = app.add_subcommand(name, help);
     commands[sub] = adder(*sub);
+    if (runs_jobs(name)) end_options_at_the_command(*sub);
   };
   add("info", "GPUs, capabilities, limits, clocks, permissions (reads only)",
       wattwise::cli::add_info_command);

@@ -255,11 +255,16 @@ int run_measure(const MeasureFlags& flags) {
 
 void add_simulation_flags(CLI::App& app, sim::SimulationOptions& options,
                           const std::string& iteration_markers_help) {
-  app.add_option("--batch", options.batch, "simulated job: batch size");
-  app.add_option("--samples", options.samples_per_epoch, "simulated job: samples per epoch");
-  app.add_option("--epochs", options.epochs, "simulated job: epochs");
-  app.add_option("--sim-gpus", options.gpus, "simulated job: number of GPUs")->capture_default_str();
-  app.add_option("--iteration-markers", options.iteration_markers_per_epoch, iteration_markers_help);
+  // Without --simulate they would be taken silently from a real job's command line: refused instead.
+  CLI::Option* simulate = app.get_option("--simulate");
+  app.add_option("--batch", options.batch, "simulated job: batch size")->needs(simulate);
+  app.add_option("--samples", options.samples_per_epoch, "simulated job: samples per epoch")->needs(simulate);
+  app.add_option("--epochs", options.epochs, "simulated job: epochs")->needs(simulate);
+  app.add_option("--sim-gpus", options.gpus, "simulated job: number of GPUs")
+      ->capture_default_str()
+      ->needs(simulate);
+  app.add_option("--iteration-markers", options.iteration_markers_per_epoch, iteration_markers_help)
+      ->needs(simulate);
 }
 
 CommandRun add_measure_command(CLI::App& app) {
@@ -316,7 +321,7 @@ CommandRun add_measure_command(CLI::App& app) {
                  "measure a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
                  "sweep database");
   add_simulation_flags(app, flags->sim, "simulated job: mark only the first N iterations of each epoch");
-  app.add_option("--seed", flags->sim.seed, "simulated job: noise seed");
+  app.add_option("--seed", flags->sim.seed, "simulated job: noise seed")->needs("--simulate");
   app.add_option("command", flags->command, "the job, after --")->expected(-1);
   return [flags]() { return run_measure(*flags); };
 }

@@ -1,7 +1,5 @@
 #include "cli/parse_error_line.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 namespace wattwise::cli {
@@ -21,10 +19,6 @@ const char* first_word(int argc, const char* const* argv) {
   return nullptr;
 }
 
-bool has_double_dash(int argc, const char* const* argv) {
-  return std::any_of(argv + 1, argv + argc, [](const char* arg) { return std::string(arg) == "--"; });
-}
-
 }  // namespace
 
 std::string parse_error_line(const CLI::App& app, const CLI::ParseError& error, int argc,
@@ -37,14 +31,12 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& error, 
     return fmt::format("a subcommand is needed: one of {} (see `wattwise --help`)", subcommand_names(app));
   }
   const CLI::App* sub = parsed.front();
-  const bool runs_a_job = sub->get_option_no_throw("command") != nullptr;
-  if (runs_a_job && dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr &&
-      !has_double_dash(argc, argv)) {
+  const std::string what = error.what();
+  if (dynamic_cast<const CLI::RequiresError*>(&error) != nullptr && what.ends_with("requires --simulate"))
     return fmt::format(
-        "{}: put `--` before the job's command, so that its own options stay its own, e.g. "
-        "`wattwise {} [options] -- python3 train.py --lr 0.1`",
-        error.what(), sub->get_name());
-  }
+        "{}: it sets the simulated job; a flag of your own job goes after its command, e.g. `wattwise {} "
+        "python train.py --batch 128`",
+        what, sub->get_name());
   return fmt::format("{} (see `wattwise {} --help`)", error.what(), sub->get_name());
 }
 

@@ -9,6 +9,7 @@
 #include "cli/footprint_flags.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/version.hpp"
 #include "report/html/report_input.hpp"
 #include "report/html/report_recommend.hpp"
@@ -32,7 +33,8 @@ std::string html_output(const ReportFlags& flags) {
   const std::string output =
       flags.output.empty() ? report::html::default_html_path(flags.input).string() : flags.output;
   std::error_code ignored;
-  if (output != "-" && !flags.force && std::filesystem::exists(output, ignored) &&
+  // Only a regular file is read to see whether it is ours (a FIFO or a device is written through, unread).
+  if (output != "-" && !flags.force && std::filesystem::is_regular_file(output, ignored) &&
       !report::html::is_wattwise_report(output))
     throw usage_error(fmt::format(
         "'{}' exists and is not a wattwise report: name another file with -o, or replace it with --force",
@@ -45,6 +47,8 @@ int run_report(const ReportFlags& flags) {
   std::error_code ignored;
   if (std::filesystem::is_directory(flags.input, ignored))
     throw usage_error(fmt::format("'{}' is a directory: give a sweep database or a trace CSV", flags.input));
+  // A FIFO would hang the read, a link to /dev/zero fill memory.
+  require_regular_file(flags.input, "a sweep database or a trace CSV");
   // An HTML page on a terminal helps nobody: it goes beside the input; tables go to stdout.
   const bool html = format == report::html::ReportFormat::kHtml;
   const std::string output = html ? html_output(flags) : flags.output.empty() ? "-" : flags.output;

@@ -255,8 +255,12 @@ CommandRun add_tune_command(CLI::App& app) {
   app.add_option("--simulate", flags->simulate,
                  "tune a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
                  "sweep database");
-  app.add_option("--iterations", flags->iterations, "simulated job: iterations")->capture_default_str();
-  app.add_option("--seed", flags->seed, "simulated job: noise seed")->capture_default_str();
+  app.add_option("--iterations", flags->iterations, "simulated job: iterations")
+      ->capture_default_str()
+      ->needs("--simulate");
+  app.add_option("--seed", flags->seed, "simulated job: noise seed")
+      ->capture_default_str()
+      ->needs("--simulate");
   app.add_option("command", flags->command, "the job, after --")->expected(-1);
   return [flags]() { return run_tune(*flags); };
 }

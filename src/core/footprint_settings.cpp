@@ -1,17 +1,18 @@
 #include "core/footprint_settings.hpp"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace wattwise {
 
 namespace {
+
+constexpr std::size_t kMaxConfigBytes = 1 << 20;  // a config of two settings is a few hundred bytes
 
 std::optional<std::string> non_empty_env(const char* name) {
   const char* value = std::getenv(name);
@@ -38,13 +39,9 @@ std::optional<std::string> config_text(const nlohmann::json& footprint, const ch
 }
 
 ConfigValues read_config(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw environment_error(
-        fmt::format("cannot read the config file {}: check its permissions", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto config = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  // A FIFO or a device under the config's name must not hang or fill every command: refused with one line.
+  const std::string text = read_regular_file(path, kMaxConfigBytes, "a JSON config file (docs/footprint.md)");
+  const auto config = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded() || !config.is_object())
     throw usage_error(
         fmt::format("{} is not a JSON object: fix it or remove it (docs/footprint.md)", path.string()));

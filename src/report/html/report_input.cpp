@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "report/html/html_report.hpp"
 #include "report/html/report_builder.hpp"
 #include "report/html/report_store.hpp"
@@ -51,6 +52,10 @@ bool is_wattwise_report(const std::filesystem::path& path) {
 
 ReportModel load_report_model(const std::filesystem::path& input, const analysis::AnalysisOptions& options,
                               const std::string& tool_version) {
+  // Also here, for callers other than `wattwise report`: a FIFO would hang, a link to /dev/zero fill memory.
+  require_regular_file(input, "a sweep database or a trace CSV");
+  require_regular_file(phases_path_for(input),
+                       "the phases CSV of `measure --trace` beside the trace, or nothing");
   std::ifstream probe(input);
   if (!probe)
     throw environment_error(fmt::format(
