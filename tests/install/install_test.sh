@@ -19,6 +19,16 @@ version=$(env -u PYTHONPATH "$prefix/bin/wattwise" --version)
   || fail "the installed binary could not measure a simulated job"
 grep -q '"energy_j"' "$work/m.json" || fail "no energy in the installed binary's JSON"
 
+# `wattwise exporter` runs wattwise-exporter beside the installed wattwise, as the systemd unit of
+# docs/operators.md starts it (its ExecStart, with this prefix for /usr/local; --help: it must not serve).
+[ -x "$prefix/bin/wattwise-exporter" ] || fail "no bin/wattwise-exporter"
+unit_command=$(sed -n 's|^ExecStart=/usr/local/||p' "$(dirname "$0")/../../docs/operators.md" | head -1)
+[ -n "$unit_command" ] || fail "no ExecStart=/usr/local/... in docs/operators.md"
+read -r -a unit_argv <<< "$unit_command"
+exporter_help=$(env -u PYTHONPATH "$prefix/${unit_argv[0]}" "${unit_argv[@]:1}" --help 2>&1) \
+  || fail "the systemd unit's command failed from the prefix: $exporter_help"
+[[ $exporter_help == *--listen* ]] || fail "the unit's command did not reach wattwise-exporter: $exporter_help"
+
 py_version=$(cd "$work" && env -u PYTHONPATH "$prefix/bin/python3" -c 'import wattwise; print(wattwise.__version__)') \
   || fail "the prefix's python cannot import wattwise"
 [ "${version#wattwise }" = "$py_version" ] || fail "binary $version, python package $py_version"
@@ -42,4 +52,4 @@ nvtx_lib=$(find "$prefix" -name 'libwattwise-nvtx.so' | head -1)
 nvtx_err=$(env -u WATTWISE_NVTX_LIB WATTWISE_NVML_LIB="$work/no-nvml.so" "$prefix/bin/wattwise" measure --nvtx -- true 2>&1) \
   && fail "measure without NVML succeeded"
 [[ $nvtx_err != *libwattwise-nvtx.so* ]] || fail "the installed binary did not find $nvtx_lib: $nvtx_err"
-echo "install_test: ok ($version; python package $py_version; C client from $libdir)"
+echo "install_test: ok ($version; exporter; python package $py_version; C client from $libdir)"
