@@ -22,7 +22,7 @@ namespace wattwise::cli {
 namespace {
 
 struct ExporterFlags {
-  std::string listen = fmt::format(":{}", exporter::kDefaultPort);
+  std::string listen = exporter::kDefaultListen;
   std::string gpus = "all";
   std::string interval_ms = "100";  // the instantaneous power changes every ~100 ms
   std::string hostname;             // empty: this machine's name
@@ -75,8 +75,9 @@ int run_exporter(const ExporterFlags& flags) {
 
 void add_exporter_flags(CLI::App& app, ExporterFlags& flags) {
   app.add_option("--listen", flags.listen,
-                 fmt::format("ADDR:PORT to serve /metrics and /health on (default :{}, every interface)",
-                             exporter::kDefaultPort));
+                 fmt::format("ADDR:PORT to serve /metrics and /health on (default {}, this machine only; "
+                             ":{} serves every interface)",
+                             exporter::kDefaultListen, exporter::kDefaultPort));
   app.add_option("--gpus", flags.gpus, "GPUs to export: comma list of indices or UUIDs, or all (default)");
   app.add_option("--interval", flags.interval_ms,
                  "period of power and telemetry readings, ms, 1 to 10000 (default 100)");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -20,5 +21,17 @@ std::string valid_utf8(std::string_view text);
 // Repairs `text` in place; cheap (no copy) when it is already valid.
 void make_valid_utf8(std::string& text);
 std::string for_terminal(std::string_view text);
+
+// At most max_bytes of `text`, never ending inside a UTF-8 sequence (so valid text stays valid). The NVTX
+// injection library keeps a copy of its own (nvtx/range_tracker): it is loaded into the job's process and
+// links nothing of ours, core included.
+inline std::string cut_utf8(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes;
+  // Back up over continuation bytes (10xxxxxx) to the start of the sequence that did not fit.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  text.resize(end);
+  return text;
+}
 
 }  // namespace wattwise

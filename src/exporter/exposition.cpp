@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace wattwise::exporter {
 namespace {
@@ -37,7 +38,9 @@ void check_family(const MetricFamily& family) {
 
 }  // namespace
 
-std::string escape_label_value(std::string_view value) {
+std::string escape_label_value(std::string_view raw) {
+  // Prometheus refuses a whole scrape for one label value that is not valid UTF-8.
+  const std::string value = valid_utf8(raw);
   std::string out;
   out.reserve(value.size());
   for (const char c : value) {
@@ -54,7 +57,8 @@ std::string escape_label_value(std::string_view value) {
   return out;
 }
 
-std::string escape_help(std::string_view help) {
+std::string escape_help(std::string_view raw) {
+  const std::string help = valid_utf8(raw);
   std::string out;
   out.reserve(help.size());
   for (const char c : help) {

@@ -31,6 +31,7 @@ struct MetricFamily {
   std::vector<Sample> samples;
 };
 
+// Both also make the text valid UTF-8 (U+FFFD for bad bytes): the format requires it.
 std::string escape_label_value(std::string_view value);
 std::string escape_help(std::string_view help);
 // A sample value as Prometheus parses it: shortest round-trip decimal, "NaN", "+Inf", "-Inf".

@@ -1,12 +1,21 @@
 #include "exporter/metrics_server.hpp"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -18,8 +27,7 @@
 namespace wattwise::exporter {
 namespace {
 
-// A scrape is one request every few seconds; two workers let a /health probe pass a slow scrape.
-constexpr std::size_t kWorkerThreads = 2;
+using SteadyClock = std::chrono::steady_clock;
 
 Error listen_usage(const std::string& text, const std::string& why) {
   return usage_error(fmt::format("--listen {}: {} (give ADDR:PORT, e.g. 127.0.0.1:{} or :{})", text, why,
@@ -35,7 +43,176 @@ int parse_port(const std::string& text, const std::string& port_text) {
   return port;
 }
 
+// The peer a connection counts against: an IPv4 address, an IPv6 /64 (one host may own all of it), or
+// "loopback" for the whole of 127/8 and ::1 (a local user may send from any of them).
+std::string peer_key(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "unknown";
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
+    if ((ntohl(v4.sin_addr.s_addr) >> 24) == 127) return "loopback";
+    ::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text);
+    return text;
+  }
+  if (address.ss_family == AF_INET6) {
+    auto v6 = reinterpret_cast<const sockaddr_in6&>(address).sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return "loopback";
+    if (IN6_IS_ADDR_V4MAPPED(&v6)) {
+      if (v6.s6_addr[12] == 127) return "loopback";
+      in_addr v4{};
+      std::memcpy(&v4, &v6.s6_addr[12], sizeof v4);
+      ::inet_ntop(AF_INET, &v4, text, sizeof text);
+      return text;
+    }
+    std::fill(std::begin(v6.s6_addr) + 8, std::end(v6.s6_addr), 0);
+    ::inet_ntop(AF_INET6, &v6, text, sizeof text);
+    return std::string(text) + "/64";
+  }
+  return "unknown";
+}
+
+std::string address_text(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET)
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof text);
+  if (address.ss_family == AF_INET6)
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(address).sin6_addr, text, sizeof text);
+  return text;
+}
+
+int address_port(const sockaddr_storage& address) {
+  if (address.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
+  if (address.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port);
+  return 0;
+}
+
+// One connection as httplib reads and writes it, with what httplib's own socket stream lacks: one deadline
+// for the whole exchange (its timeouts are per read, so a client sending a byte a second is never timed
+// out), a bound on the bytes read, and a stop descriptor that ends a read at once when the server stops.
+class DeadlineStream final : public httplib::Stream {
+ public:
+  DeadlineStream(int fd, SteadyClock::time_point deadline, std::size_t max_read_bytes, int stop_fd)
+      : fd_(fd), deadline_(deadline), max_read_bytes_(max_read_bytes), stop_fd_(stop_fd) {}
+
+  bool is_readable() const override { return wait(POLLIN, true); }
+  bool is_writable() const override { return wait(POLLOUT, false); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (read_bytes_ >= max_read_bytes_ || !wait(POLLIN, true)) return -1;
+    const ssize_t n = ::recv(fd_, ptr, std::min(size, max_read_bytes_ - read_bytes_), MSG_DONTWAIT);
+    if (n > 0) read_bytes_ += static_cast<std::size_t>(n);
+    return n;
+  }
+
+  // An answer being written is not cut by stop(): the scrape in flight gets it, within the deadline.
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!wait(POLLOUT, false)) return -1;
+    return ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return;
+    ip = address_text(address);
+    port = address_port(address);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return;
+    ip = address_text(address);
+    port = address_port(address);
+  }
+  int socket() const override { return fd_; }
+
+ private:
+  // True when the socket is ready for `events` before the deadline (and, for a read, before a stop).
+  bool wait(short events, bool stop_ends_it) const {
+    for (;;) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - SteadyClock::now());
+      if (left.count() <= 0) return false;
+      pollfd fds[2] = {{fd_, events, 0}, {stop_fd_, POLLIN, 0}};
+      const int ready = ::poll(fds, stop_ends_it ? 2 : 1, static_cast<int>(left.count()));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return false;
+      if (stop_ends_it && fds[1].revents != 0) return false;
+      return fds[0].revents != 0;
+    }
+  }
+
+  int fd_;
+  SteadyClock::time_point deadline_;
+  std::size_t max_read_bytes_;
+  int stop_fd_;
+  std::size_t read_bytes_ = 0;
+};
+
 }  // namespace
+
+// httplib's Server, each connection handled by handle() instead of httplib's keep-alive loop.
+class MetricsServer::GuardedServer final : public httplib::Server {
+ public:
+  explicit GuardedServer(ServerLimits limits) : limits_(limits) {
+    if (::pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
+      throw environment_error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  }
+  ~GuardedServer() override {
+    ::close(stop_pipe_[0]);
+    ::close(stop_pipe_[1]);
+  }
+  GuardedServer(const GuardedServer&) = delete;
+  GuardedServer& operator=(const GuardedServer&) = delete;
+
+  // Ends every read in progress or to come: a request not yet read whole gets no answer.
+  void stop_reading() {
+    stopping_ = true;
+    const char byte = 1;
+    while (::write(stop_pipe_[1], &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+
+ private:
+  // httplib's accept loop hands each accepted socket to a worker through this (a virtual of httplib).
+  bool process_and_close_socket(int fd) override {
+    const auto deadline = SteadyClock::now() + limits_.request_deadline;
+    const std::string peer = peer_key(fd);
+    if (!stopping_ && enter(peer)) {
+      struct Leave {
+        GuardedServer* server;
+        const std::string& peer;
+        ~Leave() { server->leave(peer); }
+      } leave_when_done{this, peer};
+      DeadlineStream stream(fd, deadline, limits_.max_request_bytes, stop_pipe_[0]);
+      bool connection_closed = false;
+      // One request, then Connection: close: no idle keep-alive connection holds a worker.
+      process_request(stream, /*close_connection=*/true, connection_closed, nullptr);
+    }
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+    return true;
+  }
+
+  bool enter(const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    std::size_t& count = in_progress_[peer];
+    if (count >= limits_.max_connections_per_peer) return false;
+    ++count;
+    return true;
+  }
+  void leave(const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (--in_progress_[peer] == 0) in_progress_.erase(peer);
+  }
+
+  ServerLimits limits_;
+  int stop_pipe_[2] = {-1, -1};
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::map<std::string, std::size_t> in_progress_;
+};
 
 ListenAddress parse_listen_address(const std::string& text) {
   ListenAddress address;
@@ -64,8 +241,8 @@ ListenAddress parse_listen_address(const std::string& text) {
   return address;
 }
 
-MetricsServer::MetricsServer(const ListenAddress& address, Endpoints endpoints)
-    : server_(std::make_unique<httplib::Server>()), endpoints_(std::move(endpoints)) {
+MetricsServer::MetricsServer(const ListenAddress& address, Endpoints endpoints, ServerLimits limits)
+    : server_(std::make_unique<GuardedServer>(limits)), endpoints_(std::move(endpoints)) {
   const std::string where = fmt::format("{}:{}", address.host, address.port);
   // Resolve first: a name that does not resolve is the command line's fault, not the machine's.
   addrinfo hints{};
@@ -83,7 +260,27 @@ MetricsServer::MetricsServer(const ListenAddress& address, Endpoints endpoints)
     int yes = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  server_->new_task_queue = [workers = limits.workers] { return new httplib::ThreadPool(workers); };
+  // Before routing, that is before httplib would read a body: only GET and HEAD are served, a request
+  // that announces a body is refused unread, and several byte ranges (each a copy of the answer, a
+  // request of a few kB asking for megabytes) are refused with an empty answer.
+  server_->set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+    if (request.method != "GET" && request.method != "HEAD") {
+      response.status = 405;
+      response.set_header("Allow", "GET, HEAD");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (request.has_header("Transfer-Encoding") ||
+        (request.has_header("Content-Length") && request.get_header_value("Content-Length") != "0")) {
+      response.status = 400;
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (request.ranges.size() > 1) {
+      response.status = 416;
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
     response.set_content(endpoints_.metrics(), kExpositionContentType);
   });
@@ -133,7 +330,9 @@ void MetricsServer::start() {
 }
 
 void MetricsServer::stop() {
-  // Closes the listening socket; the worker pool is then shut down, which finishes queued responses.
+  // Reads end at once; then httplib closes the listening socket and shuts the worker pool down, which
+  // finishes the responses being written and closes the connections still queued.
+  server_->stop_reading();
   server_->stop();
   if (thread_.joinable()) thread_.join();
 }

@@ -65,7 +65,7 @@ void NodeAgent::poll_gpus(Nanos now) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     if (sampler_->failed(i)) continue;
     std::optional<double> limit_w;
-    std::vector<std::string> job_ids;
+    std::vector<JobId> job_ids;
     try {
       if (const auto limits = gpus_[i]->power_limits()) limit_w = limits->current_w;
       if (const auto processes = gpus_[i]->compute_processes()) {
@@ -103,7 +103,8 @@ NodeSnapshot NodeAgent::snapshot() {
     snapshot.gpus.push_back(std::move(gpu));
   }
   snapshot.jobs = jobs_.jobs();
-  snapshot.jobs_evicted = jobs_.evicted();
+  snapshot.jobs_evicted_scheduler = jobs_.evicted(JobSource::kScheduler);
+  snapshot.jobs_evicted_user = jobs_.evicted(JobSource::kUser);
   return snapshot;
 }
 

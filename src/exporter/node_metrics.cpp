@@ -71,19 +71,27 @@ std::vector<MetricFamily> node_metrics(const NodeSnapshot& s) {
 
   MetricFamily jobs{
       "wattwise_job_energy_joules_total",
-      fmt::format("Energy of the node's GPUs used by a job (WATTWISE_JOB_ID or SLURM_JOB_ID of the GPUs' "
-                  "compute processes), since the exporter first saw it; the {} most recently "
-                  "seen jobs are kept.",
+      fmt::format("Energy of the node's GPUs used by a job, since the exporter first saw it. job_id_source "
+                  "says who named the job: slurm (the job's cgroup or SLURM_JOB_ID) or user "
+                  "(WATTWISE_JOB_ID, which any user may set); the {} most recently seen jobs of each "
+                  "source are kept.",
                   kMaxJobs),
       T::kCounter,
       {}};
   for (const JobEnergy::Job& job : s.jobs)
-    jobs.samples.push_back({{{"job_id", job.id}, {"Hostname", s.hostname}}, job.energy_j});
+    jobs.samples.push_back({{{"job_id", job.job.id},
+                             {"job_id_source", std::string(job_source_label(job.job.source))},
+                             {"Hostname", s.hostname}},
+                            job.energy_j});
   families.push_back(std::move(jobs));
-  families.push_back({"wattwise_exporter_jobs_evicted_total",
-                      fmt::format("Jobs whose series were dropped to keep at most {} job series.", kMaxJobs),
-                      T::kCounter,
-                      {{{{"Hostname", s.hostname}}, static_cast<double>(s.jobs_evicted)}}});
+  families.push_back(
+      {"wattwise_exporter_jobs_evicted_total",
+       fmt::format("Jobs whose series were dropped to keep at most {} job series per source.", kMaxJobs),
+       T::kCounter,
+       {{{{"job_id_source", std::string(job_source_label(JobSource::kScheduler))}, {"Hostname", s.hostname}},
+         static_cast<double>(s.jobs_evicted_scheduler)},
+        {{{"job_id_source", std::string(job_source_label(JobSource::kUser))}, {"Hostname", s.hostname}},
+         static_cast<double>(s.jobs_evicted_user)}}});
   return families;
 }
 

@@ -27,7 +27,8 @@ struct NodeSnapshot {
   std::string hostname;
   std::vector<GpuSnapshot> gpus;
   std::vector<JobEnergy::Job> jobs;
-  std::size_t jobs_evicted = 0;
+  std::size_t jobs_evicted_scheduler = 0;  // JobEnergy::evicted, per source
+  std::size_t jobs_evicted_user = 0;
 };
 
 // The metric families of a scrape: the contract documented in docs/operators.md ("Metrics"). GPU series

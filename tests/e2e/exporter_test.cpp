@@ -15,6 +15,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
+constexpr int kDefaultPort = 9467;  // exporter::kDefaultPort, where it listens without --listen
+
 class ExporterTest : public E2eTest {
  protected:
   void SetUp() override {
@@ -22,17 +24,21 @@ class ExporterTest : public E2eTest {
     use_config(exporter_gpu_config(path("compute_pids").string()));
     port_ = free_loopback_port();
   }
-  // Runs the exporter on port_ and calls `body` once it is healthy; then sends it SIGTERM.
-  ProcessResult run_exporter(const std::function<void()>& body, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"exporter", "--listen", "127.0.0.1:" + std::to_string(port_)};
+  // Runs the exporter on port_ (`listen_flag` false: without --listen, so on its default port) and calls
+  // `body` once it is healthy; then sends it SIGTERM.
+  ProcessResult run_exporter(const std::function<void()>& body, std::vector<std::string> extra = {},
+                             bool listen_flag = true) {
+    std::vector<std::string> args = {"exporter"};
+    if (listen_flag) args.insert(args.end(), {"--listen", "127.0.0.1:" + std::to_string(port_)});
     args.insert(args.end(), extra.begin(), extra.end());
+    const int port = listen_flag ? port_ : kDefaultPort;
     SpawnOptions options;
     options.guard = 50s;
     bool done = false;
     options.while_running = [&](int pid) {
       if (done) return;
       done = true;
-      if (wait_for_ok(port_, "/health", 15s)) {
+      if (wait_for_ok(port, "/health", 15s)) {
         body();
       } else {
         ADD_FAILURE() << "the exporter never became healthy";
@@ -113,6 +119,18 @@ TEST_F(ExporterTest, AttributesTheGpusEnergyToTheJobNamedInItsProcessEnvironment
   ::kill(job, SIGKILL);
   ::waitpid(job, nullptr, 0);
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Issue 22, item 3: the default was 0.0.0.0, the whole network. It is loopback now.
+TEST_F(ExporterTest, WithoutListenItServesThisMachineOnly) {
+  {
+    httplib::Client probe("127.0.0.1", kDefaultPort);
+    probe.set_connection_timeout(1, 0);
+    if (probe.Get("/")) GTEST_SKIP() << "something already listens on port " << kDefaultPort;
+  }
+  const auto r = run_exporter([] {}, {}, /*listen_flag=*/false);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("http://127.0.0.1:9467/metrics"), std::string::npos) << r.err;
 }
 
 TEST_F(ExporterTest, PortInUseIsOneLineAndExitThree) {

@@ -46,6 +46,15 @@ TEST(Exposition, EscapesHostileLabelValuesInTheRenderedLine) {
             "x_jobs_total{job_id=\"a\\\"} 1\\nevil_total 9\"} 1\n");
 }
 
+// Issue 22, item 3: Prometheus refuses the node's whole scrape for one label value that is not UTF-8.
+TEST(Exposition, HostileLabelBytesBecomeValidUtf8) {
+  const std::vector<MetricFamily> families = {
+      {"x_jobs_total", "Jobs \xff.", MetricType::kCounter, {{{{"job_id", "a\xff\xc3"}}, 1}}}};
+  EXPECT_EQ(render(families),
+            "# HELP x_jobs_total Jobs \xef\xbf\xbd.\n# TYPE x_jobs_total counter\n"
+            "x_jobs_total{job_id=\"a\xef\xbf\xbd\xef\xbf\xbd\"} 1\n");
+}
+
 TEST(Exposition, LeavesOutFamiliesWithoutSamples) {
   EXPECT_EQ(render({{"x_power_watts", "Power.", MetricType::kGauge, {}}}), "");
 }
