@@ -31,13 +31,6 @@ struct AnalyzeFlags {
   bool json = false;
 };
 
-bool looks_like_sqlite(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  in.read(header, sizeof header);
-  return in.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
-}
-
 // Runs from a sweep database (read as typed records, with their phases, as `report` and `sweep` read
 // them) or from a CSV of runs measured elsewhere. The database also knows which setting is the default.
 std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::string& phase,
@@ -49,7 +42,7 @@ std::vector<analysis::RunRecord> load_runs(const std::string& path, const std::s
   require_regular_file(path, "a sweep database or a runs CSV");
   if (!std::ifstream(path))
     throw usage_error(fmt::format("cannot read '{}': give a sweep database or a runs CSV", path));
-  if (!looks_like_sqlite(path)) {
+  if (!store::is_database_input(path)) {
     if (!phase.empty() && phase != analysis::kWholeRun)
       throw usage_error(
           "--phase needs a sweep database: a runs CSV has no phases (--phase run is the default)");

@@ -18,7 +18,7 @@ std::vector<std::size_t> select_gpus(hw::GpuSystem& system, const std::string& l
   if (list == "all") {
     for (std::size_t i = 0; i < system.count(); ++i) positions.push_back(i);
     if (positions.empty())
-      throw environment_error("no GPU found: check `nvidia-smi`, or use --simulate GPU:MODEL");
+      throw environment_error("no GPU found: check `nvidia-smi`");
     return positions;
   }
   std::stringstream items(list);

@@ -5,8 +5,13 @@
 
 namespace wattwise::cli {
 
-std::unique_ptr<hw::GpuSystem> open_real_gpus() {
-  return hw::make_gpu_system();
+std::unique_ptr<hw::GpuSystem> open_real_gpus(OfferSimulate offer) {
+  try {
+    return hw::make_gpu_system();
+  } catch (const Error& e) {
+    if (offer == OfferSimulate::kNo || e.kind() != ErrorKind::kEnvironment) throw;
+    throw Error(e.kind(), std::string(e.what()) + ", or use --simulate GPU:MODEL");
+  }
 }
 
 }  // namespace wattwise::cli

@@ -7,7 +7,12 @@
 
 namespace wattwise::cli {
 
-// The real GPUs through NVML. Without a driver the error says to install one or to use --simulate.
-std::unique_ptr<hw::GpuSystem> open_real_gpus();
+// Whether the command has a --simulate flag to offer when there is no driver (measure, sweep, tune and
+// info have; exporter, counter and restore have not, and must not suggest it).
+enum class OfferSimulate { kNo, kYes };
+
+// The real GPUs through NVML. Without a driver the error says what to install or load, and, for a command
+// that has it, "or use --simulate GPU:MODEL".
+std::unique_ptr<hw::GpuSystem> open_real_gpus(OfferSimulate offer = OfferSimulate::kNo);
 
 }  // namespace wattwise::cli

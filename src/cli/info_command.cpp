@@ -77,7 +77,7 @@ CommandRun add_info_command(CLI::App& app) {
           flags->simulate.find(':') == std::string::npos ? flags->simulate + ":resnet50" : flags->simulate;
       simulation = sim::make_simulation(spec);
     } else {
-      system = open_real_gpus();
+      system = open_real_gpus(OfferSimulate::kYes);
     }
     hw::GpuSystem& gpus = simulation ? static_cast<hw::GpuSystem&>(*simulation->system) : *system;
     const auto probes =

@@ -186,7 +186,7 @@ int run_measure(const MeasureFlags& flags) {
     choose_gpus(*simulation.system, flags, options);
     m = measure::measure_simulated(simulation, options);
   } else {
-    auto system = open_real_gpus();
+    auto system = open_real_gpus(OfferSimulate::kYes);
     choose_gpus(*system, flags, options);
     // On a terminal, a live line (elapsed, energy so far, power now) while the job runs; and the energy of
     // the windows the job asks for (`wattwise.window()`, docs/windows.md).

@@ -32,6 +32,8 @@ int run_restore() {
   }
   // Journals from a directory that others can write may be planted: refuse before reading any.
   safety::check_state_dir(dir);
+  for (const auto& temporary : safety::remove_stale_journal_temporaries(dir))
+    std::printf("removed %s, left by a wattwise killed while it rewrote its journal\n", temporary.c_str());
   const auto journals = safety::stale_journals(dir);
   if (journals.empty()) {
     std::printf("nothing to restore (no stale settings journal in %s)\n", dir.c_str());

@@ -392,7 +392,8 @@ measure::MeasureOptions sampling_options(const SweepFlags& flags, bool simulated
 // the runner (safety::validate_hardware_settings) before it locks the GPUs.
 void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::GpuSystem& system,
                           const std::vector<std::size_t>& gpu_indices) {
-  if (!flags.cooldown.empty())
+  // Given on the command line, even as '' (refused: `--cooldown ''` once ran with the default 60 s).
+  if (flags.cooldown_option->count() > 0 || !flags.cooldown.empty())
     parse_duration("--cooldown", flags.cooldown, DurationUnit::kSeconds, kMinCooldownS, kMaxCooldownS);
   plan::check_placeholders(flags.command, plan.spec, "the command");
   if (flags.job_gpus) plan::check_placeholders({*flags.job_gpus}, plan.spec, "--job-gpus");
@@ -462,7 +463,7 @@ int run_sweep_command(SweepFlags flags) {
       flags.sim.iteration_markers_per_epoch = kSimulatedIterationMarkers;
     simulation.emplace(sim::make_simulation(flags.simulate, flags.sim));
   } else {
-    real = open_real_gpus();
+    real = open_real_gpus(OfferSimulate::kYes);
   }
   hw::GpuSystem& raw_system = simulated ? static_cast<hw::GpuSystem&>(*simulation->system) : *real;
   std::optional<safety::ReadOnlyGpuSystem> read_only;
@@ -615,7 +616,9 @@ CommandRun add_sweep_command(CLI::App& app) {
              "--cooldown", flags->cooldown,
              "after each run wait until power is within 5% of idle and temperature changed < 1 C over "
              "5 s, at most MAX_S seconds, 0 to 86400 (default 60)")
-          ->expected(0, 1);
+          ->expected(0, 1)
+          // `--cooldown` alone: the default; `--cooldown ''` stays '' and is refused.
+          ->default_str(fmt::format("{}", kDefaultCooldownMaxS));
   app.add_option("--reference", flags->reference,
                  "the reference setting of the analysis, e.g. power_limit_w=300");
   app.add_option("--db", flags->db, "results database (default wattwise-sweep-<UTC time>.db)");

@@ -196,7 +196,7 @@ int run_tune(const TuneFlags& flags) {
     options.watchdog = safety::WatchdogLaunch::exec_self();
   }
 
-  auto real = open_real_gpus();
+  auto real = open_real_gpus(OfferSimulate::kYes);
   // A dry run sees the GPUs through a view in which every control call throws: nothing can change.
   std::optional<safety::ReadOnlyGpuSystem> read_only;
   if (flags.dry_run) read_only.emplace(*real);

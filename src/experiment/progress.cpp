@@ -42,8 +42,10 @@ void Progress::run_finished(double run_time_s, bool ok) {
 
 void Progress::last_run_result(std::optional<double> energy_j, double job_time_s, bool simulated) {
   simulated_ = simulated;
-  last_result_ = fmt::format("last {} in {}{}", format_energy_j(energy_j), format_seconds(job_time_s),
-                             simulated ? " of simulated time" : "");
+  // Named by its own setting: the line shows the next run's setting first, and a figure beside it without
+  // a name read as that setting's (issue 22, item 11).
+  last_result_ = fmt::format("last: {} used {} in {}{}", setting_, format_energy_j(energy_j),
+                             format_seconds(job_time_s), simulated ? " of simulated time" : "");
 }
 
 void Progress::end() {

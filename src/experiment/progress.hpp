@@ -26,14 +26,15 @@ class Progress {
   // The run's wall time on this machine (a simulated run's virtual time would give a useless ETA).
   void run_finished(bool ok);
   void run_finished(double run_time_s, bool ok);
-  // What the run just finished measured, shown on the following lines ("last 54.27 kJ in 294.98 s"). A
-  // simulated run's time is virtual: the line says so and shows no ETA (its runs take no wall time).
+  // What the run just finished measured, shown on the following lines with its setting ("last:
+  // power_limit_w=200 used 54.27 kJ in 294.98 s"). A simulated run's time is virtual: the line says so and
+  // shows no ETA (its runs take no wall time). Call it before the next run_started().
   void last_run_result(std::optional<double> energy_j, double job_time_s, bool simulated);
   // Ends the in-place line so the next output starts on a fresh one.
   void end();
 
-  // The text of the line, for tests: "run 3/10 power_limit_w=200 | last 54.27 kJ in 294.98 s | 1 failed |
-  // ETA 1m05s".
+  // The text of the line, for tests: "run 3/10 power_limit_w=250 | last: power_limit_w=200 used 54.27 kJ in
+  // 294.98 s | 1 failed | ETA 1m05s".
   std::string line() const;
   static std::string format_eta(double seconds);
 

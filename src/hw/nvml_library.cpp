@@ -22,15 +22,14 @@ void resolve(void* handle, const char* name, Pointer& pointer) {
 std::string init_advice(nvmlReturn_t result) {
   switch (result) {
     case nvml_abi::NVML_ERROR_DRIVER_NOT_LOADED:
-      return "load the NVIDIA kernel driver (is the GPU visible to this machine or container?), or use "
-             "--simulate GPU:MODEL";
+      return "load the NVIDIA kernel driver (is the GPU visible to this machine or container?)";
     case nvml_abi::NVML_ERROR_LIB_RM_VERSION_MISMATCH:
       return "the NVML library and the kernel driver are different versions: reboot (or reload the driver) "
              "after a driver update";
     case nvml_abi::NVML_ERROR_NO_PERMISSION:
       return "this user may not open the GPU device files (/dev/nvidia*): ask an admin";
     default:
-      return "check the NVIDIA driver installation (`nvidia-smi` should work), or use --simulate GPU:MODEL";
+      return "check the NVIDIA driver installation (`nvidia-smi` should work)";
   }
 }
 
@@ -47,7 +46,7 @@ NvmlLibrary::NvmlLibrary(const std::string& library_path) {
   if (handle_ == nullptr) {
     const char* why = dlerror();
     throw environment_error(fmt::format(
-        "no NVIDIA driver found ({} not loadable: {}): install the driver, or use --simulate GPU:MODEL",
+        "no NVIDIA driver found ({} not loadable: {}): install the driver",
         library_path, why != nullptr ? why : "unknown reason"));
   }
 #define WATTWISE_NVML_RESOLVE(name, params) resolve(handle_, #name, name);

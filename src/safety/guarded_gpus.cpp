@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "safety/journal.hpp"
+#include "safety/restore.hpp"
 #include "safety/state_dir.hpp"
 
 namespace wattwise::safety {
@@ -14,6 +15,7 @@ GuardedGpus::GuardedGpus(hw::GpuSystem& system, const std::vector<std::size_t>& 
   ensure_state_dir(state_dir);
   for (std::size_t index : gpu_indices)
     locks_.push_back(GpuLock::acquire(state_dir, system.gpu(index).identity().uuid));
+  remove_stale_journal_temporaries(state_dir);  // what a wattwise killed mid-rewrite left
   guard_.emplace(system, gpu_indices, journal_path_for(state_dir, static_cast<long>(::getpid())));
   guard_->capture();  // the journal is on disk before the first change
   if (watchdog) {

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <string_view>
 #include <thread>
 
 #include "core/error.hpp"
@@ -219,6 +221,41 @@ std::vector<std::filesystem::path> stale_journals(const std::filesystem::path& s
     }
   }
   return stale;
+}
+
+namespace {
+
+// The PID of a journal temporary's name, or nothing when the name is not one.
+std::optional<long> journal_temporary_pid(std::string_view name) {
+  if (name.starts_with('.')) name.remove_prefix(1);
+  constexpr std::string_view kPrefix = "settings-journal-";
+  constexpr std::string_view kMark = ".json.tmp-";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  name.remove_prefix(kPrefix.size());
+  const auto mark = name.find(kMark);
+  if (mark == 0 || mark == std::string_view::npos || mark > 18) return std::nullopt;
+  const std::string_view digits = name.substr(0, mark), suffix = name.substr(mark + kMark.size());
+  if (suffix.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos ||
+      suffix.find_first_not_of("0123456789abcdef") != std::string_view::npos)
+    return std::nullopt;
+  return std::stol(std::string(digits));
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> remove_stale_journal_temporaries(const std::filesystem::path& state_dir) {
+  std::vector<std::filesystem::path> removed;
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(state_dir, ec)) {
+    const auto pid = journal_temporary_pid(item.path().filename().string());
+    if (!pid || process_alive(*pid)) continue;
+    struct stat info {};
+    if (::lstat(item.path().c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
+        (info.st_uid != ::geteuid() && info.st_uid != 0))
+      continue;
+    if (::unlink(item.path().c_str()) == 0) removed.push_back(item.path());
+  }
+  return removed;
 }
 
 std::optional<std::string> check_stale_journal(const std::filesystem::path& state_dir) {

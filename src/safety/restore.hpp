@@ -52,4 +52,10 @@ RestoreReport restore_from_journal_file(hw::GpuSystem& system, const std::filesy
 std::optional<std::string> check_stale_journal(const std::filesystem::path& state_dir);
 std::vector<std::filesystem::path> stale_journals(const std::filesystem::path& state_dir);
 
+// The temporary files that a wattwise killed while it rewrote its journal left in the state directory
+// (`settings-journal-<PID>.json.tmp-<hex>`, or the same name after a dot), whose PID is no longer alive:
+// removed, and their paths returned. Only regular files of this user or root, never through a link; a live
+// writer's temporary is left alone. `wattwise restore` and every sweep's journal opening call it.
+std::vector<std::filesystem::path> remove_stale_journal_temporaries(const std::filesystem::path& state_dir);
+
 }  // namespace wattwise::safety

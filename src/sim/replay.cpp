@@ -43,13 +43,6 @@ double pooled(const std::vector<ReplayPoint>& points, std::optional<double> Repl
   return count == 0 ? fallback : std::sqrt(sum_sq / count);
 }
 
-bool is_sqlite_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  in.read(header, sizeof header);
-  return in.gcount() == sizeof header && std::string(header, 15) == "SQLite format 3";
-}
-
 }  // namespace
 
 ReplayCurve::ReplayCurve(std::vector<ReplayPoint> points, std::string source)
@@ -129,7 +122,7 @@ ReplayCurve replay_curve_of(const std::vector<analysis::RunRecord>& runs, const 
 }
 
 ReplayCurve load_replay_curve(const std::string& path) {
-  if (!is_sqlite_file(path)) return replay_curve_of(analysis::read_runs_csv(path), path);
+  if (!store::is_database_input(path)) return replay_curve_of(analysis::read_runs_csv(path), path);
   const auto store = store::ResultsStore::open_read_only(path);
   return replay_curve_of(store::read_analysis_runs(store).runs, path);
 }

@@ -132,17 +132,23 @@ Error not_ours(const std::filesystem::path& path, const std::string& why) {
                   path.string(), why));
 }
 
+bool has_sqlite_header(std::ifstream& in) {
+  char header[16] = {};
+  in.read(header, sizeof header);
+  return in.gcount() == sizeof header && std::string(header, sizeof header) == std::string("SQLite format 3\0", 16);
+}
+
 // Reads the header ourselves before SQLite sees the file, so a foreign file is never opened for writing.
 void check_sqlite_header(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw environment_error(fmt::format("cannot read {}: check the path and its permissions", path.string()));
-  char header[16] = {};
-  in.read(header, sizeof header);
-  if (in.gcount() != sizeof header ||
-      std::string(header, sizeof header) != std::string("SQLite format 3\0", 16)) {
-    throw not_ours(path, "not an SQLite file");
-  }
+  if (!has_sqlite_header(in)) throw not_ours(path, "not an SQLite file");
+}
+
+bool named_like_a_database(const std::filesystem::path& path) {
+  const std::string extension = path.extension().string();
+  return extension == ".db" || extension == ".sqlite" || extension == ".sqlite3";
 }
 
 sqlite3* open_database(const std::filesystem::path& path, int flags) {
@@ -785,6 +791,14 @@ void ResultsStore::export_runs_csv(std::ostream& out) const {
     out << fmt::format("{},{},{},{},{}\n", *run.time_s, *run.energy_j, run.repeat, optional_number(run.work),
                        csv_field(run.label));
   }
+}
+
+bool is_database_input(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (in && has_sqlite_header(in)) return true;
+  // A damaged database read as a CSV gave a parse error about its bytes, or worse, a table.
+  if (in && named_like_a_database(path)) throw not_ours(path, "no SQLite header: damaged or truncated?");
+  return false;
 }
 
 }  // namespace wattwise::store

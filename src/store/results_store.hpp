@@ -129,6 +129,11 @@ struct EarlierAttempt {
 // exclusive lock on `<db>.lock` (kept beside the database) and refuse a second writer at once.
 struct AnalysisRuns;  // analysis_runs.hpp
 
+// For the commands that read a sweep database or a CSV (analyze, report, --replay): true when `path` starts
+// with SQLite's header, false for anything else (a CSV), except a file named like a database (.db, .sqlite,
+// .sqlite3) without the header: a data error saying so, never parsed as a CSV.
+bool is_database_input(const std::filesystem::path& path);
+
 class ResultsStore {
  public:
   // A new database; usage_error if the file exists (use resume, or another --db).

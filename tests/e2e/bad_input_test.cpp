@@ -71,7 +71,8 @@ TEST_F(BadInputTest, DurationsThatAreNotFiniteNumbersInRangeAreRefused) {
     expect_refused(measure({"--timeout", bad}), "--timeout");
     expect_refused(sweep({"--timeout", bad}), "--timeout");
   }
-  for (const char* bad : {"abc", "nan", "-5", "1e300"})
+  // "": issue 22, item 11 (it ran with the default 60 s).
+  for (const char* bad : {"abc", "nan", "-5", "1e300", ""})
     expect_refused(sweep({"--cooldown", bad}), "--cooldown");
   for (const char* bad : {"0", "nan", "-1", "1e9"}) {
     expect_refused(measure({"--interval", bad}), "--interval");

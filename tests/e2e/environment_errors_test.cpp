@@ -42,6 +42,25 @@ TEST_F(EnvironmentErrorsTest, MissingDriverSaysInstallItOrSimulate) {
   EXPECT_TRUE(contains(single_error_line(info), "install the driver"));
 }
 
+// Issue 22, item 11: exporter, counter and restore told users to "use --simulate", a flag they do not have.
+TEST_F(EnvironmentErrorsTest, CommandsWithoutSimulateDoNotSuggestIt) {
+  use_config(two_gpu_config());
+  env_["WATTWISE_NVML_LIB"] = path("no-such-dir/libnvidia-ml.so.1").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"exporter", "--listen", "127.0.0.1:1"},
+        std::vector<std::string>{"counter", "--gpus", "0"}}) {
+    const auto r = wattwise(args);
+    EXPECT_EQ(r.exit_code, kEnvironment) << args[0] << ": " << r.err;
+    const auto line = single_error_line(r);
+    EXPECT_TRUE(contains(line, "install the driver")) << line;
+    EXPECT_FALSE(contains(line, "--simulate")) << line;
+  }
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"info"}, measure({})}) {
+    const auto r = wattwise(args);
+    EXPECT_TRUE(contains(single_error_line(r), "or use --simulate GPU:MODEL")) << r.err;
+  }
+}
+
 TEST_F(EnvironmentErrorsTest, InitErrorFromTheDriverIsAnEnvironmentErrorWithAdvice) {
   // Each injected nvmlInit failure, and a word of the advice that fits it.
   const std::vector<std::pair<std::string, std::string>> cases = {{"DRIVER_NOT_LOADED", "--simulate"},

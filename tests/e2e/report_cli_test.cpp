@@ -69,5 +69,18 @@ TEST_F(ReportCliTest, AClockOnlySweepIsJudgedAgainstItsHighestClock) {
   EXPECT_NE(read("sweep.html").find("<section id=\"recommendation\""), std::string::npos);
 }
 
+// Issue 22, item 11: a damaged database (here one whose first page was overwritten with text that reads as
+// a runs CSV) was parsed as a CSV. A file named like a database without SQLite's header is a data error now.
+TEST_F(ReportCliTest, HostileOrDamagedDatabaseIsNotReadAsACsv) {
+  std::ofstream(path("damaged.db")) << "power_limit_w,time_s,energy_j\n200,10,2000\n300,8,2400\n";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"report", path("damaged.db").string(), "--format", "md"},
+        std::vector<std::string>{"analyze", path("damaged.db").string()}}) {
+    const auto r = wattwise(args);
+    EXPECT_EQ(r.exit_code, 4) << args[0] << ": " << r.out << r.err;
+    EXPECT_NE(single_error_line(r).find("no SQLite header"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace wattwise::e2e

@@ -68,14 +68,16 @@ TEST(RunnerProgress, PlainLinesWithEtaFromTheMeanRunTime) {
   EXPECT_NE(text.find("wattwise: run 3/10 power_limit_w=200\n"), std::string::npos) << text;
 }
 
-TEST(RunnerProgress, TheLastRunsEnergyAndTimeFollowTheSetting) {
+// Issue 22, item 11: "run 2/3 power_limit_w=250 | last 54.27 kJ" read as 250 W's energy; it was 200 W's.
+TEST(RunnerProgress, TheLastRunsEnergyAndTimeAreNamedByTheirOwnSetting) {
   Progress progress(stderr, false);
   progress.begin(3, 0);
   progress.run_started("power_limit_w=200");
   progress.run_finished(12.0, true);
   progress.last_run_result(54270.0, 294.98, false);
   progress.run_started("power_limit_w=250");
-  EXPECT_EQ(progress.line(), "run 2/3 power_limit_w=250 | last 54.27 kJ in 294.98 s | ETA 24s");
+  EXPECT_EQ(progress.line(),
+            "run 2/3 power_limit_w=250 | last: power_limit_w=200 used 54.27 kJ in 294.98 s | ETA 24s");
 }
 
 TEST(RunnerProgress, SimulatedRunsSayTheirTimeIsSimulatedAndGiveNoEta) {
@@ -85,7 +87,8 @@ TEST(RunnerProgress, SimulatedRunsSayTheirTimeIsSimulatedAndGiveNoEta) {
   progress.run_finished(0.01, true);
   progress.last_run_result(48110.0, 349.37, true);
   progress.run_started("power_limit_w=250");
-  EXPECT_EQ(progress.line(), "run 2/3 power_limit_w=250 | last 48.11 kJ in 349.37 s of simulated time");
+  EXPECT_EQ(progress.line(),
+            "run 2/3 power_limit_w=250 | last: power_limit_w=200 used 48.11 kJ in 349.37 s of simulated time");
 }
 
 TEST(RunnerProgress, TerminalLineIsRewrittenInPlace) {

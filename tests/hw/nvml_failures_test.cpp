@@ -23,10 +23,11 @@ std::string load_error(const std::string& library) {
   return "";
 }
 
-TEST(NvmlFailures, AMissingLibrarySaysThereIsNoDriverAndOffersSimulation) {
+// The hint "--simulate" is the CLI's to add, for the commands that have the flag (issue 22, item 11).
+TEST(NvmlFailures, AMissingLibrarySaysThereIsNoDriver) {
   const std::string message = load_error("/nonexistent/libnvidia-ml.so.1");
   EXPECT_NE(message.find("no NVIDIA driver found"), std::string::npos) << message;
-  EXPECT_NE(message.find("--simulate GPU:MODEL"), std::string::npos) << message;
+  EXPECT_EQ(message.find("--simulate"), std::string::npos) << message;
 }
 
 TEST(NvmlFailures, DriverNotLoadedAtInitIsExplained) {

@@ -2,7 +2,11 @@
 // link is never followed, and a directory others can plant files in is refused with the fix.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <sstream>
@@ -10,6 +14,7 @@
 #include "core/error.hpp"
 #include "fake_gpu.hpp"
 #include "safety/gpu_lock.hpp"
+#include "safety/restore.hpp"
 #include "safety/state_dir.hpp"
 
 namespace wattwise::safety {
@@ -94,6 +99,41 @@ TEST(StateDir, ARealDirectoryOfAnotherUserIsRefused) {
   std::filesystem::create_directory(state);
   ASSERT_EQ(::chown(state.c_str(), 65534, 65534), 0);
   EXPECT_THROW(ensure_state_dir(state), Error);
+}
+
+// A pid that was alive a moment ago and is not now (a child that exited and was reaped).
+long dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return child;
+}
+
+// Issue 22, item 11: a kill -9 while the journal was rewritten left its temporary file, and no command
+// removed it. The next `wattwise restore` or sweep does, and nothing else: not a live writer's temporary,
+// not another file, not a link's target.
+TEST(JournalTemporaries, HostileOrStaleTemporariesOfDeadWritersAreRemovedAndNothingElse) {
+  TempDir dir;
+  const long dead = dead_pid();
+  const auto stale = dir.path() / fmt::format("settings-journal-{}.json.tmp-0123abcd", dead);
+  const auto stale_hidden = dir.path() / fmt::format(".settings-journal-{}.json.tmp-ff00", dead);
+  const auto live = dir.path() / fmt::format(".settings-journal-{}.json.tmp-1234", ::getpid());
+  const auto journal = dir.path() / fmt::format("settings-journal-{}.json", dead);
+  const auto other = dir.path() / "settings-journal-1.json.tmp-notours";
+  for (const auto& path : {stale, stale_hidden, live, journal, other}) std::ofstream(path) << "{}";
+  const auto victim = dir.path() / "victim";
+  std::ofstream(victim) << "keep";
+  const auto link = dir.path() / fmt::format("settings-journal-{}.json.tmp-abcd", dead);
+  std::filesystem::create_symlink(victim, link);
+
+  auto removed = remove_stale_journal_temporaries(dir.path());
+  std::sort(removed.begin(), removed.end());
+  std::vector<std::filesystem::path> expected = {stale, stale_hidden};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(removed, expected);
+  for (const auto& kept : {live, journal, other, victim}) EXPECT_TRUE(std::filesystem::exists(kept)) << kept;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(read_all(victim), "keep");
 }
 
 }  // namespace

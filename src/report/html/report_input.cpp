@@ -10,19 +10,9 @@
 #include "report/html/report_builder.hpp"
 #include "report/html/report_store.hpp"
 #include "report/html/report_tables.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::report::html {
-
-namespace {
-
-bool is_sqlite_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  in.read(header, sizeof header);
-  return in.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
-}
-
-}  // namespace
 
 ReportFormat parse_report_format(const std::string& text) {
   if (text == "html") return ReportFormat::kHtml;
@@ -61,7 +51,7 @@ ReportModel load_report_model(const std::filesystem::path& input, const analysis
     throw environment_error(fmt::format(
         "cannot read '{}': give a sweep database (--db of wattwise sweep) or a trace CSV", input.string()));
   ReportModel model;
-  if (is_sqlite_file(input)) {
+  if (store::is_database_input(input)) {
     model = build_report_model_from_store(input, options);
   } else {
     ReportInfo info;
