@@ -2,12 +2,15 @@
 // the six simulated V100 models and the same six replayed from the published table
 // (shared/reference/v100_cnn_power_caps.csv), seeds A..B, metrics E, EDP, EDS(2.0) and E under a 10% slowdown
 // budget. Each case is a job of 10,000 iterations in virtual time (tune::simulate: 1% time and 2% energy
-// noise per iteration, as measured on the H100). Reported per case: profiling iterations until settled, the
-// regret of the settled limit (its metric on the noise-free curve against the best of the noise-free curve at
-// every 5 W, in %), and the whole job's energy and time against an oracle that held the best limit from the
-// start. Usage: bench_tune_regret [FIRST_SEED LAST_SEED [CORRELATION]] (CORRELATION: how much of one
-// iteration's noise carries over to the next, default 0; DEBUG_CASES=1 lists the cases that miss the goal on
-// stderr).
+// noise per iteration, as measured on the H100, and the drift of a real GPU, sim::DriftSpec::typical(): a
+// warm-up of +2.5% energy over the first ~1.5 minutes, ~1% wander over minutes, neighbouring iterations
+// correlated by 0.4). Reported per case: profiling iterations until settled, the regret of the settled limit
+// (its metric on the noise-free curve against the best of the noise-free curve at every 5 W, in %), the
+// whole job's energy and time against an oracle that held the best limit from the start, and the A/A test:
+// the same job as a dry run (every candidate at the start value), which must hold the start value.
+// Usage: bench_tune_regret [FIRST_SEED LAST_SEED [CORRELATION [DRIFT]]] (CORRELATION: how much of one
+// iteration's noise carries over to the next, default 0.4; DRIFT: 0 turns warm-up and wander off;
+// DEBUG_CASES=1 lists the cases that miss the goal on stderr; NO_AA=1 skips the dry runs).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -101,16 +104,19 @@ double regret_pct(const Curve& c, const Objective& o, std::optional<double> limi
 struct Outcome {
   std::optional<double> limit_w;
   std::uint64_t profiling = 0;
-  std::uint64_t retunes = 0;  // these jobs do not drift: every retune is a false alarm
+  std::uint64_t retunes = 0;  // these jobs change no phase: every retune is a false alarm
+  std::uint64_t waited = 0;   // at the start value, for stationary iterations
   double energy_j = 0;
   double time_s = 0;
 };
 
-// Holds `limit_w` for `iterations` iterations, adding their noisy time and energy to `o`.
+// Holds `limit_w` for `iterations` iterations, adding their noisy time and energy to `o`; `job_s` is the
+// job's clock (its drift's), advanced by them.
 void hold(const SimulatedJob& job, double limit_w, std::uint64_t iterations,
-          ww::tune::IterationNoiseSource& noise, Outcome& o) {
+          ww::tune::IterationNoiseSource& noise, double& job_s, Outcome& o) {
   for (std::uint64_t i = 0; i < iterations; ++i) {
-    const IterationMean it = job.iterate(limit_w, i == 0 ? 0 : 1e9, noise);
+    const IterationMean it = job.iterate(limit_w, i == 0 ? 0 : 1e9, job_s, noise);
+    job_s += it.time_s;
     o.energy_j += it.energy_j;
     o.time_s += it.time_s;
   }
@@ -122,11 +128,12 @@ Outcome zeus(const SimulatedJob& job, const Curve& c, const Objective& obj, std:
              const ww::tune::IterationNoise& spread) {
   ww::tune::IterationNoiseSource noise(seed * 7919 + 17, spread);
   Outcome o;
+  double job_s = 0;
   const double top_w = c.limits_w.back();
   std::vector<std::pair<double, Outcome>> measured;
   for (double w = top_w; w >= c.limits_w.front() - 1e-9; w -= kZeusStepW) {
     Outcome here;
-    hold(job, w, kZeusIterations, noise, here);
+    hold(job, w, kZeusIterations, noise, job_s, here);
     o.energy_j += here.energy_j, o.time_s += here.time_s;
     measured.emplace_back(w, here);
   }
@@ -139,7 +146,7 @@ Outcome zeus(const SimulatedJob& job, const Curve& c, const Objective& obj, std:
     if (score < best_score) best_score = score, o.limit_w = w;
   }
   o.profiling = kZeusIterations * (measured.size() - 1);
-  hold(job, *o.limit_w, kJobIterations - kZeusIterations * measured.size(), noise, o);
+  hold(job, *o.limit_w, kJobIterations - kZeusIterations * measured.size(), noise, job_s, o);
   return o;
 }
 
@@ -148,16 +155,17 @@ Outcome oracle(const SimulatedJob& job, const Curve& c, const Objective& obj, st
   ww::tune::IterationNoiseSource noise(seed * 7919 + 17, spread);
   Outcome o;
   o.limit_w = best_limit(c, obj);
-  hold(job, *o.limit_w, kJobIterations, noise, o);
+  double job_s = 0;
+  hold(job, *o.limit_w, kJobIterations, noise, job_s, o);
   return o;
 }
 
 Outcome tuned(const Profile& p, const Objective& obj, std::uint64_t seed,
-              const ww::tune::IterationNoise& spread) {
+              const ww::tune::IterationNoise& spread, bool dry_run = false) {
   ww::tune::TunerConfig config;
   config.metric = obj.metric;
   config.max_slowdown = obj.max_slowdown;
-  const auto r = ww::tune::simulate(p.simulate, config, seed, kJobIterations, spread);
+  const auto r = ww::tune::simulate(p.simulate, config, seed, kJobIterations, spread, dry_run);
   if (const char* trace = std::getenv("DEBUG_TRACE");
       trace && fmt::format("{} {} {}", p.name, obj.name, seed) == trace)
     for (const auto& d : r.decisions)
@@ -167,7 +175,8 @@ Outcome tuned(const Profile& p, const Objective& obj, std::uint64_t seed,
   const auto retunes = static_cast<std::uint64_t>(
       std::count_if(r.decisions.begin(), r.decisions.end(),
                     [](const ww::tune::Decision& d) { return d.kind == ww::tune::DecisionKind::kRetune; }));
-  Outcome o{r.settled_value, r.settled_value ? r.profiling_iterations : kJobIterations, retunes};
+  Outcome o{r.settled_value, r.settled_value ? r.profiling_iterations : kJobIterations, retunes,
+            r.stationary_wait_iterations};
   o.energy_j = r.energy_j;
   o.time_s = r.time_s;
   return o;
@@ -175,6 +184,8 @@ Outcome tuned(const Profile& p, const Objective& obj, std::uint64_t seed,
 
 struct Tally {
   std::size_t cases = 0, within = 0, cheap = 0, goal = 0, zeus_within = 0, retunes = 0;
+  std::size_t aa_runs = 0, aa_held = 0;  // dry runs, and those that held the start value
+  std::vector<std::uint64_t> waited;     // iterations waited for stationary ones (not profiling)
   double max_regret = 0, zeus_max_regret = 0;
   std::vector<std::uint64_t> profiling;
   // Sums of % against the oracle over the whole job: energy, time and the metric of the job's means.
@@ -182,8 +193,11 @@ struct Tally {
   double zeus_energy_over = 0, zeus_time_over = 0, zeus_metric_over = 0;
 
   void add(const Objective& obj, double regret, const Outcome& t, double zeus_regret, const Outcome& z,
-           const Outcome& oracle) {
+           const Outcome& oracle, bool aa_held_start) {
     ++cases;
+    ++aa_runs;
+    aa_held += aa_held_start;
+    waited.push_back(t.waited);
     retunes += t.retunes;
     within += regret <= kRegretGoalPct;
     cheap += t.profiling <= kIterationBudget;
@@ -211,21 +225,22 @@ std::string row(const std::string& name, Tally t) {
   const auto pct = [&](std::size_t n) { return 100.0 * double(n) / double(t.cases); };
   const auto mean = [&](double sum) { return sum / double(t.cases); };
   std::sort(t.profiling.begin(), t.profiling.end());
+  std::sort(t.waited.begin(), t.waited.end());
   return fmt::format(
-      "{:<32} {:>5} {:>7.1f}% {:>6.1f}% {:>7.1f}% {:>6.2f}% {:>6} {:>6} | {:>7.1f}% {:>6.2f}% | {:>+6.2f}% "
-      "{:>+6.2f}% {:>+6.2f}% | {:>+6.2f}% {:>+6.2f}% {:>+6.2f}%\n",
+      "{:<32} {:>5} {:>7.1f}% {:>6.1f}% {:>7.1f}% {:>6.2f}% {:>6} {:>6} {:>6} | {:>4}/{:<4} | {:>7.1f}% "
+      "{:>6.2f}% | {:>+6.2f}% {:>+6.2f}% {:>+6.2f}% | {:>+6.2f}% {:>+6.2f}% {:>+6.2f}%\n",
       name, t.cases, pct(t.goal), pct(t.within), pct(t.cheap), t.max_regret,
-      t.profiling[t.profiling.size() / 2], t.profiling.back(), pct(t.zeus_within), t.zeus_max_regret,
-      mean(t.energy_over), mean(t.time_over), mean(t.metric_over), mean(t.zeus_energy_over),
-      mean(t.zeus_time_over), mean(t.zeus_metric_over));
+      t.profiling[t.profiling.size() / 2], t.profiling.back(), t.waited[t.waited.size() / 2], t.aa_held,
+      t.aa_runs, pct(t.zeus_within), t.zeus_max_regret, mean(t.energy_over), mean(t.time_over),
+      mean(t.metric_over), mean(t.zeus_energy_over), mean(t.zeus_time_over), mean(t.zeus_metric_over));
 }
 
 std::string header() {
   return fmt::format(
-      "{:<32} {:>5} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} | {:>8} {:>7} | {:>7} {:>7} {:>7} | {:>7} {:>7} "
-      "{:>7}\n",
-      "case", "cases", "goal", "<=1%", "<=200it", "maxreg", "p50it", "maxit", "zeus<=1%", "zmaxreg", "dE",
-      "dt", "dM", "zeus dE", "zeus dt", "zeus dM");
+      "{:<32} {:>5} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>6} | {:>9} | {:>8} {:>7} | {:>7} {:>7} {:>7} | "
+      "{:>7} {:>7} {:>7}\n",
+      "case", "cases", "goal", "<=1%", "<=200it", "maxreg", "p50it", "maxit", "p50wt", "A/A held", "zeus<=1%",
+      "zmaxreg", "dE", "dt", "dM", "zeus dE", "zeus dt", "zeus dM");
 }
 
 std::vector<Profile> bench_profiles() {
@@ -237,8 +252,10 @@ std::vector<Profile> bench_profiles() {
 int main(int argc, char** argv) {
   const std::uint64_t first = argc > 2 ? std::strtoull(argv[1], nullptr, 10) : 1;
   const std::uint64_t last = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20;
-  ww::tune::IterationNoise spread;
-  if (argc > 3) spread.correlation = std::strtod(argv[3], nullptr);
+  ww::tune::IterationNoise spread = ww::tune::IterationNoise::typical();
+  if (argc > 3) spread.drift.iteration_correlation = std::strtod(argv[3], nullptr);
+  if (argc > 4 && std::strtod(argv[4], nullptr) == 0)
+    spread.drift.warmup_fraction = spread.drift.wander_fraction = 0;
   const auto started = std::chrono::steady_clock::now();
   std::map<std::string, Tally> by_objective;
   Tally sim_total, replay_total, sim_metrics, replay_metrics;  // metrics: E, EDP, EDS without a budget
@@ -251,15 +268,20 @@ int main(int argc, char** argv) {
       Tally t;
       for (std::uint64_t seed = first; seed <= last; ++seed) {
         const Outcome a = tuned(p, obj, seed, spread);
+        const Outcome aa = std::getenv("NO_AA") ? Outcome{} : tuned(p, obj, seed, spread, true);
+        const bool aa_held = aa.limit_w && *aa.limit_w == curve.limits_w.back();
         const Outcome z = zeus(job, curve, obj, seed, spread);
         const Outcome best = oracle(job, curve, obj, seed, spread);
         const double regret = regret_pct(curve, obj, a.limit_w);
         const double zeus_regret = regret_pct(curve, obj, z.limit_w);
         for (Tally* each : {&t, &by_objective[(replayed ? "replayed " : "simulated ") + obj.name],
                             replayed ? &replay_total : &sim_total})
-          each->add(obj, regret, a, zeus_regret, z, best);
+          each->add(obj, regret, a, zeus_regret, z, best, aa_held);
         if (!obj.max_slowdown)
-          (replayed ? replay_metrics : sim_metrics).add(obj, regret, a, zeus_regret, z, best);
+          (replayed ? replay_metrics : sim_metrics).add(obj, regret, a, zeus_regret, z, best, aa_held);
+        if (std::getenv("DEBUG_CASES") && !aa_held)
+          fmt::print(stderr, "{} {} seed {}: A/A dry run settled at {}\n", p.name, obj.name, seed,
+                     aa.limit_w.value_or(-1));
         if (std::getenv("DEBUG_CASES") && (regret > kRegretGoalPct || a.profiling > kIterationBudget))
           fmt::print(stderr, "{} {} seed {}: settled {} (best {}), regret {:.2f}%, {} profiling iterations\n",
                      p.name, obj.name, seed, a.limit_w.value_or(-1), best_limit(curve, obj), regret,
@@ -271,20 +293,25 @@ int main(int argc, char** argv) {
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print(
       "# bench_tune_regret, seeds {}..{}; goal: regret <= {}% in <= {} profiling iterations; job {} "
-      "iterations; noise per iteration: {}% time, {}% energy, correlation {} between neighbours\n",
+      "iterations; noise per iteration: {}% time, {}% energy, correlation {} between neighbours; drift: "
+      "warm-up {}% (tau {} s), wander {}%\n",
       first, last, kRegretGoalPct, kIterationBudget, kJobIterations, 100 * spread.time_cv,
-      100 * spread.energy_cv, spread.correlation);
+      100 * spread.energy_cv, spread.drift.iteration_correlation, 100 * spread.drift.warmup_fraction,
+      spread.drift.warmup_tau_s, 100 * spread.drift.wander_fraction);
   fmt::print(
       "# columns: cases | goal met (both) | regret <= 1% | profiling <= 200 | max regret | median and max "
-      "profiling iterations | Zeus-like (25 W x 50 it): regret <= 1%, max regret | the whole job against an "
-      "oracle holding the best limit from the start, mean over seeds: the tuner's energy, time and metric "
-      "(dE, dt, dM), the same for Zeus-like\n");
+      "profiling iterations | median iterations waited for stationary ones (not profiling) | A/A: dry runs "
+      "that held the start value | Zeus-like (25 W x 50 it): regret <= 1%, max regret | the whole job "
+      "against an oracle holding the best limit from the start, mean over seeds: the tuner's energy, time "
+      "and metric (dE, dt, dM), the same for Zeus-like\n");
   fmt::print("{}{}\n{}", header(), per_case, header());
   for (const auto& [name, t] : by_objective) fmt::print("{}", row(name, t));
   fmt::print("{}{}", row("simulated E, EDP, EDS(k=2.0)", sim_metrics),
              row("replayed E, EDP, EDS(k=2.0)", replay_metrics));
   fmt::print("{}{}", row("ALL simulated", sim_total), row("ALL replayed", replay_total));
-  fmt::print("# false retunes (none of these jobs drifts): {} in {} simulated and {} replayed jobs\n",
+  fmt::print("# A/A dry runs holding the start value: {} of {}\n", sim_total.aa_held + replay_total.aa_held,
+             sim_total.aa_runs + replay_total.aa_runs);
+  fmt::print("# false retunes (no job changes phase): {} in {} simulated and {} replayed jobs\n",
              sim_total.retunes + replay_total.retunes, sim_total.cases, replay_total.cases);
   fmt::print("# {:.1f} s wall\n", elapsed_s);
   return 0;

@@ -16,6 +16,7 @@
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "experiment/runner.hpp"
 #include "measure/job_gpus.hpp"
 #include "report/measure_report.hpp"
 #include "safety/read_only_gpu.hpp"
@@ -42,6 +43,7 @@ struct TuneFlags {
   std::string db;
   bool dry_run = false;
   std::string marker_grace_s = "60";
+  std::string stationary_window_s = "30";
   std::optional<std::string> timeout_s;
   std::string simulate;
   std::uint64_t iterations = 2000;  // of a simulated job
@@ -55,6 +57,8 @@ struct TuneFlags {
 constexpr int kNoMarkersExit = static_cast<int>(ErrorKind::kData);
 constexpr double kMinMarkerGraceS = 1;
 constexpr double kMaxMarkerGraceS = 24 * 3600;
+constexpr double kMinStationaryWindowS = 0.1;
+constexpr double kMaxStationaryWindowS = 600;
 
 tune::TuneKnob parse_knob(const std::string& text) {
   if (text == "power-limit") return tune::TuneKnob::kPowerLimit;
@@ -87,6 +91,9 @@ tune::TunerConfig tuner_config(const TuneFlags& flags) {
       config.metric.kind == analysis::MetricKind::kTime)
     throw usage_error(fmt::format("--metric {}: tune minimises E, edp, ed2p or eds:K", flags.metric));
   if (flags.max_slowdown) config.max_slowdown = analysis::parse_max_slowdown(*flags.max_slowdown);
+  config.stationary_window_s =
+      to_seconds(parse_duration("--stationary-window", flags.stationary_window_s, DurationUnit::kSeconds,
+                                kMinStationaryWindowS, kMaxStationaryWindowS));
   return config;
 }
 
@@ -96,20 +103,25 @@ void print_outcome(std::ostream& human, const measure::Measurement& m, const tun
 }
 
 int run_simulated(const TuneFlags& flags, tune::TunerConfig config, std::optional<OutputFile>& json) {
-  if (flags.dry_run) throw usage_error("--dry-run measures a real job: drop it with --simulate");
   if (!flags.db.empty()) throw usage_error("--db keeps a real job's trace: drop it with --simulate");
   const tune::KnobRange range = parse_range(flags.range);
   if (range.min_value) config.min_value = *range.min_value;
   if (range.max_value) config.max_value = *range.max_value;
-  const tune::SimulatedTuneResult s = tune::simulate(flags.simulate, config, flags.seed, flags.iterations);
+  // The simulated job drifts as a real GPU does (warm-up, wander, neighbouring iterations alike); a dry run
+  // keeps it at the start value throughout: the A/A test.
+  const tune::SimulatedTuneResult s = tune::simulate(flags.simulate, config, flags.seed, flags.iterations,
+                                                     tune::IterationNoise::typical(), flags.dry_run);
   tune::LiveTuningResult r;
   r.knob = s.config.knob;
   r.metric = s.config.metric.name();
   r.max_slowdown = s.config.max_slowdown;
   r.captured_value = r.start_value = s.config.start_value;
+  r.dry_run = flags.dry_run;
   r.decisions = s.decisions;
   r.settled = s.settled_value;
+  r.held_start = s.settled_value && s.held_start;
   r.profiling_iterations = s.profiling_iterations;
+  r.stationary_wait_iterations = s.stationary_wait_iterations;
   r.iterations_seen = r.iterations_fed = s.iterations;
   r.iterations_until_settled = s.settled_at_iteration;
   nlohmann::json out = tune::tune_json(r);
@@ -119,10 +131,11 @@ int run_simulated(const TuneFlags& flags, tune::TunerConfig config, std::optiona
     json->stream() << json_text(out, 1) << "\n";
     json->commit();
   }
-  std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
-  human << fmt::format(" simulated job: {} on {} ({} iterations, seed {}): {:.1f} s, {:.1f} kJ\n", s.model,
-                       s.gpu_name, s.iterations, flags.seed, s.time_s, s.energy_j / 1000)
-        << tune::tune_summary(r);
+  // For people: stderr, as `measure` (stdout is the job's, or the JSON's with --json -).
+  std::cout << std::flush;
+  std::cerr << fmt::format(" simulated job: {} on {} ({} iterations, seed {}): {:.1f} s, {:.1f} kJ\n",
+                           s.model, s.gpu_name, s.iterations, flags.seed, s.time_s, s.energy_j / 1000)
+            << tune::tune_summary(r) << std::flush;
   return 0;
 }
 
@@ -186,7 +199,10 @@ int run_tune(const TuneFlags& flags) {
   std::optional<tune::TuneStore> db;
   if (!flags.db.empty()) db.emplace(tune::TuneStore::check_new(flags.db));
   options.live.dry_run = flags.dry_run;
-  options.live.say = [](const std::string& line) { std::cerr << line << "\n" << std::flush; };
+  options.live.say = [](const std::string& line) {
+    std::cout << std::flush;
+    std::cerr << line << "\n" << std::flush;
+  };
   options.measure.on_gpu_failed = [](const hw::GpuIdentity& gpu, Nanos since,
                                      const sampling::SourceFailure& f) {
     std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
@@ -202,6 +218,16 @@ int run_tune(const TuneFlags& flags) {
   if (flags.dry_run) read_only.emplace(*real);
   hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : *real;
   choose_gpus(system, flags, config, range, options);
+  // The job's GPUs as the database describes them (their power-limit range included), read before the job.
+  std::vector<store::StoredGpu> stored_gpus;
+  if (db) {
+    const auto& positions = options.measure.gpu_positions;
+    stored_gpus = experiment::stored_gpus_of(
+        system,
+        std::vector<std::size_t>(
+            positions.begin(),
+            positions.begin() + static_cast<long>(options.measure.job_gpu_count.value_or(positions.size()))));
+  }
 
   // The energy of the windows the job asks for (`wattwise.window()`, docs/windows.md), beside the tuner.
   window::WindowServer windows;
@@ -212,16 +238,19 @@ int run_tune(const TuneFlags& flags) {
   if (outcome.changed_settings && !outcome.restore.all_ok())
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
   // Files first, then the summary: if the terminal is gone, the data is still saved.
-  if (db) db->write(outcome.measurement, outcome.tuning);
+  if (db) db->write(outcome.measurement, outcome.tuning, std::move(stored_gpus));
   if (json) {
     nlohmann::json out = report::measure_json(outcome.measurement, rates);
     out.update(tune::tune_json(outcome.tuning));
     json->stream() << json_text(out, 1) << "\n";
     json->commit();
   }
-  std::ostream& human = (json && json->path() == "-") ? std::cerr : std::cout;
-  print_outcome(human, outcome.measurement, outcome.tuning, rates);
-  if (db) human << fmt::format("   decisions: {}\n", flags.db);
+  // For people: stderr, as `measure` (stdout is the job's, or the JSON's with --json -); what this process
+  // wrote to stdout goes first, so a combined log keeps the order.
+  std::cout << std::flush;
+  print_outcome(std::cerr, outcome.measurement, outcome.tuning, rates);
+  if (db) std::cerr << fmt::format("   decisions: {}\n", flags.db);
+  std::cerr << std::flush;
   return exit_code_of(outcome);
 }
 
@@ -242,8 +271,14 @@ CommandRun add_tune_command(CLI::App& app) {
                  "CUDA_VISIBLE_DEVICES names if it is set, else all)");
   app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
   app.add_option("--db", flags->db, "keep the job and the decision trace in this new results database");
-  app.add_flag("--dry-run", flags->dry_run,
-               "measure and print the decisions it would take; change no setting (for shared machines)");
+  app.add_flag(
+      "--dry-run", flags->dry_run,
+      "measure and print the decisions it would take; change no setting (for shared machines). Every "
+      "candidate then runs at the start value: an A/A test, which passes when it holds the start value");
+  app.add_option("--stationary-window", flags->stationary_window_s,
+                 "seconds, 0.1 to 600: before measuring the start value, wait until this long a stretch of "
+                 "iterations shows no trend (the GPU warmed up)")
+      ->capture_default_str();
   app.add_option("--marker-grace", flags->marker_grace_s,
                  "seconds to wait for the job's first iteration marker, 1 to 86400; then say how to add them "
                  "and tune nothing")

@@ -45,22 +45,6 @@ std::string failure_of(const measure::JobOutcome& outcome) {
   return "";
 }
 
-std::vector<store::StoredGpu> stored_gpus_of(hw::GpuSystem& system,
-                                             const std::vector<std::size_t>& gpu_indices) {
-  std::vector<store::StoredGpu> gpus;
-  for (std::size_t index : gpu_indices) {
-    hw::Gpu& gpu = system.gpu(index);
-    store::StoredGpu stored{gpu.identity().index, gpu.identity().uuid, gpu.identity().name, {}, {}, {}};
-    if (auto limits = gpu.power_limits()) {
-      stored.min_limit_w = limits->min_w;
-      stored.max_limit_w = limits->max_w;
-      stored.default_limit_w = limits->default_w;
-    }
-    gpus.push_back(stored);
-  }
-  return gpus;
-}
-
 void check_db_path(const SweepOptions& options) {
   const auto& path = options.db_path;
   if (path.empty()) throw usage_error("no results database given: pass --db FILE");
@@ -130,6 +114,22 @@ bool has_power_limits(const plan::Plan& plan) {
 }
 
 }  // namespace
+
+std::vector<store::StoredGpu> stored_gpus_of(hw::GpuSystem& system,
+                                             const std::vector<std::size_t>& gpu_indices) {
+  std::vector<store::StoredGpu> gpus;
+  for (std::size_t index : gpu_indices) {
+    hw::Gpu& gpu = system.gpu(index);
+    store::StoredGpu stored{gpu.identity().index, gpu.identity().uuid, gpu.identity().name, {}, {}, {}};
+    if (auto limits = gpu.power_limits()) {
+      stored.min_limit_w = limits->min_w;
+      stored.max_limit_w = limits->max_w;
+      stored.default_limit_w = limits->default_w;
+    }
+    gpus.push_back(stored);
+  }
+  return gpus;
+}
 
 int SweepOutcome::exit_code() const {
   if (changed_hardware && !restore.all_ok()) return static_cast<int>(ErrorKind::kEnvironment);

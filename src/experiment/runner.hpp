@@ -102,6 +102,10 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
 std::vector<store::GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
                                                     const std::vector<std::size_t>& gpu_indices);
 
+// The database's description of the GPUs at these positions: identity and power-limit constraints.
+std::vector<store::StoredGpu> stored_gpus_of(hw::GpuSystem& system,
+                                             const std::vector<std::size_t>& gpu_indices);
+
 // A run's record before its results: which planned run, when, and how the job exited (one place for the
 // one-node runner and the multi-node sweep).
 store::RunRecord planned_run_record(const plan::PlannedRun& run, const std::string& started_at,

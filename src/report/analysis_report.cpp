@@ -13,8 +13,10 @@ namespace wattwise::report {
 
 namespace {
 
+// A run that set nothing (`measure --db`, the one run of a `tune --db` database) ran at the GPUs' settings
+// as it found them: say so rather than print nothing.
 std::string setting_text(const analysis::Setting& setting) {
-  return analysis::to_string(setting);
+  return setting.empty() ? "as found" : analysis::to_string(setting);
 }
 
 // The band in one cell: how many settings, and the range each knob spans across them.

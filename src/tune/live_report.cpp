@@ -47,6 +47,21 @@ nlohmann::json setting_json(const LiveTuningResult& r, const SettingSummary& s) 
 
 }  // namespace
 
+std::string aa_test_line(const LiveTuningResult& r) {
+  const std::string start = value_text(r.knob, r.captured_value);
+  if (!r.settled)
+    return fmt::format("   A/A test (dry run: every candidate ran at {}): the search had not ended\n", start);
+  if (*r.settled == r.start_value)
+    return fmt::format(
+        "   A/A test (dry run: every candidate ran at {}): passed, it holds the start value; nothing it "
+        "measured was mistaken for an effect of the setting\n",
+        start);
+  return fmt::format(
+      "   A/A test (dry run: every candidate ran at {}): FAILED, it would settle at {} although no setting "
+      "changed; what it took for an effect was drift or noise: do not act on it\n",
+      start, value_text(r.knob, *r.settled));
+}
+
 const char* to_string(DecisionKind kind) {
   switch (kind) {
     case DecisionKind::kProbe:
@@ -95,6 +110,7 @@ nlohmann::json tune_json(const LiveTuningResult& r) {
   out["settled"] = r.settled ? nlohmann::json{{knob_key(r.knob), *r.settled}} : nlohmann::json(nullptr);
   out["profiling_iterations"] = r.profiling_iterations;
   out["dry_run"] = r.dry_run;
+  out["held_start"] = r.held_start;
   out["decisions"] = nlohmann::json::array();
   for (const auto& d : r.decisions) out["decisions"].push_back(decision_json(r.knob, d));
   nlohmann::json tuning = {
@@ -107,6 +123,7 @@ nlohmann::json tune_json(const LiveTuningResult& r) {
       {"iterations_seen", r.iterations_seen},
       {"iterations_fed", r.iterations_fed},
       {"iterations_discarded", r.iterations_discarded},
+      {"stationary_wait_iterations", r.stationary_wait_iterations},
       {"iterations_until_settled",
        r.iterations_until_settled ? nlohmann::json(*r.iterations_until_settled) : nlohmann::json(nullptr)},
       {"no_markers", r.no_markers},
@@ -170,13 +187,27 @@ std::string tune_summary(const LiveTuningResult& r) {
     text += settings.render("   ");
   }
   if (r.settled) {
-    text += fmt::format("   settled at {} after {} profiling iterations", value_text(r.knob, *r.settled),
-                        r.profiling_iterations);
+    text += r.held_start ? fmt::format(
+                               "   holds the start value {}: no setting beats the start value within "
+                               "the noise ({} profiling iterations",
+                               value_text(r.knob, *r.settled), r.profiling_iterations)
+                         : fmt::format("   settled at {} after {} profiling iterations",
+                                       value_text(r.knob, *r.settled), r.profiling_iterations);
     if (r.iterations_until_settled)
-      text += fmt::format(" (at the job's iteration {}, dropped ones included)", *r.iterations_until_settled);
+      text += fmt::format("{}at the job's iteration {}, dropped ones included{}", r.held_start ? "; " : " (",
+                          *r.iterations_until_settled, ")");
+    else if (r.held_start)
+      text += ")";
     text += "\n";
-  } else
-    text += "   not settled when the job ended\n";
+  } else {
+    text += fmt::format("   not settled when the job ended ({} profiling iterations so far)\n",
+                        r.profiling_iterations);
+  }
+  if (r.stationary_wait_iterations > 0)
+    text +=
+        fmt::format("   waited {} iterations at the start value for them to be stationary (not profiling)\n",
+                    r.stationary_wait_iterations);
+  if (r.dry_run) text += aa_test_line(r);
   if (!r.error.empty()) text += fmt::format("   stopped: {}\n", r.error);
   return text;
 }

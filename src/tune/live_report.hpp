@@ -31,6 +31,10 @@ nlohmann::json tune_json(const LiveTuningResult& result);
 // no-markers or stopped.
 nlohmann::json tuning_state_json(const LiveTuningResult& result, const std::string& phase);
 
+// A dry run is an A/A test (every candidate ran at the start value): one line saying whether it passed
+// (holds the start value) or failed (would settle elsewhere: it took drift or noise for an effect).
+std::string aa_test_line(const LiveTuningResult& result);
+
 // The tuning's part of the summary printed after the job: the decisions and the iterations per setting.
 std::string tune_summary(const LiveTuningResult& result);
 

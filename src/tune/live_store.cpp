@@ -49,7 +49,8 @@ TuneStore TuneStore::check_new(const std::filesystem::path& path) {
   return TuneStore(path, utc_now_iso8601());
 }
 
-void TuneStore::write(const measure::Measurement& m, const LiveTuningResult& result) const {
+void TuneStore::write(const measure::Measurement& m, const LiveTuningResult& result,
+                      std::vector<store::StoredGpu> gpus) const {
   store::StoreMeta meta;
   meta.command = fmt::format("tune {}", fmt::join(m.command, " "));
   meta.command_argv = m.command;
@@ -59,9 +60,9 @@ void TuneStore::write(const measure::Measurement& m, const LiveTuningResult& res
                                  {"metric", result.metric},
                                  {"captured_value", result.captured_value},
                                  {"dry_run", result.dry_run}}}};
-  std::vector<store::StoredGpu> gpus;
-  for (const auto& g : m.gpu_energy)
-    if (g.used_by_job) gpus.push_back({g.gpu.index, g.gpu.uuid, g.gpu.name, {}, {}, {}});
+  if (gpus.empty())
+    for (const auto& g : m.gpu_energy)
+      if (g.used_by_job) gpus.push_back({g.gpu.index, g.gpu.uuid, g.gpu.name, {}, {}, {}});
   store::ResultsStore db = store::ResultsStore::create(path_, meta, plan, gpus);
   plan::PlannedRun run;  // the job, once, at the settings the trace names
   db.add_run(experiment::record_of(run, m, {}, started_at_, utc_now_iso8601()));

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "measure/measurement.hpp"
+#include "store/results_store.hpp"
 #include "store/tune_table.hpp"
 #include "tune/live_tuning.hpp"
 
@@ -21,8 +22,10 @@ class TuneStore {
   // Before the job runs: the file must be new and its directory writable (usage_error / environment_error
   // saying what to do), so a bad --db never costs a job.
   static TuneStore check_new(const std::filesystem::path& path);
-  // After the job: creates the database with the run and the trace.
-  void write(const measure::Measurement& m, const LiveTuningResult& result) const;
+  // After the job: creates the database with the run, the trace and the job's GPUs (`gpus`: their
+  // identities and power-limit constraints, experiment::stored_gpus_of, read before the job).
+  void write(const measure::Measurement& m, const LiveTuningResult& result,
+             std::vector<store::StoredGpu> gpus) const;
 
  private:
   TuneStore(std::filesystem::path path, std::string started_at)

@@ -180,6 +180,8 @@ LiveTuningResult LiveTuning::result() const {
   r.decisions = tuner_.decisions();
   r.settled = tuner_.settled_value();
   r.profiling_iterations = tuner_.profiling_iterations();
+  r.stationary_wait_iterations = tuner_.stationary_wait_iterations();
+  r.held_start = r.settled && tuner_.held_start();
   for (const auto& [value, acc] : by_setting_) {
     SettingSummary s;
     s.value = value;

@@ -81,10 +81,12 @@ struct LiveTuningResult {
   bool dry_run = false;
   std::vector<Decision> decisions;
   std::optional<double> settled;
+  bool held_start = false;  // settled on the start value: no setting beat it within the noise
   std::uint64_t profiling_iterations = 0;
-  std::uint64_t iterations_seen = 0;       // completed on every rank
-  std::uint64_t iterations_fed = 0;        // given to the tuner
-  std::uint64_t iterations_discarded = 0;  // began before the setting in force took effect
+  std::uint64_t stationary_wait_iterations = 0;  // at the start value before the baseline (not profiling)
+  std::uint64_t iterations_seen = 0;             // completed on every rank
+  std::uint64_t iterations_fed = 0;              // given to the tuner
+  std::uint64_t iterations_discarded = 0;        // began before the setting in force took effect
   // The job's iterations when the first settle was decided, discarded ones included: what the search cost
   // the job (profiling_iterations counts only those fed to the tuner).
   std::optional<std::uint64_t> iterations_until_settled;

@@ -38,7 +38,7 @@ double lag_products(const std::vector<double>& values) {
 // independent ones times (1 + rho) / (1 - rho) for a first-order autoregression. rho is taken at 0 when
 // negative and at most 0.9.
 double half_width(double ss, double lag_sp, double df, double n, double confidence) {
-  if (df < 1 || n < 1 || ss <= 0) return 0;
+  if (df < 1 || n <= 0 || ss <= 0) return 0;
   const double rho = std::clamp(lag_sp / ss, 0.0, 0.9);
   return t_quantile(confidence, df) * std::sqrt(ss / df) / std::sqrt(n) * std::sqrt((1 + rho) / (1 - rho));
 }
@@ -102,12 +102,15 @@ void NoisePool::add(const ProbeEstimate& e) {
   time_df_ += std::max(0.0, e.time_df);
 }
 
-ProbeEstimate NoisePool::pooled(const ProbeEstimate& e, double confidence) const {
+ProbeEstimate NoisePool::pooled(const ProbeEstimate& e, double confidence,
+                                double reference_iterations) const {
   ProbeEstimate p = e;
   const double df = df_ + std::max(0.0, e.df);
   const double time_df = time_df_ + std::max(0.0, e.time_df);
-  p.score_half = half_width(score_ss_ + e.score_ss, score_lag_sp_ + e.score_lag_sp, df,
-                            static_cast<double>(e.iterations), confidence);
+  // The difference of two means: its variance is the sum of theirs, as of one mean of n_eff iterations.
+  double n = static_cast<double>(e.iterations);
+  if (reference_iterations > 0 && n > 0) n = 1 / (1 / n + 1 / reference_iterations);
+  p.score_half = half_width(score_ss_ + e.score_ss, score_lag_sp_ + e.score_lag_sp, df, n, confidence);
   p.time_half_s = e.mean_time_s * half_width(time_ss_relative_ + e.time_ss_relative,
                                              time_lag_sp_relative_ + e.time_lag_sp_relative, time_df,
                                              static_cast<double>(e.time_df + 1), confidence);

@@ -44,8 +44,10 @@ struct ProbeEstimate {
 class NoisePool {
  public:
   void add(const ProbeEstimate& e);
-  // `e` with its halves from the pooled spread (its own included), in place of its own spread alone.
-  ProbeEstimate pooled(const ProbeEstimate& e, double confidence) const;
+  // `e` with its halves from the pooled spread (its own included), in place of its own spread alone. When `e`
+  // is against a reference that is itself a mean worth `reference_iterations` iterations (> 0), the score's
+  // interval takes its noise too.
+  ProbeEstimate pooled(const ProbeEstimate& e, double confidence, double reference_iterations = 0) const;
 
  private:
   double score_ss_ = 0;

@@ -158,8 +158,17 @@ std::optional<Search::FittedChoice> Search::fitted_choice() const {
 }
 
 std::optional<std::size_t> Search::choice() const {
-  if (const auto fit = fitted_choice()) return fit->choice;
-  return std::nullopt;
+  const auto fit = fitted_choice();
+  if (!fit) return std::nullopt;
+  // A curve still falling at the edge of the feasible range (E on most V100 models, down to 150 W): a
+  // quadratic through its last points puts the lowest point a little inside, one step short of the edge.
+  // When the edge itself measured best, it is the choice.
+  const auto b = best();
+  const std::size_t top = candidates_ - 1;
+  if (b && (*b == lowest_feasible_ || *b == top) &&
+      (fit->choice > *b ? fit->choice - *b : *b - fit->choice) == 1)
+    return *b;
+  return fit->choice;
 }
 
 std::optional<std::size_t> Search::check_unimodal() {

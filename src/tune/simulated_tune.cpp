@@ -62,14 +62,15 @@ IterationNoiseSource::Deviation IterationNoiseSource::next() {
   const double power_cv =
       std::sqrt(std::max(0.0, spread_.energy_cv * spread_.energy_cv - spread_.time_cv * spread_.time_cv));
   // AR(1) with the same spread as the independent noise: x' = rho x + sqrt(1 - rho^2) e.
-  const double rho = std::clamp(spread_.correlation, 0.0, 0.99);
+  const double rho = std::clamp(spread_.drift.iteration_correlation, 0.0, 0.99);
   const double fresh = std::sqrt(1 - rho * rho);
   last_.time = rho * last_.time + fresh * spread_.time_cv * noise_.normal();
   last_.power = rho * last_.power + fresh * power_cv * noise_.normal();
   return last_;
 }
 
-IterationMean SimulatedJob::iterate(double value, double since_change_s, IterationNoiseSource& noise) const {
+IterationMean SimulatedJob::iterate(double value, double since_change_s, double at_s,
+                                    IterationNoiseSource& noise) const {
   const IterationMean mean = mean_at(value);
   const IterationNoiseSource::Deviation deviation = noise.next();
   const double time_s = mean.time_s * std::max(0.1, 1 + deviation.time);
@@ -78,11 +79,12 @@ IterationMean SimulatedJob::iterate(double value, double since_change_s, Iterati
   const double overshoot_s = std::chrono::duration<double>(profile_.gpu.overshoot_duration).count();
   if (since_change_s < overshoot_s)
     power_w *= 1 + profile_.gpu.overshoot_fraction * (1 - since_change_s / overshoot_s);
+  power_w *= noise.drift().mean_factor(at_s, at_s + time_s);
   return {time_s, power_w * time_s};
 }
 
 SimulatedTuneResult simulate(std::string_view profile_spec, TunerConfig config, std::uint64_t seed,
-                             std::uint64_t iterations, const IterationNoise& spread) {
+                             std::uint64_t iterations, const IterationNoise& spread, bool dry_run) {
   const SimulatedJob job(profile_spec, config.knob);
   SimulatedTuneResult result;
   result.config = job.with_gpu_range(std::move(config));
@@ -93,10 +95,10 @@ SimulatedTuneResult simulate(std::string_view profile_spec, TunerConfig config, 
   double held = tuner.current_value();
   double since_change_s = 1e9;  // the job starts at its setting: no transient
   for (std::uint64_t i = 0; i < iterations; ++i) {
-    const double value = tuner.current_value();
+    const double value = dry_run ? result.config.start_value : tuner.current_value();
     if (value != held) since_change_s = value < held ? 0 : 1e9;
     held = value;
-    const IterationMean it = job.iterate(value, since_change_s, noise);
+    const IterationMean it = job.iterate(value, since_change_s, result.time_s, noise);
     since_change_s += it.time_s;
     result.energy_j += it.energy_j;
     result.time_s += it.time_s;
@@ -107,6 +109,8 @@ SimulatedTuneResult simulate(std::string_view profile_spec, TunerConfig config, 
   result.iterations = iterations;
   result.settled_value = tuner.settled_value();
   result.profiling_iterations = tuner.profiling_iterations();
+  result.stationary_wait_iterations = tuner.stationary_wait_iterations();
+  result.held_start = tuner.held_start();
   result.decisions = tuner.decisions();
   return result;
 }

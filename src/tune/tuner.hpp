@@ -9,6 +9,13 @@
 // Vocabulary (docs/tune.md): a *candidate* is one value of the knob; *profiling iterations* are iterations
 // spent at candidates other than the settled one before it settled; *warm-up* iterations right after a
 // change are discarded (the GPU's clocks and power settle within ~1 s).
+//
+// Drift cannot fool it (docs/tune.md "Drift"): it waits at the start value until the iterations are
+// stationary (that wait is not profiling: the job runs as it would untuned), measures the start value again
+// after every candidate and compares each candidate with the start value measured next to it in time, and
+// holds a candidate only when it beats the start value by more than the interval, twice: in the search and
+// again, measured right after the start value, before it is held. Otherwise it holds the start value: "no
+// setting beats the start value within the noise". A dry run is an A/A test: every candidate is the start.
 
 #include <cstdint>
 #include <memory>
@@ -39,12 +46,24 @@ struct TunerConfig {
   // max_probe_iterations; never before min_probe_iterations (kept ones, after warm-up).
   double precision = 0.01;
   std::uint64_t min_probe_iterations = 5;
-  std::uint64_t max_probe_iterations = 20;
+  std::uint64_t max_probe_iterations = 15;
   // Drift while settled: windows of drift_window iterations whose mean time or energy moved by more than
   // drift_threshold (relative) from the first window after settling, and by more than the noise (Welch),
   // start the search again.
   std::uint64_t drift_window = 30;
   double drift_threshold = 0.05;
+  // Before the baseline: the iterations at the start value are stationary when, over the last
+  // stationary_window_s (and at least 30 iterations), neither energy nor time per iteration trends by more
+  // than the noise or by more than 0.5%, in two tests half a window apart. Waits at most
+  // max_stationary_wait_s, then goes on saying so.
+  double stationary_window_s = 30;
+  double max_stationary_wait_s = 600;
+  // The start value is measured again between candidates whenever start_check_interval_s passed since its
+  // last measurement (and before the search ends), for start_check_iterations kept iterations; its
+  // measurements tell its level at a candidate's time through a Gaussian kernel start_bandwidth_s wide.
+  double start_check_interval_s = 30;
+  std::uint64_t start_check_iterations = 8;
+  double start_bandwidth_s = 30;
 };
 
 // One iteration measured at the setting the tuner holds now. Energy may be missing (a window the sampler
@@ -93,8 +112,14 @@ class Tuner {
   // settled_value(): the setting it settled on last (absent before the first settle).
   bool settled() const;
   std::optional<double> settled_value() const;
-  // Iterations fed at values other than the settled one before it settled (the issue's figure of merit).
+  // Iterations fed at values other than the settled one before it settled (the issue's figure of merit);
+  // while a search goes on, every iteration it was fed so far (the stationarity wait aside).
   std::uint64_t profiling_iterations() const;
+  // Iterations fed at the start value while waiting for them to be stationary (not profiling), over all
+  // searches.
+  std::uint64_t stationary_wait_iterations() const;
+  // Whether the last settle held the start value because no candidate beat it beyond the noise.
+  bool held_start() const;
   std::uint64_t iterations_seen() const;
   const std::vector<Decision>& decisions() const;
 

@@ -79,7 +79,10 @@ class TuneTest : public E2eTest {
 };
 
 TEST_F(TuneTest, ChangesTheLimitWhileTheJobRunsAndRestoresItAfterANormalExit) {
-  const auto r = tune({"--json", path("tune.json").string(), "--range", "250:450"}, job(10, 40, "ok"));
+  // A short stationarity window: the fake GPU draws the same from the start, and the job is short.
+  const auto r =
+      tune({"--json", path("tune.json").string(), "--range", "250:450", "--stationary-window", "1"},
+           job(10, 40, "ok"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = read_json("tune.json");
   ASSERT_FALSE(j.at("decisions").empty()) << r.err;
@@ -114,7 +117,9 @@ TEST_F(TuneTest, ChangesTheLimitWhileTheJobRunsAndRestoresItAfterANormalExit) {
 
 TEST_F(TuneTest, SettlesAndSaysSoInTheJson) {
   // A narrow range and short iterations: the search ends well within the job.
-  const auto r = tune({"--json", path("tune.json").string(), "--range", "300:400"}, job(14, 25, "ok"));
+  const auto r =
+      tune({"--json", path("tune.json").string(), "--range", "300:400", "--stationary-window", "1"},
+           job(14, 25, "ok"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = read_json("tune.json");
   ASSERT_TRUE(j.at("settled").is_object()) << r.err;
@@ -144,7 +149,7 @@ TEST_F(TuneTest, TheWatchdogRestoresTheLimitAfterWattwiseIsKilled) {
   bool killed = false;
   // Killed in the middle of the search: at the first limit the tuner chose (not the start's 450 W, which
   // --range makes it apply before the first iteration).
-  const auto r = tune({"--range", "250:450"}, job(30, 40, "ok"), [&](int pid) {
+  const auto r = tune({"--range", "250:450", "--stationary-window", "1"}, job(30, 40, "ok"), [&](int pid) {
     const unsigned now_mw = limit_mw();
     if (!killed && now_mw != kCapturedLimitMw && now_mw != 450000) {
       ::kill(pid, SIGKILL);
@@ -189,7 +194,8 @@ TEST_F(TuneTest, AJobWithoutIterationMarkersGetsOneLineAndKeepsItsSetting) {
 }
 
 TEST_F(TuneTest, DryRunMeasuresAndDecidesButChangesNothing) {
-  const auto r = tune({"--dry-run", "--json", path("tune.json").string()}, job(5, 40, "ok"));
+  const auto r =
+      tune({"--dry-run", "--json", path("tune.json").string(), "--stationary-window", "1"}, job(5, 40, "ok"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(limits_seen_, std::set<unsigned>{kCapturedLimitMw});
   EXPECT_FALSE(std::filesystem::exists(path("fake_state.json")));  // no control call ever reached the fake
@@ -211,16 +217,18 @@ TEST_F(TuneTest, DryRunMeasuresAndDecidesButChangesNothing) {
 }
 
 TEST_F(TuneTest, TheFootprintFlagsPutTheJobsCo2eAndCostInTheJson) {
-  const auto r = tune({"--dry-run", "--carbon-intensity", "350", "--price", "0.25EUR", "--json",
-                       path("tune.json").string()},
-                      job(2, 40, "ok"));
+  const auto r = tune(
+      {"--dry-run", "--carbon-intensity", "350", "--price", "0.25EUR", "--json", path("tune.json").string()},
+      job(2, 40, "ok"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = read_json("tune.json");
   const double kwh = j.at("energy_j").get<double>() / 3.6e6;
   ASSERT_GT(kwh, 0);
   EXPECT_NEAR(j.at("co2e_g").get<double>(), 350 * kwh, 1e-9 * 350 * kwh);
   EXPECT_NEAR(j.at("cost").at("amount").get<double>(), 0.25 * kwh, 1e-9);
-  EXPECT_NE(r.out.find("CO2e"), std::string::npos) << r.out;
+  // The summary is for people: on stderr, as measure's, never in the job's stdout.
+  EXPECT_NE(r.err.find("CO2e"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("CO2e"), std::string::npos) << r.out;
 }
 
 TEST_F(TuneTest, BadFlagsAreUsageErrorsBeforeAnyChange) {

@@ -37,5 +37,14 @@ TEST(AnalyzeJson, InvalidUtf8InALabelIsRepairedWhereTheCsvIsRead) {
   EXPECT_EQ(analysis_text(result).find('\x1b'), std::string::npos);
 }
 
+// `analyze tune.db` printed blank setting names: the tuned job's one run set nothing itself.
+TEST(AnalyzeText, ARunThatSetNothingIsNamedAsFound) {
+  analysis::RunRecord run;
+  run.time_s = 10;
+  run.energy_j = 3000;
+  const auto text = analysis_text(analysis::analyze({run}));
+  EXPECT_NE(text.find("Reference: as found"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace wattwise::report

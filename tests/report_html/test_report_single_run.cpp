@@ -76,6 +76,19 @@ TEST(SingleRun, PageHasNoRepeatCaptionsNoAsMeasuredLinesAndPerGpuFigures) {
   EXPECT_NE(page.find("Not shaded (more than 12 occurrences): iteration"), std::string::npos);
 }
 
+TEST(SingleRun, TheSweepItSuggestsSpansTheGpusOwnRange) {
+  // Without the GPUs' range: placeholders, never a V100's range on another GPU.
+  EXPECT_NE(markup(render_html_report(two_gpu_run())).find("--power-limit MIN:MAX:STEP"), std::string::npos);
+  auto h100 = two_gpu_run();
+  h100.info.min_power_limit_w = 200;
+  h100.info.max_power_limit_w = 700;
+  EXPECT_NE(markup(render_html_report(h100)).find("--power-limit 200:700:50"), std::string::npos);
+  auto v100 = two_gpu_run();
+  v100.info.min_power_limit_w = 150;
+  v100.info.max_power_limit_w = 300;
+  EXPECT_NE(markup(render_html_report(v100)).find("--power-limit 150:300:25"), std::string::npos);
+}
+
 TEST(SingleRun, MarkdownHasNoRecommendationPerMetric) {
   const auto md = render_tables_markdown(two_gpu_run());
   EXPECT_EQ(md.find("| metric | best setting |"), std::string::npos) << md;

@@ -75,5 +75,35 @@ TEST(TuneSection, ADryRunSaysNothingWasChanged) {
   EXPECT_NE(html.find("not settled"), std::string::npos);
 }
 
+TEST(TuneBox, SaysWhatTheTunerSettledOnInPlaceOfOneMeasurementsBox) {
+  const std::string html = tune_box_html(trace());
+  EXPECT_NE(html.find("Tuning: settled at 300 W"), std::string::npos) << html;
+  EXPECT_NE(html.find("after 80 profiling iterations"), std::string::npos) << html;
+  EXPECT_EQ(html.find("One measurement"), std::string::npos);
+  EXPECT_EQ(html.find("nothing to compare"), std::string::npos);
+}
+
+TEST(TuneBox, HeldStartDryRunAndUnfinishedSearchAreSaidSo) {
+  auto held = trace();
+  held.settled_value = 700;
+  held.decisions.back() = decision("settle", 700, 60, 0.99, 0.97, 1.01,
+                                   "no setting beats the start value within the noise; settled at 700 W");
+  EXPECT_NE(tune_box_html(held).find("Tuning: keep 700 W"), std::string::npos);
+  EXPECT_NE(tune_box_html(held).find("No setting beats the start value within the noise"), std::string::npos);
+
+  held.dry_run = true;
+  EXPECT_NE(tune_box_html(held).find("the A/A test passed"), std::string::npos) << tune_box_html(held);
+  auto fooled = trace();
+  fooled.dry_run = true;  // settled at 300 W although every candidate ran at 700 W
+  EXPECT_NE(tune_box_html(fooled).find("the A/A test failed"), std::string::npos) << tune_box_html(fooled);
+
+  auto unfinished = trace();
+  unfinished.settled_value.reset();
+  unfinished.profiling_iterations = 140;
+  const std::string html = tune_box_html(unfinished);
+  EXPECT_NE(html.find("had not ended"), std::string::npos) << html;
+  EXPECT_NE(html.find("140 profiling iterations so far"), std::string::npos) << html;
+}
+
 }  // namespace
 }  // namespace wattwise::report::html

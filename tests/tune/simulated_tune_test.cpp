@@ -131,5 +131,48 @@ TEST(SimulatedTune, TunesTheSmClockOverTheSupportedClocks) {
   EXPECT_LT(*r.settled_value, 1530);
 }
 
+TEST(SimulatedTune, TheTypicalJobWarmsUpAndItsIterationsAreAlike) {
+  const SimulatedJob job("v100:resnet50", TuneKnob::kPowerLimit);
+  IterationNoiseSource noise(5, IterationNoise::typical());
+  // Energy per iteration over the first 10 s and over 10 s two minutes in, at the same limit; then ~300
+  // iterations for their correlation.
+  const auto mean_energy = [&](double from_s, double for_s, std::vector<double>* values) {
+    double sum = 0;
+    int n = 0;
+    for (double t = from_s; t < from_s + for_s; ++n) {
+      const IterationMean it = job.iterate(300, 1e9, t, noise);
+      t += it.time_s;
+      sum += it.energy_j;
+      if (values) values->push_back(it.energy_j);
+    }
+    return sum / n;
+  };
+  std::vector<double> values;
+  const double early = mean_energy(0, 10, nullptr);
+  const double later = mean_energy(120, 10, nullptr);
+  mean_energy(200, 100, &values);
+  EXPECT_GT(later / early - 1, 0.01);
+  // Neighbouring iterations are alike: their lag-1 correlation is well above zero.
+  double mean = 0;
+  for (double v : values) mean += v / static_cast<double>(values.size());
+  double ss = 0, sp = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    ss += (values[i] - mean) * (values[i] - mean);
+    if (i > 0) sp += (values[i] - mean) * (values[i - 1] - mean);
+  }
+  EXPECT_GT(sp / ss, 0.1);
+}
+
+TEST(SimulatedTune, ADryRunOnADriftingGpuHoldsTheStartValue) {
+  // The A/A test: every candidate runs at the start value, on a GPU that warms up and wanders.
+  int held = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto r = simulate("v100:resnet50", TunerConfig{}, seed, 3000, IterationNoise::typical(), true);
+    ASSERT_TRUE(r.settled_value) << "seed " << seed;
+    held += *r.settled_value == r.config.start_value && r.held_start;
+  }
+  EXPECT_GE(held, 19);
+}
+
 }  // namespace
 }  // namespace wattwise::tune

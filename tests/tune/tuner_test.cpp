@@ -32,6 +32,8 @@ TunerConfig power_config() {
   c.max_value = 300;
   c.step = 5;
   c.start_value = 300;
+  // 0.1 s iterations: the stationarity test's 30-iteration minimum is then the window.
+  c.stationary_window_s = 3;
   return c;
 }
 
@@ -228,8 +230,12 @@ TEST(Tuner, CountsAsProfilingTheIterationsAtOtherSettingsBeforeItSettled) {
     const Point p = bowl(held);
     tuner.observe({p.time_s * (1 + 0.01 * noise.normal()), p.energy_j * (1 + 0.02 * noise.normal())});
   }
+  // The wait for stationary iterations at the start value is not profiling: the job ran as it would untuned.
+  ASSERT_NE(*tuner.settled_value(), 300);
   const auto elsewhere = std::count_if(held_before_settling.begin(), held_before_settling.end(),
-                                       [&](double w) { return w != *tuner.settled_value(); });
+                                       [&](double w) { return w != *tuner.settled_value(); }) -
+                         static_cast<std::int64_t>(tuner.stationary_wait_iterations());
+  EXPECT_GE(tuner.stationary_wait_iterations(), 30u);
   EXPECT_EQ(tuner.profiling_iterations(), static_cast<std::uint64_t>(elsewhere));
   EXPECT_EQ(tuner.iterations_seen(), held_before_settling.size());
   // Held from then on: more iterations add nothing.
@@ -310,6 +316,89 @@ TEST(Tuner, BadConfigIsAUsageError) {
   TunerConfig odd_confidence = power_config();
   odd_confidence.confidence = 0.5;
   expect_usage(odd_confidence);
+}
+
+// The same energy and time at every setting (what a dry run sees: nothing changes), on a GPU that warms up
+// (+3% energy over the first ~60 s of 0.1 s iterations) and then drifts up slowly (+2% per minute).
+Point warming_flat(double, std::uint64_t i) {
+  const double t_s = 0.1 * static_cast<double>(i);
+  return {0.1, 20 * (1 - 0.03 * std::exp(-t_s / 20)) * (1 + 0.02 * t_s / 60)};
+}
+
+TEST(Tuner, WaitsForStationaryIterationsBeforeTheBaseline) {
+  TunerConfig config = power_config();
+  config.stationary_window_s = 20;
+  Tuner tuner(config);
+  drive(tuner, warming_flat, 3000, 41);
+  ASSERT_FALSE(tuner.decisions().empty());
+  const Decision& baseline = tuner.decisions().front();
+  EXPECT_NE(baseline.reason.find("stationary after"), std::string::npos) << baseline.reason;
+  // The warm-up's 3% lie mostly behind it: at least ~1.5 time constants (300 iterations) waited.
+  EXPECT_GE(tuner.stationary_wait_iterations(), 300u);
+  EXPECT_LT(tuner.stationary_wait_iterations(), 1500u);
+}
+
+TEST(Tuner, AnAaTestHoldsTheStartValueDespiteDrift) {
+  // Every candidate is the start (a dry run): whatever the search saw was drift or noise. The old tuner,
+  // comparing every candidate with one baseline, settled on a candidate measured after the energy rose.
+  std::size_t held = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Tuner tuner(power_config());
+    drive(tuner, warming_flat, 3000, 100 + seed);
+    ASSERT_TRUE(tuner.settled()) << "seed " << seed;
+    if (*tuner.settled_value() == 300) {
+      ++held;
+      EXPECT_TRUE(tuner.held_start());
+      EXPECT_NE(tuner.decisions().back().reason.find("no setting beats the start value within the noise"),
+                std::string::npos)
+          << tuner.decisions().back().reason;
+    }
+  }
+  EXPECT_GE(held, 19u);
+}
+
+TEST(Tuner, ComparesEachCandidateWithTheStartValueMeasuredNextToIt) {
+  // Energy falls 6% per minute while the search runs (a GPU cooling down after a hot start, past the
+  // stationarity test's reach): a candidate measured later looks better than the baseline by the drift
+  // alone. Measured against the start value next to it, none does.
+  const auto cooling = [](double, std::uint64_t i) {
+    const double t_s = 0.1 * static_cast<double>(i);
+    return Point{0.1, 20 * (1 - 0.06 * std::max(0.0, t_s - 10) / 60)};
+  };
+  std::size_t held = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    Tuner tuner(power_config());
+    drive(tuner, cooling, 2000, 200 + seed);
+    // The first search's outcome (the energy keeps falling after it: the drift watch may search again).
+    const auto first_settle = std::find_if(tuner.decisions().begin(), tuner.decisions().end(),
+                                           [](const Decision& d) { return d.kind == DecisionKind::kSettle; });
+    ASSERT_NE(first_settle, tuner.decisions().end()) << "seed " << seed;
+    held += first_settle->value == 300;
+    // It went back to the start value at least every start_check_interval_s (30 s: 300 iterations here)
+    // plus one probe (at most 45 iterations and the warm-up) and its own measurement (8 and the warm-up),
+    // until it settled.
+    std::uint64_t last_start = tuner.decisions().front().at_iteration;  // the baseline ended here
+    for (auto d = tuner.decisions().begin(); d != first_settle; ++d) {
+      if (d->value != 300) continue;
+      EXPECT_LE(d->at_iteration - last_start, 300u + 50u + 13u) << d->reason;
+      last_start = d->at_iteration;
+    }
+  }
+  EXPECT_GE(held, 9u);
+}
+
+TEST(Tuner, ConfirmsTheChoiceAgainstTheStartValueBeforeHoldingIt) {
+  Tuner tuner(power_config());
+  drive(tuner, bowl, 1500, 51);
+  ASSERT_TRUE(tuner.settled());
+  EXPECT_FALSE(tuner.held_start());
+  const auto& trace = tuner.decisions();
+  ASSERT_GE(trace.size(), 2u);
+  // The settle follows a measurement of the settled value right after one of the start value.
+  EXPECT_NE(trace.back().reason.find("confirmed"), std::string::npos) << trace.back().reason;
+  EXPECT_NE(trace[trace.size() - 2].reason.find("confirming it next to the start value"), std::string::npos)
+      << trace[trace.size() - 2].reason;
+  EXPECT_LT(trace.back().interval_high, 1.0);  // beats the start value beyond its interval
 }
 
 }  // namespace

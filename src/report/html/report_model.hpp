@@ -134,6 +134,9 @@ struct ReportInfo {
   std::string method;
   std::vector<unsigned> gpu_indices;            // the GPUs the settings were applied to (for the commands)
   std::optional<double> default_power_limit_w;  // the GPUs' default, to undo a power limit
+  // The power-limit range every GPU accepts (the largest minimum, the smallest maximum), where stored.
+  std::optional<double> min_power_limit_w;
+  std::optional<double> max_power_limit_w;
 };
 
 // The layout of one measurement (one setting, one run): each GPU's power and their sum on the report's

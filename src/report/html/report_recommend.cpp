@@ -1,4 +1,5 @@
 #include "report/html/report_recommend.hpp"
+#include "report/html/report_tune.hpp"
 
 #include <algorithm>
 #include <map>
@@ -152,13 +153,36 @@ void set_headline(ReportModel& model, const analysis::MetricSpec& metric) {
   throw usage_error(fmt::format("--metric {}: not among the metrics analysed", metric.name()));
 }
 
+namespace {
+
+// The sweep to suggest after one measurement: the GPUs' own power-limit range in about ten steps of a round
+// size (150:300:25 on a V100, 200:700:50 on an H100), or placeholders where the range is not known.
+std::string suggested_power_limit_range(const ReportInfo& info) {
+  if (!info.min_power_limit_w || !info.max_power_limit_w ||
+      *info.max_power_limit_w <= *info.min_power_limit_w)
+    return "MIN:MAX:STEP";
+  const double span = *info.max_power_limit_w - *info.min_power_limit_w;
+  double step = 100;
+  for (const double round : {5.0, 10.0, 25.0, 50.0, 100.0})
+    if (round * 10 >= span) {
+      step = round;
+      break;
+    }
+  return fmt::format("{:g}:{:g}:{:g}", *info.min_power_limit_w, *info.max_power_limit_w, step);
+}
+
+}  // namespace
+
 std::string recommendation_box_html(const ReportModel& model) {
+  if (model.tune) return tune_box_html(*model.tune);
   if (model.single_run)
-    return "<section id=\"recommendation\" class=\"recommendation single\"><h2>One measurement</h2>\n"
-           "<p>One run at one setting: there is nothing to compare it with, so no recommendation. To find "
-           "the setting that saves energy, sweep the power limit (<code>wattwise sweep --power-limit "
-           "150:300:25 --repeat 3 --db sweep.db -- CMD</code>, docs/sweep.md) or let wattwise tune it while "
-           "the job runs (<code>wattwise tune -- CMD</code>, docs/tune.md).</p>\n</section>\n";
+    return fmt::format(
+        "<section id=\"recommendation\" class=\"recommendation single\"><h2>One measurement</h2>\n"
+        "<p>One run at one setting: there is nothing to compare it with, so no recommendation. To find "
+        "the setting that saves energy, sweep the power limit (<code>wattwise sweep --power-limit "
+        "{} --repeat 3 --db sweep.db -- CMD</code>, docs/sweep.md) or let wattwise tune it while "
+        "the job runs (<code>wattwise tune -- CMD</code>, docs/tune.md).</p>\n</section>\n",
+        suggested_power_limit_range(model.info));
   if (model.recommendations.empty() || model.headline >= model.recommendations.size()) return "";
   const auto& r = model.recommendations[model.headline];
   const auto& ref = model.settings.at(model.reference_index);

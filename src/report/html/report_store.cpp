@@ -92,6 +92,10 @@ ReportInfo store_info(const store::ResultsStore& store, const std::filesystem::p
     names.insert(valid_utf8(gpu.name));
     info.gpu_indices.push_back(gpu.index);
     if (gpu.default_limit_w) info.default_power_limit_w = *gpu.default_limit_w;
+    if (gpu.min_limit_w)
+      info.min_power_limit_w = std::max(info.min_power_limit_w.value_or(*gpu.min_limit_w), *gpu.min_limit_w);
+    if (gpu.max_limit_w)
+      info.max_power_limit_w = std::min(info.max_power_limit_w.value_or(*gpu.max_limit_w), *gpu.max_limit_w);
   }
   for (const auto& name : names) info.gpu += (info.gpu.empty() ? "" : ", ") + name;
   if (store.gpus().size() > 1) info.gpu = fmt::format("{} x {}", store.gpus().size(), info.gpu);

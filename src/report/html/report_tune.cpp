@@ -97,6 +97,53 @@ std::string number(std::optional<double> v, const char* format = "{:.4g}") {
 
 }  // namespace
 
+std::string tune_box_html(const store::TuneTrace& t) {
+  const std::string unit = escape_html(t.unit);
+  const std::string start = fmt::format("{} {}", number(t.start_value), unit);
+  // The tuner says in its last settle why it held the start value (tune/tuner.hpp).
+  bool held_start = false;
+  for (const auto& d : t.decisions)
+    if (d.kind == "settle")
+      held_start = d.reason.find("no setting beats the start value") != std::string::npos;
+  std::string title, body;
+  if (!t.settled_value) {
+    title = "Tuning: the search had not ended";
+    body = fmt::format(
+        "The job ended before the search did ({} profiling iterations so far), so {} stayed as captured, "
+        "{}. Tune a longer job, or narrow the search with <code>--range</code>.",
+        t.profiling_iterations, escape_html(t.knob), start);
+  } else if (t.dry_run) {
+    const bool passed = *t.settled_value == t.start_value || held_start;
+    title = passed ? "Dry run: the A/A test passed" : "Dry run: the A/A test failed";
+    body = passed ? fmt::format(
+                        "Every candidate ran at the captured {} (a dry run changes nothing), and the "
+                        "tuner holds the start value: nothing it measured was mistaken for an effect "
+                        "of the setting.",
+                        start)
+                  : fmt::format(
+                        "Every candidate ran at the captured {} (a dry run changes nothing), yet the "
+                        "tuner would settle at {} {}: what it took for an effect was drift or noise. "
+                        "Do not act on it.",
+                        start, number(t.settled_value), unit);
+  } else if (held_start) {
+    title = fmt::format("Tuning: keep {}", start);
+    body = fmt::format(
+        "No setting beats the start value within the noise: the tuner kept {} after {} "
+        "profiling iterations.",
+        start, t.profiling_iterations);
+  } else {
+    title = fmt::format("Tuning: settled at {} {}", number(t.settled_value), unit);
+    body = fmt::format(
+        "The tuner settled {} at {} {} (captured {}) after {} profiling iterations and held it "
+        "for the rest of the job; it was restored to {} when the job ended.",
+        escape_html(t.knob), number(t.settled_value), unit, start, t.profiling_iterations, start);
+  }
+  return fmt::format(
+      "<section id=\"recommendation\" class=\"recommendation tune\"><h2>{}</h2>\n<p>{} The Tuning section "
+      "below has every decision with its estimate and interval.</p>\n</section>\n",
+      title, body);
+}
+
 std::string tune_section_html(const store::TuneTrace& t) {
   const std::string setting_label = fmt::format("{} ({})", t.knob, t.unit);
   std::string html = fmt::format(

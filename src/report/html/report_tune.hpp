@@ -12,4 +12,9 @@ namespace wattwise::report::html {
 
 std::string tune_section_html(const store::TuneTrace& trace);
 
+// The report's top box for a tune database, in place of a recommendation (the tuner already chose, while
+// the job ran): what it settled on, or that it held the start value, or, for a dry run, the A/A test's
+// outcome; or that the search had not ended.
+std::string tune_box_html(const store::TuneTrace& trace);
+
 }  // namespace wattwise::report::html
