@@ -69,6 +69,17 @@ Curve noise_free_curve(const Profile& p) {
   return c;
 }
 
+// The noise-free curve's best limit for `m`.
+double true_optimum_w(const Curve& c, const MetricSpec& m) {
+  const auto& ref = c.at.at(kDefaultLimitW);
+  const ww::analysis::ReferencePoint reference{ref.energy_j, ref.time_s};
+  double best_w = c.limits.front(), best = 1e300;
+  for (const auto& [w, r] : c.at)
+    if (const double v = ww::analysis::metric_value(m, r.energy_j, r.time_s, reference); v < best)
+      best = v, best_w = w;
+  return best_w;
+}
+
 double regret_pct(const Curve& c, const MetricSpec& m, double limit_w) {
   const auto& ref = c.at.at(kDefaultLimitW);
   const ww::analysis::ReferencePoint reference{ref.energy_j, ref.time_s};
@@ -84,6 +95,8 @@ double regret_pct(const Curve& c, const MetricSpec& m, double limit_w) {
 struct AnalysisPicks {
   std::vector<double> recommended;
   std::vector<double> lowest_mean;
+  std::vector<std::pair<double, double>> interval;  // the fitted optimum's 90% interval (the pick without a fit)
+  std::vector<bool> beyond_noise;                   // "beyond noise" claimed against the reference
 };
 
 AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
@@ -95,6 +108,10 @@ AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
   for (const auto& rec : analysis.recommendations) {
     picks.recommended.push_back(rec.setting.at("power_limit_w"));
     picks.lowest_mean.push_back(analysis.settings.at(rec.best_index).setting.at("power_limit_w"));
+    picks.interval.push_back(rec.decision.method == "fit"
+                                 ? std::pair{rec.decision.optimum_low, rec.decision.optimum_high}
+                                 : std::pair{picks.recommended.back(), picks.recommended.back()});
+    picks.beyond_noise.push_back(rec.significant.value_or(false));
   }
   return picks;
 }
@@ -108,24 +125,26 @@ ww::analysis::RunRecord record(double limit_w, const ww::sim::UnsampledRun& r) {
 }
 
 struct Outcome {
-  std::vector<double> picks;        // per metric: the sweep's own (adaptive: fitted; exhaustive: lowest mean)
+  std::vector<double> picks;        // per metric: the sweep's own (adaptive: its model's; exhaustive: lowest mean)
   std::vector<double> recommended;  // per metric: analyze's recommendation over the same runs
+  AnalysisPicks analysed;           // analyze's over the same runs, all of it
   std::size_t runs = 0;
+  std::size_t disagreements = 0;  // adaptive: metrics where its own pick is not analyze's (one answer: 0)
 };
 
-Outcome exhaustive(const Profile& p, const Curve& c, std::uint64_t seed) {
+// A/A (`aa`): every limit is run as the reference, so no setting differs from any other.
+Outcome exhaustive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa = false) {
   ww::sim::Simulation sim = simulation(p, true);
   std::vector<ww::analysis::RunRecord> runs;
   std::uint64_t index = 0;
   for (unsigned k = 0; k < kExhaustiveRepeats; ++k)
-    for (double w : c.limits) runs.push_back(record(w, run_at(sim, w, seed * 1000003 + index++)));
+    for (double w : c.limits) runs.push_back(record(w, run_at(sim, aa ? kDefaultLimitW : w, seed * 1000003 + index++)));
   const AnalysisPicks analysed = analysis_picks(runs);
-  Outcome o{analysed.lowest_mean, analysed.recommended, runs.size()};
-  o.runs = runs.size();
+  Outcome o{analysed.lowest_mean, analysed.recommended, analysed, runs.size()};
   return o;
 }
 
-Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed) {
+Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa = false) {
   ww::experiment::AdaptiveConfig config = ww::experiment::default_adaptive_config(
       "power_limit_w", c.limits, kDefaultLimitW, bench_metrics(), seed);
   ww::sim::Simulation sim = simulation(p, true);
@@ -136,24 +155,27 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed) {
     if (!d.next) {
       Outcome o;
       for (const auto& b : d.best) o.picks.push_back(b.pick_value);
-      o.recommended = analysis_picks(runs).recommended;
+      o.analysed = analysis_picks(runs);
+      o.recommended = o.analysed.recommended;
       o.runs = obs.size();
+      for (std::size_t i = 0; i < o.picks.size(); ++i) o.disagreements += o.picks[i] != o.recommended[i];
       return o;
     }
-    const auto r = run_at(sim, *d.next, seed * 1000003 + obs.size());
+    const auto r = run_at(sim, aa ? kDefaultLimitW : *d.next, seed * 1000003 + obs.size());
     obs.push_back({*d.next, r.time_s, r.energy_j});
     runs.push_back(record(*d.next, r));
   }
 }
 
-// The four recommendations compared, in column order.
-enum Column { kExhaustivePick, kExhaustiveAnalyze, kAdaptivePick, kAdaptiveAnalyze, kColumns };
+// The recommendations compared, in column order.
+enum Column { kExhaustivePick, kExhaustiveAnalyze, kAdaptiveAnalyze, kColumns };
 
 struct Tally {
   std::size_t cases = 0;
   std::array<std::size_t, kColumns> ok{};
   std::array<double, kColumns> max_pct{};
   std::size_t exhaustive_runs = 0, adaptive_runs = 0;
+  std::size_t covered_exh = 0, covered_ada = 0;  // the fit's 90% interval holds the true optimum
   void add(const std::array<double, kColumns>& regret_pct) {
     ++cases;
     for (std::size_t c = 0; c < kColumns; ++c) {
@@ -189,6 +211,7 @@ int main(int argc, char** argv) {
   const auto metrics = bench_metrics();
   std::map<std::string, Tally> by_metric_sim, by_metric_replay;
   Tally sim_total, replay_total;
+  std::size_t disagreements = 0;
   std::string per_profile;
   for (const auto& p : profiles) {
     const Curve curve = noise_free_curve(p);
@@ -206,15 +229,24 @@ int main(int argc, char** argv) {
         t->exhaustive_runs += e.runs;
         t->adaptive_runs += a.runs;
       }
+      disagreements += a.disagreements;
       for (std::size_t i = 0; i < metrics.size(); ++i) {
-        const std::array<double, kColumns> regret = {
-            regret_pct(curve, metrics[i], e.picks[i]), regret_pct(curve, metrics[i], e.recommended[i]),
-            regret_pct(curve, metrics[i], a.picks[i]), regret_pct(curve, metrics[i], a.recommended[i])};
+        const double truth = true_optimum_w(curve, metrics[i]);
+        const auto covers = [&](const AnalysisPicks& a) {  // to the grid's half step
+          return a.interval[i].first - 2.5 <= truth && truth <= a.interval[i].second + 2.5;
+        };
+        for (auto* t : {&profile_tally, replayed ? &replay_total : &sim_total}) {
+          t->covered_exh += covers(e.analysed);
+          t->covered_ada += covers(a.analysed);
+        }
+        const std::array<double, kColumns> regret = {regret_pct(curve, metrics[i], e.picks[i]),
+                                                     regret_pct(curve, metrics[i], e.recommended[i]),
+                                                     regret_pct(curve, metrics[i], a.recommended[i])};
         profile_tally.add(regret);
-        if (std::getenv("DEBUG_CASES") && regret[kAdaptivePick] > kRegretGoalPct)
+        if (std::getenv("DEBUG_CASES") && regret[kAdaptiveAnalyze] > kRegretGoalPct)
           fmt::print(stderr, "{} seed {} {}: exh {} ({:.2f}%) ada {} ({:.2f}%) runs {}\n", p.name, seed,
-                     metrics[i].name(), e.picks[i], regret[kExhaustivePick], a.picks[i],
-                     regret[kAdaptivePick], a.runs);
+                     metrics[i].name(), e.picks[i], regret[kExhaustivePick], a.recommended[i],
+                     regret[kAdaptiveAnalyze], a.runs);
         (replayed ? replay_total : sim_total).add(regret);
         (replayed ? by_metric_replay : by_metric_sim)[metrics[i].name()].add(regret);
       }
@@ -227,10 +259,10 @@ int main(int argc, char** argv) {
       first, last, kRegretGoalPct);
   fmt::print(
       "# columns: cases | within goal and max regret of: the exhaustive 31x5 sweep's lowest mean (exh), "
-      "analyze's recommendation over its runs (exh-an), the adaptive sweep's own pick (ada), analyze's "
-      "recommendation over the adaptive runs (ada-an) | adaptive runs / exhaustive runs\n");
+      "analyze's recommendation over its runs (exh-an), analyze's recommendation over the adaptive runs, "
+      "which is the adaptive sweep's own (ada) | adaptive runs / exhaustive runs\n");
   std::string header = fmt::format("{:<22} {:>5}", "profile", "cases");
-  for (const char* c : {"exh", "exh-an", "ada", "ada-an"})
+  for (const char* c : {"exh", "exh-an", "ada"})
     header += fmt::format(" {:>8} {:>7}", fmt::format("{} ok", c), fmt::format("{} max", c));
   header += fmt::format(" {:>7}\n", "runs");
   fmt::print("{}{}", header, per_profile);
@@ -238,6 +270,33 @@ int main(int argc, char** argv) {
   for (const auto& [name, t] : by_metric_sim) fmt::print("{}", row("simulated " + name, t));
   for (const auto& [name, t] : by_metric_replay) fmt::print("{}", row("replayed " + name, t));
   fmt::print("{}{}", row("ALL simulated", sim_total), row("ALL replayed", replay_total));
+  for (const auto& [name, t] : {std::pair{"simulated", &sim_total}, std::pair{"replayed", &replay_total}})
+    fmt::print("# {}: the fit's 90% interval of the optimum (+-2.5 W) holds the true optimum in {:.1f}% "
+               "(exhaustive) / {:.1f}% (adaptive) of {} cases\n",
+               name, 100.0 * double(t->covered_exh) / double(t->cases),
+               100.0 * double(t->covered_ada) / double(t->cases), t->cases);
+  // A/A: every limit runs as the reference; "beyond noise" claimed for analyze's recommendation.
+  for (const bool replayed_group : {false, true}) {
+    std::size_t cases = 0, claims_exh = 0, claims_ada = 0;
+    for (const auto& p : profiles) {
+      if ((p.name.rfind("replay:", 0) == 0) != replayed_group) continue;
+      const Curve curve = noise_free_curve(p);
+      for (std::uint64_t seed = first; seed <= last; ++seed) {
+        const Outcome e = exhaustive(p, curve, seed, true);
+        const Outcome a = adaptive(p, curve, seed, true);
+        for (std::size_t i = 0; i < metrics.size(); ++i) {
+          ++cases;
+          claims_exh += e.analysed.beyond_noise[i];
+          claims_ada += a.analysed.beyond_noise[i];
+        }
+      }
+    }
+    fmt::print("# A/A {} (every limit runs as {} W): \"beyond noise\" claimed in {:.1f}% (exhaustive) / "
+               "{:.1f}% (adaptive) of {} cases\n",
+               replayed_group ? "replayed" : "simulated", kDefaultLimitW,
+               100.0 * double(claims_exh) / double(cases), 100.0 * double(claims_ada) / double(cases), cases);
+  }
+  fmt::print("# adaptive sweep's own pick differs from analyze's over its runs in {} cases\n", disagreements);
   fmt::print("# {:.1f} s wall\n", elapsed_s);
   return 0;
 }

@@ -29,6 +29,13 @@ Analysis analyze(const std::vector<RunRecord>& runs, const AnalysisOptions& opti
     analysis.recommendations.push_back(
         recommend(analysis.settings, analysis.reference_index, metric, options.max_slowdown));
   }
+  analysis.headline.metric = options.headline_metric;
+  analysis.headline.max_slowdown = options.headline_max_slowdown;
+  analysis.headline.pick = recommend(analysis.settings, analysis.reference_index, options.headline_metric,
+                                     options.headline_max_slowdown);
+  if (options.headline_max_slowdown)
+    analysis.headline.unconstrained =
+        recommend(analysis.settings, analysis.reference_index, options.headline_metric, std::nullopt);
   if (options.compare_scopes && analysis.scope.node_differs) {
     AnalysisOptions other = options;
     other.energy_scope = analysis.scope.scope == EnergyScope::kNode ? EnergyScope::kJob : EnergyScope::kNode;

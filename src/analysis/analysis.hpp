@@ -15,6 +15,10 @@
 
 namespace wattwise::analysis {
 
+// The headline's slowdown limit when neither --metric nor --max-slowdown says otherwise: the lowest energy at
+// most 10% slower than the reference is a setting people can deploy (docs/analysis-json.md "headline").
+inline constexpr double kDefaultHeadlineSlowdown = 0.10;
+
 struct AnalysisOptions {
   std::optional<Setting> reference;        // --reference knob=value[,...]; wins over default_setting
   std::optional<Setting> default_setting;  // what the caller knows to be the default (sweep database)
@@ -23,6 +27,17 @@ struct AnalysisOptions {
   std::optional<std::string> phase;         // --phase: absent = the job's work phase where runs carry one
   std::optional<EnergyScope> energy_scope;  // --energy-scope: absent = the node where the GPU count varies
   bool compare_scopes = true;  // also analyse the other scope where the node's energy is not the job's
+  MetricSpec headline_metric;          // the report's box and the sweep's closing line (E by default)
+  std::optional<double> headline_max_slowdown = kDefaultHeadlineSlowdown;  // absent: no limit
+};
+
+// What the report's box and the sweep's closing line lead with: the recommendation for one metric within a
+// slowdown limit, and the same metric's recommendation without the limit beside it.
+struct Headline {
+  MetricSpec metric;
+  std::optional<double> max_slowdown;           // 0.10 = 10%; absent: no limit
+  Recommendation pick;                          // within the limit
+  std::optional<Recommendation> unconstrained;  // without it; absent when there is no limit
 };
 
 // Everything `wattwise analyze` prints, whatever the data's origin.
@@ -38,6 +53,7 @@ struct Analysis {
   // The same analysis on the other energy scope, where the node's energy is not the job's GPUs'
   // (scope.node_differs); null otherwise. Its settings are in the same order as these.
   std::shared_ptr<const Analysis> other_scope;
+  Headline headline;
 
   const SettingAggregate& reference() const { return settings.at(reference_index); }
 };

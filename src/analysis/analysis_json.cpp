@@ -1,5 +1,9 @@
 #include "analysis/analysis_json.hpp"
 
+#include <fmt/format.h>
+
+#include "analysis/curve_model.hpp"
+
 namespace wattwise::analysis {
 namespace {
 
@@ -53,6 +57,19 @@ json band_json(const Recommendation& r) {
   return band;
 }
 
+json decision_json(const Decision& d) {
+  if (d.method != "fit") return {{"method", d.method}, {"reason", d.reason}};
+  return {{"method", d.method},
+          {"model", "local quadratic around the lowest mean"},
+          {"knob", d.knob},
+          {"optimum", d.optimum_value},
+          {"optimum_interval90", {d.optimum_low, d.optimum_high}},
+          {"optimum_metric_value", d.optimum_metric},
+          {"window", {d.window_low, d.window_high}},
+          {"edge", d.edge ? json(*d.edge) : json(nullptr)},
+          {"rule", fmt::format("fastest within {:g}% of the fitted optimum", kFitTieMargin * 100)}};
+}
+
 json recommendation_json(const Recommendation& r, const Analysis& analysis) {
   return {{"metric", r.metric.name()},
           {"setting", setting_json(r.setting)},
@@ -69,7 +86,16 @@ json recommendation_json(const Recommendation& r, const Analysis& analysis) {
           {"band", band_json(r)},
           {"band_known", r.band_known},
           {"band_test", kBandTest},
-          {"tie_rule", r.tie_rule}};
+          {"tie_rule", r.tie_rule},
+          {"decision", decision_json(r.decision)}};
+}
+
+json headline_json(const Analysis& analysis) {
+  const Headline& h = analysis.headline;
+  return {{"metric", h.metric.name()},
+          {"max_slowdown_pct", h.max_slowdown ? json(*h.max_slowdown * 100) : json(nullptr)},
+          {"pick", recommendation_json(h.pick, analysis)},
+          {"unconstrained", h.unconstrained ? recommendation_json(*h.unconstrained, analysis) : json(nullptr)}};
 }
 
 json basis_json(const PhaseBasis& basis) {
@@ -141,7 +167,8 @@ json to_json(const Analysis& analysis) {
             {"time_s", reference.time_s.mean}}},
           {"settings", settings},
           {"recommendations", recommendations},
-          {"max_slowdown_pct", analysis.max_slowdown ? json(*analysis.max_slowdown * 100) : json(nullptr)}};
+          {"max_slowdown_pct", analysis.max_slowdown ? json(*analysis.max_slowdown * 100) : json(nullptr)},
+          {"headline", headline_json(analysis)}};
 }
 
 }  // namespace wattwise::analysis

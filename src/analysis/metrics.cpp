@@ -113,12 +113,25 @@ std::vector<MetricSpec> metrics_with(const std::vector<std::string>& extra) {
 
 double parse_max_slowdown(const std::string& text) {
   std::string number = text;
-  if (!number.empty() && number.back() == '%') number.pop_back();
+  const bool percent_sign = !number.empty() && number.back() == '%';
+  if (percent_sign) number.pop_back();
   const auto percent = to_number(number);
   if (!percent || *percent < 0) {
-    throw usage_error(fmt::format("--max-slowdown '{}': expected a percentage such as 10%", text));
+    throw usage_error(
+        fmt::format("--max-slowdown '{}': expected a percentage such as 10%, or none", text));
+  }
+  // 0.1 may be a fraction (10%) or a percentage (0.1%): the user says which.
+  if (!percent_sign && *percent > 0 && *percent < 1) {
+    throw usage_error(fmt::format("--max-slowdown '{}' is ambiguous: write {:g}% for a fraction of {}, or {}% "
+                                  "for {} percent",
+                                  text, *percent * 100, text, text, text));
   }
   return *percent / 100.0;
+}
+
+std::optional<double> parse_max_slowdown_flag(const std::string& text) {
+  if (text == "none") return std::nullopt;
+  return parse_max_slowdown(text);
 }
 
 }  // namespace wattwise::analysis

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,10 @@ std::vector<MetricSpec> default_metrics();
 // The default metrics followed by those named in `extra` that are not already there.
 std::vector<MetricSpec> metrics_with(const std::vector<std::string>& extra);
 
-// Parses --max-slowdown: "10%" or "10" (both percent) -> 0.10. Negative or non-numeric is a usage_error.
+// Parses --max-slowdown: "10%" or "10" (both percent) -> 0.10. Negative or non-numeric is a usage_error, and
+// so is a bare number between 0 and 1 ("0.1": 10% or 0.1%? the message says how to write either).
 double parse_max_slowdown(const std::string& text);
+// The same, and "none" (no limit) -> nullopt.
+std::optional<double> parse_max_slowdown_flag(const std::string& text);
 
 }  // namespace wattwise::analysis

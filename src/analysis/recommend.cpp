@@ -2,10 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "analysis/band.hpp"
+#include "analysis/curve_model.hpp"
 #include "analysis/statistics.hpp"
 
 namespace wattwise::analysis {
@@ -81,7 +86,86 @@ void fill_band(Recommendation& recommendation, const std::vector<SettingAggregat
   recommendation.setting_index = pick_in_band(settings, estimates, band, recommendation.best_index);
 }
 
+bool hardware_knob(const std::string& knob) {
+  return knob == "power_limit_w" || knob == "sm_clock_mhz" || knob == "mem_clock_mhz";
+}
+
+std::string unit_of(const std::string& knob) {
+  return knob.ends_with("_w") ? " W" : knob.ends_with("_mhz") ? " MHz" : "";
+}
+
+// The one knob that varies, when the settings are a one-knob sweep of a hardware knob with enough values;
+// else the reason the pick falls back to the means.
+struct Fittable {
+  std::optional<std::string> knob;
+  std::string reason;
+};
+
+Fittable fittable(const std::vector<SettingAggregate>& settings) {
+  std::map<std::string, std::set<double>> values;
+  for (const auto& s : settings)
+    for (const auto& [knob, value] : s.setting) values[knob].insert(value);
+  std::vector<std::string> varying;
+  for (const auto& [knob, set] : values)
+    if (set.size() > 1) varying.push_back(knob);
+  for (const auto& s : settings)
+    if (s.setting.size() != values.size()) return {std::nullopt, "the settings do not all name the same knobs"};
+  if (varying.empty()) return {std::nullopt, "no knob varies"};
+  if (varying.size() > 1)
+    return {std::nullopt, fmt::format("{} knobs vary ({}): the fit takes one", varying.size(),
+                                      fmt::join(varying, ", "))};
+  const std::string& knob = varying.front();
+  if (!hardware_knob(knob))
+    return {std::nullopt, fmt::format("{} is a knob of the job, taken as categorical", knob)};
+  if (values[knob].size() < kMinFitValues)
+    return {std::nullopt, fmt::format("{} values of {}: a fit needs at least {}", values[knob].size(), knob,
+                                      kMinFitValues)};
+  return {knob, ""};
+}
+
+// The pick of the decision model; settings are in setting order, so ascending in the one knob that varies.
+std::size_t fitted_pick(Recommendation& r, const std::vector<SettingAggregate>& settings,
+                        const ReferencePoint& ref, const std::vector<bool>& eligible, const std::string& knob) {
+  const double sign = r.metric.higher_is_better() ? -1 : 1;
+  std::vector<CurvePoint> points;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    CurvePoint p{settings[i].setting.at(knob), {}, settings[i].time_s.mean, eligible[i]};
+    for (const RunPoint& run : settings[i].runs)
+      p.values.push_back(sign * metric_value(r.metric, run.energy_j, run.time_s, ref));
+    points.push_back(std::move(p));
+  }
+  const CurveFit fit = fit_curve(points);
+  Decision& d = r.decision;
+  d.method = "fit";
+  d.knob = knob;
+  d.optimum_value = fit.optimum_x;
+  d.optimum_low = fit.optimum_low;
+  d.optimum_high = fit.optimum_high;
+  d.optimum_metric = sign * fit.optimum_y;
+  d.window_low = points[fit.first].x;
+  d.window_high = points[fit.last].x;
+  d.edge = fit.edge;
+  return fit.pick;
+}
+
 }  // namespace
+
+std::string Decision::text() const {
+  if (method != "fit") return fmt::format("picked from the per-setting means ({})", reason);
+  const std::string unit = unit_of(knob);
+  std::string text = fmt::format(
+      "picked from a local quadratic fit across {} ({:g}-{:g}{}): fitted optimum {:.0f}{} (90% interval "
+      "{:.0f}-{:.0f}{}), the fastest setting within {:g}% of it",
+      knob, window_low, window_high, unit, optimum_value, unit, optimum_low, optimum_high, unit,
+      kFitTieMargin * 100);
+  if (edge) text += "; " + edge_text();
+  return text;
+}
+
+std::string Decision::edge_text() const {
+  if (!edge) return "";
+  return fmt::format("the optimum may lie {} {:g}{}: extend the range", *edge, optimum_value, unit_of(knob));
+}
 
 Recommendation recommend(const std::vector<SettingAggregate>& settings, std::size_t reference_index,
                          const MetricSpec& metric, std::optional<double> max_slowdown) {
@@ -106,6 +190,11 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   recommendation.best_metric_value =
       metric_value(metric, settings[best].energy_j.mean, settings[best].time_s.mean, ref);
   fill_band(recommendation, settings, ref, eligible);
+  const Fittable fit = fittable(settings);
+  if (fit.knob)
+    recommendation.setting_index = fitted_pick(recommendation, settings, ref, eligible, *fit.knob);
+  else
+    recommendation.decision.reason = fit.reason;
   const std::size_t pick = recommendation.setting_index;
   const SettingAggregate& chosen = settings[pick];
   recommendation.setting = chosen.setting;
@@ -115,11 +204,12 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   recommendation.energy_vs_ref_pct = 100 * (chosen.energy_j.mean / ref.energy_j - 1);
   recommendation.time_vs_ref_pct = 100 * (chosen.time_s.mean / ref.time_s - 1);
   judge_significance(recommendation, settings, reference_index);
-  if (pick != best) {
+  if (!fit.knob && pick != best) {
     recommendation.note +=
         fmt::format("; picked the {} of the {} settings within the noise of the best ({})",
                     recommendation.tie_rule, recommendation.band.size(), to_string(settings[best].setting));
   }
+  recommendation.note += "; " + recommendation.decision.text();
   if (max_slowdown) {
     recommendation.note +=
         fmt::format("; only settings at most {}% slower than the reference qualified", *max_slowdown * 100);

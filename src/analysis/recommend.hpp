@@ -19,6 +19,23 @@ struct BandMember {
   bool borrowed_error = false;                  // measured once: the pooled standard error is used
 };
 
+// How a recommendation was made (docs/analysis-json.md "Decision"): from the fitted curve of a numeric
+// knob (curve_model.hpp), or from the per-setting means and the band where nothing can be fitted.
+struct Decision {
+  std::string method = "means";  // "fit" or "means"
+  std::string reason;            // with "means": why no fit ("batch is a knob of the job: categorical")
+  std::string knob;              // with "fit": the knob fitted across
+  double optimum_value = 0;      // the fitted optimum (knob units, continuous)
+  double optimum_low = 0;        // its 90% interval (residual bootstrap)
+  double optimum_high = 0;
+  double optimum_metric = 0;  // the fitted metric there, normalised to the reference
+  double window_low = 0;      // the knob values the local fit used
+  double window_high = 0;
+  std::optional<std::string> edge;  // "below" / "above": the optimum may lie beyond what was measured
+  std::string text() const;         // one phrase for people: how the pick was made, and the edge
+  std::string edge_text() const;    // "the optimum may lie below 150 W: extend the range", or empty
+};
+
 struct Recommendation {
   MetricSpec metric;
   std::size_t setting_index = 0;  // the pick: into the aggregates it was chosen from
@@ -35,11 +52,14 @@ struct Recommendation {
   std::vector<BandMember> band;  // settings not distinguishable from the best, the best among them
   bool band_known = false;       // false: no repeats anywhere, the band is the best (and exact ties)
   std::string tie_rule;          // "fastest within 0.5%": how the pick was made inside the band
+  Decision decision;             // how setting_index was chosen: the fit, or the means and the band
 };
 
-// Chooses the best setting for `metric`, its band (band.hpp) and the pick inside the band by the tie rule
-// (pick_in_band: the fastest); setting_index, setting and the figures are
-// the pick's. With `max_slowdown` (0.10 = 10%) only settings with
+// Chooses the best setting for `metric` (the lowest mean), its band (band.hpp) and the pick. Where one
+// hardware knob varies over at least kMinFitValues values, the pick comes from the decision model
+// (curve_model.hpp: the fastest setting whose fitted metric is within kFitTieMargin of the fitted
+// optimum); otherwise from the band by the tie rule (pick_in_band: the fastest within 0.5% of the best),
+// and decision.reason says why. setting_index, setting and the figures are the pick's. With `max_slowdown` (0.10 = 10%) only settings with
 // t <= (1 + max_slowdown) * t_ref qualify; the reference always does, so there is always an answer.
 // Ties: the lowest metric wins (highest for gain-loss); values equal within 1e-12 relative are a tie, broken
 // in favour of the setting closer to the reference (sum over knobs of |v - v_ref| / |v_ref|), then the

@@ -64,7 +64,8 @@ int run_analyze(const AnalyzeFlags& flags) {
     report::add_savings_json(out, result, rates);
     std::cout << json_text(out, 1) << "\n";
   } else {
-    std::cout << report::analysis_text(result) << report::savings_text(result, rates);
+    std::cout << report::analysis_text(result) << report::savings_text(result, rates) << "\n"
+              << report::headline_text(result);
   }
   return 0;
 }

@@ -326,13 +326,12 @@ void check_trace_dir(const std::filesystem::path& dir) {
 
 }  // namespace
 
-std::map<std::string, double> print_analysis(const std::string& db,
-                                             const std::optional<analysis::Setting>& reference,
-                                             const FootprintRates& rates,
-                                             const std::optional<analysis::EnergyScope>& energy_scope,
-                                             const std::vector<analysis::MetricSpec>& metrics,
-                                             const std::string& knob) {
-  std::map<std::string, double> recommended;
+SweepAnalysis print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference,
+                             const FootprintRates& rates,
+                             const std::optional<analysis::EnergyScope>& energy_scope,
+                             const std::vector<analysis::MetricSpec>& metrics, const std::string& knob) {
+  SweepAnalysis result;
+  auto& recommended = result.recommended;
   try {
     const auto stored = store::read_analysis_runs(store::ResultsStore::open_read_only(db));
     analysis::AnalysisOptions options;
@@ -347,10 +346,11 @@ std::map<std::string, double> print_analysis(const std::string& db,
     for (const auto& rec : analysis.recommendations)
       if (const auto value = rec.setting.find(knob); value != rec.setting.end())
         recommended[rec.metric.name()] = value->second;
+    result.headline = report::headline_text(analysis);
   } catch (const Error& e) {
     std::cout << fmt::format("no analysis: {}\n", e.what());
   }
-  return recommended;
+  return result;
 }
 
 namespace {
@@ -581,13 +581,14 @@ int run_sweep_command(SweepFlags flags) {
   const experiment::SweepOutcome outcome = experiment::run_sweep(system, options, measure_run, *clock);
   if (outcome.changed_hardware && !outcome.restore.all_ok())
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
-  std::map<std::string, double> recommended;
+  SweepAnalysis analysed;
   if (outcome.runs_done > 0 || outcome.runs_skipped > 0) {
-    recommended = adaptive ? print_analysis(options.db_path.string(), reference, rates, energy_scope,
-                                            adaptive->metrics, adaptive->knob)
-                           : print_analysis(options.db_path.string(), reference, rates, energy_scope);
+    analysed = adaptive ? print_analysis(options.db_path.string(), reference, rates, energy_scope,
+                                         adaptive->metrics, adaptive->knob)
+                        : print_analysis(options.db_path.string(), reference, rates, energy_scope);
   }
-  if (adaptive_summary) std::cout << adaptive_summary(recommended);
+  if (adaptive_summary) std::cout << adaptive_summary(analysed.recommended);
+  std::cout << (analysed.headline.empty() ? "" : "\n" + analysed.headline);
   std::cout << fmt::format("results: {}\n", options.db_path.string());
   std::fprintf(stderr, "wattwise: %s\n", outcome.summary().c_str());
   return outcome.exit_code();

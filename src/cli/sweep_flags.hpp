@@ -68,15 +68,20 @@ plan::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::si
 std::string default_db_path();
 // What `sweep --resume --db X` alone needs besides the plan and the command: the other options as given.
 nlohmann::json sweep_options_json(const SweepFlags& flags);
+// What print_analysis leaves for the sweep's last lines.
+struct SweepAnalysis {
+  std::map<std::string, double> recommended;  // each metric's recommended value of `knob`, by metric name
+  std::string headline;  // report::headline_text: the sweep's closing lines (empty without an analysis)
+};
+
 // Prints analyze's table of the sweep's runs (its default metrics and any of `metrics`, an adaptive sweep's,
-// not among them) and returns each metric's recommended value of `knob` by metric name, for the adaptive
-// summary.
-std::map<std::string, double> print_analysis(const std::string& db,
-                                             const std::optional<analysis::Setting>& reference,
-                                             const FootprintRates& rates,
-                                             const std::optional<analysis::EnergyScope>& energy_scope,
-                                             const std::vector<analysis::MetricSpec>& metrics = {},
-                                             const std::string& knob = "");
+// not among them) and returns each metric's recommended value of `knob`, for the adaptive summary, and the
+// headline, which the sweep prints last.
+SweepAnalysis print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference,
+                             const FootprintRates& rates,
+                             const std::optional<analysis::EnergyScope>& energy_scope,
+                             const std::vector<analysis::MetricSpec>& metrics = {},
+                             const std::string& knob = "");
 
 // `sweep --slurm`: checks the flags a multi-node sweep cannot take, runs the plan through srun and prints
 // the analysis. `stored_plan`: null, or the plan of `--resume --db X` alone.

@@ -126,8 +126,11 @@ int run_multi_node_sweep(const SweepFlags& flags, const nlohmann::json& stored_p
     throw std::logic_error("a multi-node sweep measures on its nodes");
   };
   const experiment::SweepOutcome outcome = experiment::run_sweep(no_gpus, options, measured_elsewhere, clock);
-  if (outcome.runs_done > 0 || outcome.runs_skipped > 0)
-    print_analysis(options.db_path.string(), reference, footprint_rates(flags.footprint), std::nullopt);
+  if (outcome.runs_done > 0 || outcome.runs_skipped > 0) {
+    const SweepAnalysis analysed =
+        print_analysis(options.db_path.string(), reference, footprint_rates(flags.footprint), std::nullopt);
+    std::cout << (analysed.headline.empty() ? "" : "\n" + analysed.headline);
+  }
   std::cout << fmt::format("results: {} (each node's result: {})\n", options.db_path.string(),
                            multi_node.runs_dir.string());
   std::fprintf(stderr, "wattwise: %s\n", outcome.summary().c_str());

@@ -73,15 +73,14 @@ std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& lo
   if (!log.last) return "";
   std::string text = fmt::format("adaptive sweep: {} ({})\n", log.last->reason, log.budget);
   if (log.last->best.empty()) return text;
-  text +=
-      "  estimate: the measured value nearest the fitted optimum, used to steer the sweep;\n"
-      "  recommended: analyze's pick above (the fastest band member within 0.5% of the best), as analyze and report show\n";
+  text += "  recommended: analyze's pick above, from the metric's fitted curve (as analyze and report show)\n";
   for (const auto& b : log.last->best) {
+    // The sweep steers by the same decision model analyze recommends from, so the two agree; analyze's
+    // (over the runs as stored) is printed where it ranked the metric.
     const auto rec = recommended.find(b.metric.name());
-    const std::string rec_text =
-        rec == recommended.end() ? "not ranked above" : fmt::format("{}={}", config.knob, rec->second);
-    text += fmt::format("  {:<12} estimate {}={} (fitted optimum {}={}); recommended {}\n", b.metric.name(),
-                        config.knob, b.pick_value, config.knob, b.fitted_value, rec_text);
+    const double value = rec == recommended.end() ? b.pick_value : rec->second;
+    text += fmt::format("  {:<12} recommended {}={} (fitted optimum {}={})\n", b.metric.name(), config.knob,
+                        value, config.knob, b.fitted_value);
   }
   return text;
 }

@@ -35,10 +35,9 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
     AdaptiveConfig config, const plan::Plan& plan, Progress* progress, std::shared_ptr<AdaptiveLog> log);
 
 // The lines printed after an adaptive sweep, below analyze's table: why it stopped, runs used of the budget,
-// and for each metric the sweep's own estimate (the measured value nearest the fitted optimum) beside
-// `recommended`, analyze's recommendation over the same runs (the fastest band member within 0.5% of the best; by metric
-// name, absent when analyze did not rank that metric). The two may differ; the text says which is which,
-// and that the recommendation is the one `analyze` and `report` show.
+// and for each metric `recommended`, analyze's recommendation over the same runs (by metric name; the
+// sweep's own pick from the same decision model where analyze did not rank that metric), with the fitted
+// optimum the sweep steered to. One answer: the sweep's decisions and analyze's use one model.
 std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& log,
                              const std::map<std::string, double>& recommended);
 

@@ -5,21 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "analysis/fit.hpp"
+#include "analysis/curve_model.hpp"
 #include "plan/plan.hpp"
 
 namespace wattwise::experiment {
 namespace {
 
 constexpr double kZ95 = 1.96;
-// The fit's window, in grid steps either side of the lowest mean. 6 (30 W on a 5 W grid) beat 3, 4, 5, 7, 8
-// and 10 on seeds 101..120 with the 1.74-run budget: a wider fit averages more repeats' noise, at the cost
-// of some bias where a curve is far from a parabola (simulated inception3's E, docs/evidence).
-constexpr double kFitHalfWidthSteps = 6;
-// ... and of those only the values whose mean is within this fraction of the lowest mean: a steep side
-// (energy far below the optimal limit: +26% 20 W below it on the simulated inception3) is no parabola
-// and drags the vertex to the other side. 0.10 chosen on seeds 101..120 (0.02 to 0.2 tried).
-constexpr double kFitMaxExcess = 0.10;
 
 struct ValueRuns {
   std::vector<AdaptiveObservation> runs;
@@ -63,60 +55,26 @@ State state_of(const AdaptiveConfig& config, const std::vector<AdaptiveObservati
   return s;
 }
 
-// The vertex of a quadratic through every run near the lowest mean: the fit averages the noise of
-// neighbouring values, which a plain "lowest mean" does not (it picks whichever value was lucky).
+// The decision model of `analyze` (analysis/curve_model.hpp) on the runs so far: a local quadratic around
+// the lowest mean, which averages the noise of neighbouring values where a plain "lowest mean" picks
+// whichever value was lucky. Its pick is what `analyze` recommends over the same runs.
 AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric) {
-  const auto& m = s.measured;
-  std::size_t lowest = 0;
-  for (std::size_t p = 1; p < m.size(); ++p)
-    if (s.metric_mean(metric, m[p]) < s.metric_mean(metric, m[lowest])) lowest = p;
-  AdaptiveBest best{metric, s.config.grid[m[lowest]], s.config.grid[m[lowest]]};
-  if (m.size() < 3) return best;
-  // The window: the measured values within kFitHalfWidthSteps grid steps of the lowest mean and within
-  // kFitMaxExcess of its metric, at least its nearest measured neighbour on each side. Not the whole grid,
-  // because the curves are not parabolas far from their optimum (energy rises steeply below it and gently
-  // above): a wide fit is pulled to the gentle side.
   const auto& grid = s.config.grid;
-  const double step = (grid.back() - grid.front()) / double(grid.size() - 1);
-  const double half_width = kFitHalfWidthSteps * step + 1e-9;
-  const double lowest_mean = s.metric_mean(metric, m[lowest]);
-  const auto in_window = [&](std::size_t p) {
-    return std::abs(grid[m[p]] - grid[m[lowest]]) <= half_width &&
-           s.metric_mean(metric, m[p]) <= lowest_mean * (1 + kFitMaxExcess);
-  };
-  std::size_t first = lowest, last = lowest;
-  while (first > 0 && in_window(first - 1)) --first;
-  while (last + 1 < m.size() && in_window(last + 1)) ++last;
-  // A neighbour far above the lowest mean is not forced in: the vertex then lies at the window's edge, and
-  // refining it bisects towards that neighbour, which measures the steep side where it matters.
-  const auto below_excess = [&](std::size_t p) {
-    return s.metric_mean(metric, m[p]) <= lowest_mean * (1 + kFitMaxExcess);
-  };
-  if (first == lowest && first > 0 && below_excess(first - 1)) --first;
-  if (last == lowest && last + 1 < m.size() && below_excess(last + 1)) ++last;
-  // Fewer than 3 values: widen on a side that is not steep first, beyond kFitHalfWidthSteps if need be.
-  while (last - first < 2 && last + 1 < m.size() && below_excess(last + 1)) ++last;
-  while (last - first < 2 && first > 0 && below_excess(first - 1)) --first;
-  if (last - first < 2) {  // at an end of the grid or between steep sides: the nearest on one side
-    if (first == 0)
-      last = std::min<std::size_t>(2, m.size() - 1);
-    else
-      first = last - 2;
+  const double sign = metric.higher_is_better() ? -1 : 1;
+  std::vector<analysis::CurvePoint> points;
+  for (std::size_t i : s.measured) {
+    analysis::CurvePoint p{grid[i], {}, s.by_index[i].mean_time_s(), true};
+    for (const auto& r : s.by_index[i].runs) p.values.push_back(sign * s.metric_of_run(metric, r));
+    points.push_back(std::move(p));
   }
-  std::vector<double> xs, ys;
-  for (std::size_t p = first; p <= last; ++p) {
-    for (const auto& r : s.by_index[m[p]].runs) {
-      xs.push_back(grid[m[p]]);
-      ys.push_back(s.metric_of_run(metric, r));
-    }
+  if (points.size() < 3) {
+    std::size_t lowest = 0;
+    for (std::size_t p = 1; p < points.size(); ++p)
+      if (points[p].mean() < points[lowest].mean()) lowest = p;
+    return {metric, points[lowest].x, points[lowest].x};
   }
-  const analysis::QuadraticFit fit = analysis::fit_quadratic(xs, ys);
-  best.fitted_value = grid[nearest_index(grid, fit.optimum_x)];
-  double pick = grid[m.front()];
-  for (std::size_t i : m)
-    if (std::abs(grid[i] - fit.optimum_x) < std::abs(pick - fit.optimum_x)) pick = grid[i];
-  best.pick_value = pick;
-  return best;
+  const analysis::CurveFit fit = analysis::fit_curve(points, 0);
+  return {metric, grid[nearest_index(grid, fit.optimum_x)], points[fit.pick].x};
 }
 
 // The measured neighbours of grid index t, nearest first on each side.
@@ -174,10 +132,12 @@ std::optional<std::size_t> next_repeat(const State& s, const std::vector<Adaptiv
   // narrows the vertex. The reference too: every metric is normalised to it (EDS weighs E and t by it).
   std::vector<std::size_t> near;
   near.push_back(nearest_index(s.config.grid, s.config.reference_value));
+  const auto& grid = s.config.grid;
+  const double step = grid.size() > 1 ? (grid.back() - grid.front()) / double(grid.size() - 1) : 0;
+  const double half_width = analysis::kFitHalfWidthFraction * (grid.back() - grid.front()) + step;
   for (const auto& b : best) {
-    const double t = static_cast<double>(nearest_index(s.config.grid, b.fitted_value));
     for (std::size_t i : s.measured) {
-      const bool in_window = std::abs(static_cast<double>(i) - t) <= kFitHalfWidthSteps + 1;
+      const bool in_window = std::abs(grid[i] - b.fitted_value) <= half_width * (1 + 1e-9);
       if (in_window && std::find(near.begin(), near.end(), i) == near.end()) near.push_back(i);
     }
   }

@@ -39,8 +39,9 @@ constexpr unsigned kMinRepeatsNearBest = 2;
 enum class AdaptiveStage { kCoarse, kRefining, kRepeating, kDone };
 std::string to_string(AdaptiveStage stage);
 
-// A metric's current best: the grid value nearest the vertex of a quadratic fitted to the runs around the
-// lowest measured mean, and the measured value nearest that vertex (what the sweep recommends).
+// A metric's current best by analyze's decision model (analysis/curve_model.hpp) over the runs so far: the
+// grid value nearest the fitted optimum (what the sweep refines around) and the model's pick, the measured
+// value `analyze` recommends over the same runs.
 struct AdaptiveBest {
   analysis::MetricSpec metric;
   double fitted_value = 0;  // knob units, on the grid

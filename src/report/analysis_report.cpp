@@ -40,7 +40,51 @@ std::string band_text(const analysis::Recommendation& r) {
   return for_terminal(text);
 }
 
+std::string change_text(const analysis::Recommendation& r) {
+  return fmt::format("{} energy, {} time", format_percent(r.energy_vs_ref_pct), format_percent(r.time_vs_ref_pct));
+}
+
+std::string metric_phrase(const analysis::Headline& h) {
+  const std::string what = h.metric.kind == analysis::MetricKind::kEnergy ? "the lowest energy"
+                                                                           : "the best " + h.metric.name();
+  return h.max_slowdown
+             ? fmt::format("{} at most {:g}% slower than the reference", what, *h.max_slowdown * 100)
+             : what;
+}
+
 }  // namespace
+
+std::string headline_text(const analysis::Analysis& a) {
+  const analysis::Headline& h = a.headline;
+  const analysis::Recommendation& r = h.pick;
+  const std::string reference = for_terminal(setting_text(a.reference().setting));
+  std::string out;
+  if (r.setting_index == a.reference_index) {
+    out = fmt::format(" Recommended ({}): keep the current setting, {} (the reference)\n", metric_phrase(h),
+                      reference);
+  } else if (r.significant && !*r.significant) {
+    out = fmt::format(
+        " Recommended ({}): keep the current setting, {}: {} ({}) is not distinguishable from it within the "
+        "noise\n",
+        metric_phrase(h), reference, for_terminal(setting_text(r.setting)), change_text(r));
+  } else {
+    out = fmt::format(" Recommended ({}): {}, {}{}\n", metric_phrase(h), for_terminal(setting_text(r.setting)),
+                      change_text(r), r.significant ? "" : " (no repeats: noise unknown)");
+  }
+  if (h.unconstrained) {
+    const analysis::Recommendation& u = *h.unconstrained;
+    out += u.setting_index == r.setting_index
+               ? fmt::format("   without the {:g}% limit: the same setting\n", *h.max_slowdown * 100)
+               : fmt::format("   without the {:g}% limit: {}, {}\n", *h.max_slowdown * 100,
+                             for_terminal(setting_text(u.setting)), change_text(u));
+  }
+  for (const auto* rec : {&r, h.unconstrained ? &*h.unconstrained : nullptr})
+    if (rec && rec->decision.edge) {
+      out += "   " + for_terminal(rec->decision.edge_text()) + "\n";
+      break;
+    }
+  return out;
+}
 
 std::string analysis_text(const analysis::Analysis& a) {
   const auto& ref = a.reference();

@@ -79,6 +79,19 @@ TEST(Metrics, ParsesMaxSlowdownAsPercent) {
   EXPECT_DOUBLE_EQ(parse_max_slowdown("5"), 0.05);
   EXPECT_THROW(parse_max_slowdown("-3%"), Error);
   EXPECT_THROW(parse_max_slowdown("ten"), Error);
+  // Issue 22: "0.1" meant 0.1% silently; a fraction or a percentage? It is refused, saying how to write each.
+  try {
+    parse_max_slowdown("0.1");
+    ADD_FAILURE() << "0.1 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("10%"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0.1%"), std::string::npos) << e.what();
+  }
+  EXPECT_DOUBLE_EQ(parse_max_slowdown("0.1%"), 0.001);
+  EXPECT_DOUBLE_EQ(parse_max_slowdown("0"), 0.0);
+  EXPECT_FALSE(parse_max_slowdown_flag("none").has_value());
+  EXPECT_DOUBLE_EQ(*parse_max_slowdown_flag("10%"), 0.10);
 }
 
 }  // namespace

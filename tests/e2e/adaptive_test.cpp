@@ -52,10 +52,12 @@ TEST_F(AdaptiveTest, SimulatedV100SweepUsesAThirdOfTheExhaustiveRunsAndSaysWhatI
   for (const auto& [w, k] : runs) EXPECT_LE(k, 4) << w;
 }
 
-TEST_F(AdaptiveTest, SummaryNamesAnalyzesRecommendationBesideTheSweepsOwnEstimate) {
+TEST_F(AdaptiveTest, SummaryGivesOneAnswerAnalyzesRecommendationFromTheFittedCurve) {
+  // Issue 21: the sweep's "estimate" and analyze's "recommended" were two answers; now one model makes both.
   const auto r = wattwise(adaptive_sweep(path("a.db").string(), {"--seed", "3"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("fastest band member within 0.5% of the best"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("from the metric's fitted curve"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("estimate"), std::string::npos) << r.out;
   const auto a = wattwise({"analyze", path("a.db").string(), "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   // Every metric's summary line names, as "recommended", what `analyze` recommends over the same runs.
@@ -69,7 +71,7 @@ TEST_F(AdaptiveTest, SummaryNamesAnalyzesRecommendationBesideTheSweepsOwnEstimat
     std::ostringstream expected;
     expected << "recommended power_limit_w=" << w;
     EXPECT_NE(text.find(expected.str()), std::string::npos) << text;
-    EXPECT_NE(text.find("estimate power_limit_w="), std::string::npos) << text;
+    EXPECT_EQ(rec.at("decision").at("method"), "fit") << metric;
   }
 }
 
@@ -140,7 +142,17 @@ TEST_F(AdaptiveTest, AReplayedTableCanBeSweptAdaptively) {
                            "--power-limit", "150:300:10", "--metric", "E", "--db", path("a.db").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Energy is lowest at 200 W in the table (linear in between): the sweep finds it.
-  EXPECT_NE(r.out.find("estimate power_limit_w=200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recommended power_limit_w=200"), std::string::npos) << r.out;
+}
+
+TEST_F(AdaptiveTest, ASharpOptimumOnAWideGridDoesNotAbortTheSweep) {
+  // Issue 22 item 6: this exited 4 after 7 runs, "a quadratic fit needs at least three distinct x values,
+  // got 0 points".
+  const auto r = wattwise({"sweep", "--adaptive", "--simulate", "h100:resnet50", "--power-limit", "200:700:25",
+                           "--db", path("h.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("adaptive sweep:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recommended power_limit_w="), std::string::npos) << r.out;
 }
 
 }  // namespace

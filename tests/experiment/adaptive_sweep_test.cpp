@@ -170,5 +170,26 @@ TEST(AdaptiveSweep, EveryMetricGetsItsOwnOptimum) {
             runs.end());
 }
 
+TEST(AdaptiveSweep, ASharpOptimumNextToTheLowestValueDoesNotAbortTheFit) {
+  // Issue 22: `sweep --adaptive --simulate h100:resnet50 --power-limit 200:700:25` exited 4 after 7 runs ("a
+  // quadratic fit needs at least three distinct x values, got 0 points"): the lowest mean at the second coarse
+  // value with both neighbours more than 10% above it left a window of one value, widened below index 0.
+  std::vector<double> grid;
+  for (double w = 200; w <= 700; w += 25) grid.push_back(w);
+  const AdaptiveConfig config = default_adaptive_config("power_limit_w", grid, 700, {parse_metric("E")}, 1);
+  std::vector<AdaptiveObservation> runs;
+  for (std::size_t i : coarse_indices(config)) {
+    const double w = grid[i];
+    runs.push_back({w, 100, w == 275 ? 1000.0 : 1000.0 + 2 * std::abs(w - 275)});
+  }
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
+  ASSERT_EQ(runs[1].value, 275);  // the coarse pass measured 200, 275, 367.5->375, ...
+  AdaptiveDecision d;
+  ASSERT_NO_THROW(d = decide_next(config, runs));
+  ASSERT_EQ(d.best.size(), 1u);
+  EXPECT_NEAR(d.best[0].fitted_value, 275, 50);
+  EXPECT_TRUE(d.next.has_value());
+}
+
 }  // namespace
 }  // namespace wattwise::experiment

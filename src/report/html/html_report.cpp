@@ -144,9 +144,19 @@ std::string recommendations_html(const ReportModel& model) {
   const std::string headline = model.headline < model.recommendations.size()
                                    ? model.recommendations[model.headline].metric.name()
                                    : "";
-  return "<p class=\"note\">The best setting for each metric; the recommendation at the top is the one for " +
-         escape_html(headline) + " (<code>--metric</code>).</p>\n<ul class=\"recommendations\">\n" + items +
-         "</ul>\n";
+  const std::string limit =
+      model.max_slowdown
+          ? fmt::format("; only settings at most {:g}% slower than the reference qualify "
+                        "(<code>--max-slowdown {:g}%</code>)",
+                        *model.max_slowdown * 100, *model.max_slowdown * 100)
+          : std::string();
+  return "<p class=\"note\">The best setting for each metric" + limit +
+         "; the recommendation at the top is the one for " + escape_html(headline) +
+         (model.lead && model.lead->max_slowdown
+              ? fmt::format(" at most {:g}% slower than the reference", *model.lead->max_slowdown * 100)
+              : std::string()) +
+         " (<code>--metric</code>, <code>--max-slowdown</code>).</p>\n<ul class=\"recommendations\">\n" +
+         items + "</ul>\n";
 }
 
 // The fits in numbers: how well each quadratic fits, where the fitted curve is lowest, where the measured

@@ -56,7 +56,8 @@ json recommendation_json(const analysis::Recommendation& r) {
           {"best_index", r.best_index},
           {"band", band},
           {"band_known", r.band_known},
-          {"tie_rule", r.tie_rule}};
+          {"tie_rule", r.tie_rule},
+          {"decision", r.decision.method}};
 }
 
 json fit_json(const KnobFit& f) {
@@ -129,6 +130,15 @@ nlohmann::json to_json(const ReportModel& model) {
   j["recommendations"] = json::array();
   for (const auto& r : model.recommendations) j["recommendations"].push_back(recommendation_json(r));
   j["headline"] = model.headline;
+  j["lead"] = model.lead ? json{{"metric", model.lead->metric.name()},
+                                {"max_slowdown_pct", model.lead->max_slowdown
+                                                         ? json(number(*model.lead->max_slowdown * 100))
+                                                         : json(nullptr)},
+                                {"pick", recommendation_json(model.lead->pick)},
+                                {"unconstrained", model.lead->unconstrained
+                                                      ? recommendation_json(*model.lead->unconstrained)
+                                                      : json(nullptr)}}
+                         : json(nullptr);
   j["single_run"] = model.single_run ? single_run_json(*model.single_run) : json(nullptr);
   json grid = json::array();
   for (double t : model.grid_s) grid.push_back(number(t));

@@ -159,7 +159,9 @@ struct ReportModel {
   std::vector<std::size_t> pareto_front;  // setting indices on the front, by increasing time
   std::vector<IsoLine> iso_lines;
   std::vector<analysis::Recommendation> recommendations;
-  std::size_t headline = 0;    // the recommendation shown at the top (--metric; E by default)
+  std::size_t headline = 0;    // the recommendation of the headline's metric among `recommendations`
+  std::optional<analysis::Headline> lead;  // the box at the top: within the slowdown limit (10% by default)
+  std::optional<double> max_slowdown;      // --max-slowdown on every recommendation (0.10 = 10%)
   analysis::PhaseBasis basis;  // what each run's time and energy stand for (the job's work phase, or the run)
   analysis::ScopeBasis scope;  // whose energy: the job's GPUs or the node's (docs/energy-scope.md)
   // Where both scopes were analysed: the other scope's pick per recommendation (same order), and one line

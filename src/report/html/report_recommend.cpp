@@ -148,6 +148,8 @@ void set_headline(ReportModel& model, const analysis::MetricSpec& metric) {
   for (std::size_t i = 0; i < model.recommendations.size(); ++i)
     if (model.recommendations[i].metric == metric) {
       model.headline = i;
+      // The lead was made for the analysis's headline metric; another metric's box is its recommendation.
+      if (model.lead && !(model.lead->metric == metric)) model.lead.reset();
       return;
     }
   throw usage_error(fmt::format("--metric {}: not among the metrics analysed", metric.name()));
@@ -184,34 +186,68 @@ std::string recommendation_box_html(const ReportModel& model) {
         "the job runs (<code>wattwise tune -- CMD</code>, docs/tune.md).</p>\n</section>\n",
         suggested_power_limit_range(model.info));
   if (model.recommendations.empty() || model.headline >= model.recommendations.size()) return "";
-  const auto& r = model.recommendations[model.headline];
+  // The pick within the slowdown limit (the lead), else the headline metric's recommendation.
+  const auto& r = model.lead ? model.lead->pick : model.recommendations[model.headline];
+  const std::optional<double> limit = model.lead ? model.lead->max_slowdown : model.max_slowdown;
   const auto& ref = model.settings.at(model.reference_index);
   const bool is_reference = r.setting_index == model.reference_index;
+  // Not distinguishable from the reference: nothing to change, so no command to change it.
+  const bool keep = is_reference || (r.significant && !*r.significant);
   const std::string noise = !r.significant ? "noise unknown: no repeats"
                             : *r.significant
                                 ? "beyond the noise between repeats"
                                 : "within the noise between repeats: not distinguishable from the reference";
+  const std::string limit_words =
+      limit ? fmt::format(" at most {:g}% slower than the reference (<code>--max-slowdown {:g}%</code>{})",
+                          *limit * 100, *limit * 100,
+                          model.lead && model.lead->unconstrained ? "; <code>none</code> lifts it" : "")
+            : "";
   std::string body = fmt::format(
-      "<p class=\"why\">The setting with {}: the metric chosen with <code>--metric</code> ({}); the other "
+      "<p class=\"why\">The setting with {}{}: the metric chosen with <code>--metric</code> ({}); the other "
       "metrics are in the Results table.</p>\n",
-      escape_html(metric_words(r.metric)), escape_html(r.metric.name()));
+      escape_html(metric_words(r.metric)), limit_words, escape_html(r.metric.name()));
   if (is_reference) {
     body += fmt::format(
-        "<p class=\"saving\">Keep the reference setting, {}: no other setting does better on {}.</p>\n",
+        "<p class=\"saving\">Keep the current setting, {} (the reference): no other setting does better on "
+        "{}.</p>\n",
         escape_html(setting_words(ref.setting)), escape_html(r.metric.name()));
+  } else if (keep) {
+    body += fmt::format(
+        "<p class=\"saving\">Keep the current setting, {} (the reference): {} would use {} energy and be {}, "
+        "{}.</p>\n",
+        escape_html(setting_words(ref.setting)), escape_html(setting_words(r.setting)),
+        change_words(r.energy_vs_ref_pct, "less", "more"), change_words(r.time_vs_ref_pct, "faster", "slower"),
+        noise);
   } else {
     body += fmt::format("<p class=\"saving\">{} energy, {} than the reference ({}); {}.</p>\n",
                         change_words(r.energy_vs_ref_pct, "less", "more"),
                         change_words(r.time_vs_ref_pct, "faster", "slower"),
                         escape_html(setting_words(ref.setting)), noise);
   }
+  if (model.lead && model.lead->unconstrained) {
+    const auto& u = *model.lead->unconstrained;
+    body += u.setting_index == r.setting_index
+                ? fmt::format("<p class=\"unconstrained\">Without the {:g}% limit: the same setting.</p>\n",
+                              *limit * 100)
+                : fmt::format(
+                      "<p class=\"unconstrained\">Without the {:g}% limit: {}, {} energy, {} than the "
+                      "reference.</p>\n",
+                      *limit * 100, escape_html(setting_words(u.setting)),
+                      change_words(u.energy_vs_ref_pct, "less", "more"),
+                      change_words(u.time_vs_ref_pct, "faster", "slower"));
+  }
+  for (const auto* rec : {&r, model.lead && model.lead->unconstrained ? &*model.lead->unconstrained : nullptr})
+    if (rec && rec->decision.edge) {
+      body += "<p class=\"edge\">&#9888; " + escape_html(rec->decision.edge_text()) + ".</p>\n";
+      break;
+    }
   body += "<p class=\"band\">" + escape_html(band_words(model, r)) + ".</p>\n";
-  if (!is_reference) body += commands_html(model, r);
+  if (!keep) body += commands_html(model, r);
   return fmt::format(
       "<section id=\"recommendation\" class=\"recommendation\" data-metric=\"{}\" data-setting=\"{}\">"
       "<h2>Recommendation: {}</h2>\n{}</section>\n",
       escape_html(r.metric.name()), escape_html(model.settings.at(r.setting_index).label),
-      escape_html(setting_words(r.setting)), body);
+      keep ? "keep the current setting" : escape_html(setting_words(r.setting)), body);
 }
 
 std::string metric_definitions_html(const ReportModel& model) {

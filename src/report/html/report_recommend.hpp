@@ -25,12 +25,16 @@ ApplyCommands apply_commands(const analysis::Setting& setting, const analysis::S
 // "power limit 190 W, batch 128": a setting for people.
 std::string setting_words(const analysis::Setting& setting);
 
-// Makes the recommendation for `metric` the page's headline. A metric the analysis did not compute is a
+// Makes the recommendation for `metric` the page's headline; the lead (the analysis's headline, within its
+// slowdown limit) stays only if it is for the same metric. A metric the analysis did not compute is a
 // usage_error (the CLI adds the chosen metric to the analysis, so it always is).
 void set_headline(ReportModel& model, const analysis::MetricSpec& metric);
 
-// The box at the top of the page: the headline recommendation, its band, its saving against the reference
-// and the commands that apply it; for one run, what to run next instead. Empty without recommendations.
+// The box at the top of the page: the lead (the lowest energy at most 10% slower than the reference by
+// default; --metric, --max-slowdown) with the pick without the limit beside it, else the headline
+// recommendation; its band, its saving against the reference, where the optimum may lie beyond the range,
+// and the commands that apply it, or "keep the current setting" when the pick is the reference or not
+// distinguishable from it; for one run, what to run next instead. Empty without recommendations.
 std::string recommendation_box_html(const ReportModel& model);
 
 // Short, exact definitions of E, t, EDP, ED2P, EDS(k) (each k the page shows), gain-loss, the reference,

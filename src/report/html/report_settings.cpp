@@ -147,6 +147,8 @@ void fill_settings(ReportModel& model, const analysis::Analysis& analysis) {
   });
 
   model.recommendations = analysis.recommendations;
+  model.lead = analysis.headline;
+  model.max_slowdown = analysis.max_slowdown;
   model.basis = analysis.basis;
   model.scope = analysis.scope;
   model.other_scope_picks.clear();

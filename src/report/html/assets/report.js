@@ -223,7 +223,11 @@
       [...new Set(settings.filter((s) => knob in s.values).map((s) => s.values[knob]))].sort((a, b) => a - b);
   // With two knobs or more, the one with more values is told by colour, the next by shape or dash.
   const styleKnobs = () => [...data.knobs].sort((a, b) => knobValues(b).length - knobValues(a).length);
-  const headline = data.recommendations.length > 0 ? data.recommendations[data.headline] : null;
+  // The box's pick (within the slowdown limit, docs/report.md), else the headline metric's recommendation.
+  const headline = data.lead ? data.lead.pick
+                             : data.recommendations.length > 0 ? data.recommendations[data.headline] : null;
+  const headlineLimit = data.lead && data.lead.max_slowdown_pct !== null
+                            ? ', at most ' + data.lead.max_slowdown_pct + '% slower' : '';
 
   function planeChart() {
     const point = (s) => ({x: s.normalised.t.value, y: s.normalised.E.value});
@@ -265,7 +269,7 @@
       backgroundColor: '#000', borderWidth: 2, clip: false,
     });
     if (headline)
-      datasets.push({label: 'recommended (' + headline.metric + ')', data: [point(settings[headline.setting_index])],
+      datasets.push({label: 'recommended (' + headline.metric + headlineLimit + ')', data: [point(settings[headline.setting_index])],
                      pointStyle: 'circle', pointRadius: 13, borderWidth: 3, borderColor: '#009E73',
                      backgroundColor: 'rgba(0,0,0,0)', clip: false});
     const ISO_COLOURS = ['#666666', '#CC79A7', '#E69F00', '#56B4E9', '#0072B2', '#D55E00'];

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/fit.hpp"
+
+namespace wattwise::analysis {
+
+// The decision model of a numeric knob (docs/analysis-json.md "Decision"): one metric's per-run values
+// across the knob's values, fitted by a local quadratic around the lowest mean; the recommendation is the
+// fastest measured value whose fitted metric is within kFitTieMargin of the fitted optimum. Used by
+// `analyze` (and so `sweep`, `report`) and by the adaptive sweep's steering, so that both decide alike.
+
+// One measured value of the knob: its per-run metric values (oriented: lower is better) and mean time.
+struct CurvePoint {
+  double x = 0;
+  std::vector<double> values;  // one per run: the repeats weigh in as runs
+  double mean_time_s = 0;
+  bool eligible = true;  // may be picked (--max-slowdown); the fit uses every point
+  double mean() const;
+};
+
+// The fit's window, as a fraction of the measured range either side of the lowest mean: 0.2 (30 W of a
+// 150..300 W sweep, six 5 W steps) was chosen for the adaptive sweep on bench/adaptive_regret's seeds
+// 101..120; values whose mean is more than kFitMaxExcess above the lowest are left out of it (a steep side
+// is no parabola and drags the vertex away). docs/evidence/adaptive-sweep.md.
+inline constexpr double kFitHalfWidthFraction = 0.2;
+inline constexpr double kFitMaxExcess = 0.10;
+// How much worse than the fitted optimum the fitted metric of the pick may be (relative): chosen on
+// bench/adaptive_regret's seeds 101..120 (0, 0.01%, 0.02%, 0.05%, 0.1%, 0.2% tried; docs/evidence/
+// adaptive-sweep.md). The fit's own error adds to it, so it is far below the 0.5% a recommendation
+// promises: at 0.1% the pick was within 0.5% of the optimum less often (96.2% against 97.9%).
+inline constexpr double kFitTieMargin = 0.0001;
+// Fewer distinct values than this and the recommendation falls back to the per-setting means: the window
+// needs three values and neighbours beyond them (a table of five published optima is no curve).
+inline constexpr std::size_t kMinFitValues = 6;
+
+struct CurveFit {
+  QuadraticFit quadratic;      // over [window_low, window_high], in the points' orientation
+  std::size_t first = 0;       // the window: points[first..last]
+  std::size_t last = 0;
+  double optimum_x = 0;        // the fitted optimum over the eligible part of the window (continuous)
+  double optimum_y = 0;        // the fitted metric there (oriented)
+  std::size_t pick = 0;        // into points: the fastest eligible window point within the margin
+  double optimum_low = 0;      // 90% interval of optimum_x (residual bootstrap, the window held fixed)
+  double optimum_high = 0;
+  std::optional<std::string> edge;  // "below" / "above": the fitted optimum is at that end of the range
+};
+
+// Fits `points` (ascending x, distinct, at least three, at least one eligible). `bootstrap` = 0 skips the
+// interval (optimum_low = optimum_high = optimum_x), as the adaptive sweep's steering does.
+CurveFit fit_curve(std::span<const CurvePoint> points, std::size_t bootstrap = 200);
+
+}  // namespace wattwise::analysis

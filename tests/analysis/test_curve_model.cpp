@@ -1,0 +1,159 @@
+// Issue 21 item 1: one decision model for every numeric knob. The recommendation of a one-knob hardware
+// sweep comes from the metric fitted across the settings, not from whichever per-setting mean was lucky.
+#include "analysis/curve_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "analysis/analysis.hpp"
+#include "analysis/analysis_json.hpp"
+#include "run_builders.hpp"
+
+namespace wattwise::analysis {
+namespace {
+
+using testing::run_at;
+
+// Deterministic noise in [-1, 1] (splitmix64), the same everywhere.
+double noise(std::uint64_t i) {
+  std::uint64_t z = i * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-52 - 1;
+}
+
+// A 150..300 W sweep (every 5 W, `repeats` runs each) whose energy is lowest at `best_w`: 1000 J there,
+// rising as a parabola, with `noise_fraction` of noise per run; time falls with the limit (300 W: 10 s).
+std::vector<RunRecord> parabola_sweep(double best_w, double noise_fraction, int repeats,
+                                      double curvature = 0.02) {
+  std::vector<RunRecord> runs;
+  std::uint64_t i = 0;
+  for (double w = 150; w <= 300; w += 5)
+    for (int k = 0; k < repeats; ++k) {
+      const double energy = 1000 + curvature * (w - best_w) * (w - best_w);
+      runs.push_back(run_at(w, energy * (1 + noise_fraction * noise(++i)), 10 + (300 - w) / 30, k));
+    }
+  return runs;
+}
+
+AnalysisOptions energy_only() {
+  AnalysisOptions options;
+  options.metrics = {MetricSpec{MetricKind::kEnergy}};
+  options.headline_max_slowdown = std::nullopt;
+  return options;
+}
+
+double limit_of(const Recommendation& r) {
+  return r.setting.at("power_limit_w");
+}
+
+TEST(CurveModel, ANoiseFreeParabolaIsPickedAtItsVertexOrTheFastestWithinTheMargin) {
+  const Analysis a = analyze(parabola_sweep(190, 0, 1), energy_only());
+  const Recommendation& r = a.recommendations.at(0);
+  EXPECT_EQ(r.decision.method, "fit");
+  EXPECT_EQ(r.decision.knob, "power_limit_w");
+  EXPECT_NEAR(r.decision.optimum_value, 190, 0.5);
+  // 195 W is faster but 0.05% above the optimum (1000.5 J), beyond the 0.01% margin.
+  EXPECT_DOUBLE_EQ(limit_of(r), 190);
+  EXPECT_FALSE(r.decision.edge.has_value());
+}
+
+TEST(CurveModel, ALuckyMeanFarFromTheOptimumDoesNotWinTheRecommendation) {
+  // The true optimum is 200 W; the one run at 240 W came out 3% low, the lowest mean of all. The means
+  // recommended 240 W (4% worse on the true curve: 1000 + 0.02 * 40^2 = 1032 J); the fit does not.
+  auto runs = parabola_sweep(200, 0.002, 2);
+  for (auto& r : runs)
+    if (r.setting.at("power_limit_w") == 240) r.energy_j = 970;
+  const Analysis a = analyze(runs, energy_only());
+  const Recommendation& r = a.recommendations.at(0);
+  EXPECT_DOUBLE_EQ(a.settings.at(r.best_index).setting.at("power_limit_w"), 240);  // the lowest mean
+  EXPECT_EQ(r.decision.method, "fit");
+  EXPECT_NEAR(limit_of(r), 200, 25) << r.note;
+}
+
+TEST(CurveModel, NoisyRepeatsStillLandNearTheOptimumAndTheIntervalHoldsIt) {
+  const Analysis a = analyze(parabola_sweep(215, 0.01, 3), energy_only());
+  const Recommendation& r = a.recommendations.at(0);
+  EXPECT_NEAR(limit_of(r), 215, 10);
+  EXPECT_LE(r.decision.optimum_low, 215);
+  EXPECT_GE(r.decision.optimum_high, 215);
+  EXPECT_LT(r.decision.optimum_low, r.decision.optimum_high);  // noise makes an interval, not a point
+}
+
+TEST(CurveModel, AnOptimumAtTheBottomOfTheRangeSaysExtendTheRange) {
+  const Analysis a = analyze(parabola_sweep(120, 0, 1), energy_only());  // still falling at 150 W
+  const Recommendation& r = a.recommendations.at(0);
+  ASSERT_TRUE(r.decision.edge.has_value());
+  EXPECT_EQ(*r.decision.edge, "below");
+  EXPECT_DOUBLE_EQ(limit_of(r), 150);
+  EXPECT_EQ(r.decision.edge_text(), "the optimum may lie below 150 W: extend the range");
+  EXPECT_NE(r.note.find("extend the range"), std::string::npos) << r.note;
+}
+
+TEST(CurveModel, TheFastestSettingWithinTheMarginOfTheFittedOptimumIsPicked) {
+  // A flat bottom: 0.0001 J/W^2 keeps every limit within 30 W of 200 W within 0.01% of the optimum: the
+  // fastest of them (the highest limit) is picked, not the vertex.
+  const Analysis a = analyze(parabola_sweep(200, 0, 1, 0.0001), energy_only());
+  const Recommendation& r = a.recommendations.at(0);
+  EXPECT_GT(limit_of(r), 200);
+  const double fitted_at_pick = 1000 + 0.0001 * std::pow(limit_of(r) - 200, 2);
+  EXPECT_LE(fitted_at_pick, 1000 * (1 + kFitTieMargin) + 1e-9);
+}
+
+TEST(CurveModel, MaxSlowdownLimitsThePickNotTheFit) {
+  // Time: 10 s at 300 W, +1 s every 30 W below; at most 10% slower leaves 270..300 W.
+  AnalysisOptions options = energy_only();
+  options.max_slowdown = 0.10;
+  const Recommendation& r = analyze(parabola_sweep(190, 0, 1), options).recommendations.at(0);
+  EXPECT_EQ(r.decision.method, "fit");
+  EXPECT_DOUBLE_EQ(limit_of(r), 270);
+}
+
+TEST(CurveModel, FewValuesOrAJobKnobFallBackToTheMeansAndSaySo) {
+  const Analysis few = analyze({run_at(300, 100, 10), run_at(250, 85, 10.5), run_at(200, 75, 12),
+                                run_at(150, 70, 14)},
+                               energy_only());
+  EXPECT_EQ(few.recommendations[0].decision.method, "means");
+  EXPECT_NE(few.recommendations[0].decision.reason.find("a fit needs at least 6"), std::string::npos);
+
+  std::vector<RunRecord> batch;
+  for (double b : {16, 32, 64, 128, 256, 512}) {
+    RunRecord run = run_at(300, 1000 + b, 10);
+    run.setting = {{"batch", b}};
+    batch.push_back(run);
+  }
+  AnalysisOptions options = energy_only();
+  options.reference = Setting{{"batch", 16}};
+  const Analysis jobs = analyze(batch, options);
+  EXPECT_EQ(jobs.recommendations[0].decision.method, "means");
+  EXPECT_NE(jobs.recommendations[0].decision.reason.find("categorical"), std::string::npos);
+  EXPECT_NE(jobs.recommendations[0].note.find("per-setting means"), std::string::npos)
+      << jobs.recommendations[0].note;
+}
+
+TEST(CurveModel, TheJsonSaysHowEachPickWasMade) {
+  const auto json = to_json(analyze(parabola_sweep(190, 0.005, 2), energy_only()));
+  const auto& d = json.at("recommendations").at(0).at("decision");
+  EXPECT_EQ(d.at("method"), "fit");
+  EXPECT_EQ(d.at("knob"), "power_limit_w");
+  EXPECT_TRUE(d.at("optimum").is_number());
+  EXPECT_EQ(d.at("optimum_interval90").size(), 2u);
+  EXPECT_TRUE(d.at("edge").is_null());
+  EXPECT_EQ(d.at("rule"), "fastest within 0.01% of the fitted optimum");
+}
+
+TEST(CurveModel, TheAdaptiveSweepsPickIsAnalyzesPick) {
+  // fit_curve is what both call: the same points give the same pick.
+  std::vector<CurvePoint> points;
+  for (double w = 150; w <= 300; w += 25)
+    points.push_back({w, {1000 + 0.02 * (w - 210) * (w - 210)}, 10 + (300 - w) / 30, true});
+  const CurveFit fit = fit_curve(points, 0);
+  EXPECT_DOUBLE_EQ(points[fit.pick].x, 200);  // the measured value nearest 210 W
+  EXPECT_NEAR(fit.optimum_x, 210, 1e-6);
+}
+
+}  // namespace
+}  // namespace wattwise::analysis

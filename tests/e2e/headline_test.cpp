@@ -1,0 +1,97 @@
+// Issue 21 item 6 and issue 22 item 11: the headline users deploy. By default the lowest energy at most 10%
+// slower than the reference, with the pick without the limit beside it; --metric and --max-slowdown change
+// it, `--max-slowdown none` lifts it; the page shows the limit; a pick not distinguishable from the
+// reference says "keep the current setting" and offers no command.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "e2e_fixture.hpp"
+
+namespace wattwise::e2e {
+namespace {
+
+using HeadlineTest = E2eTest;
+
+// 300 W reference (1000 J, 10 s, two runs each); 150 W saves 30% but is 40% slower, 250 W saves 15% at 5%.
+void write_runs(const std::filesystem::path& csv, double e250 = 850) {
+  std::ofstream out(csv);
+  out << "power_limit_w,repeat,time_s,energy_j\n";
+  for (int k = 0; k < 2; ++k) {
+    const double wobble = k == 0 ? -1 : 1;
+    out << "300," << k << ",10," << 1000 + 10 * wobble << "\n";
+    out << "250," << k << ",10.5," << e250 + 10 * wobble << "\n";
+    out << "200," << k << ",12," << 750 + 10 * wobble << "\n";
+    out << "150," << k << ",14," << 700 + 10 * wobble << "\n";
+  }
+}
+
+TEST_F(HeadlineTest, AnalyzeLeadsWithTheLowestEnergyAtMostTenPercentSlower) {
+  write_runs(path("runs.csv"));
+  const auto r = wattwise({"analyze", path("runs.csv").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Recommended (the lowest energy at most 10% slower than the reference): "
+                       "power_limit_w=250, -15.0% energy, +5.0% time"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("without the 10% limit: power_limit_w=150, -30.0% energy, +40.0% time"),
+            std::string::npos)
+      << r.out;
+  const auto json = nlohmann::json::parse(wattwise({"analyze", path("runs.csv").string(), "--json"}).out);
+  EXPECT_EQ(json.at("headline").at("max_slowdown_pct"), 10.0);
+  EXPECT_EQ(json.at("headline").at("pick").at("setting").at("power_limit_w"), 250.0);
+  EXPECT_EQ(json.at("headline").at("unconstrained").at("setting").at("power_limit_w"), 150.0);
+  // The per-metric table keeps the unconstrained picks.
+  EXPECT_TRUE(json.at("max_slowdown_pct").is_null());
+  EXPECT_EQ(json.at("recommendations").at(0).at("setting").at("power_limit_w"), 150.0);
+}
+
+TEST_F(HeadlineTest, MaxSlowdownNoneLiftsTheLimitAndAMetricChoosesItsOwnHeadline) {
+  write_runs(path("runs.csv"));
+  const auto none = nlohmann::json::parse(
+      wattwise({"analyze", path("runs.csv").string(), "--json", "--max-slowdown", "none"}).out);
+  EXPECT_TRUE(none.at("headline").at("max_slowdown_pct").is_null());
+  EXPECT_EQ(none.at("headline").at("pick").at("setting").at("power_limit_w"), 150.0);
+  EXPECT_TRUE(none.at("headline").at("unconstrained").is_null());
+  const auto edp =
+      nlohmann::json::parse(wattwise({"analyze", path("runs.csv").string(), "--json", "--metric", "edp"}).out);
+  EXPECT_EQ(edp.at("headline").at("metric"), "EDP");
+  EXPECT_TRUE(edp.at("headline").at("max_slowdown_pct").is_null());
+}
+
+TEST_F(HeadlineTest, AnAmbiguousMaxSlowdownIsRefused) {
+  write_runs(path("runs.csv"));
+  const auto r = wattwise({"analyze", path("runs.csv").string(), "--max-slowdown", "0.1"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const std::string line = single_error_line(r);
+  EXPECT_NE(line.find("ambiguous"), std::string::npos) << line;
+  EXPECT_NE(line.find("10%"), std::string::npos) << line;
+}
+
+TEST_F(HeadlineTest, TheReportShowsTheLimitAndThePickWithoutIt) {
+  env_["WATTWISE_NVML_LIB"] = path("no-such-dir/libnvidia-ml.so.1").string();  // simulated: no driver
+  const auto sweep = wattwise({"sweep", "--simulate", "v100:resnet50", "--repeat", "2", "--samples", "2000",
+                               "--power-limit", "150:300:50", "--db", path("sweep.db").string()});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  // The sweep's closing lines lead with the headline.
+  EXPECT_NE(sweep.out.find("Recommended (the lowest energy at most 10% slower than the reference)"),
+            std::string::npos)
+      << sweep.out;
+  EXPECT_NE(sweep.out.find("without the 10% limit:"), std::string::npos) << sweep.out;
+  const auto r = wattwise({"report", path("sweep.db").string(), "--max-slowdown", "20%", "-o",
+                           path("r.html").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path("r.html"));
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto begin = html.find("<section id=\"recommendation\"");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string box = html.substr(begin, html.find("</section>", begin) - begin);
+  EXPECT_NE(box.find("at most 20% slower than the reference (<code>--max-slowdown 20%</code>"),
+            std::string::npos)
+      << box;
+  EXPECT_NE(box.find("Without the 20% limit:"), std::string::npos) << box;
+  EXPECT_NE(html.find("only settings at most 20% slower than the reference qualify"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wattwise::e2e
