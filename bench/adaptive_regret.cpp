@@ -48,6 +48,8 @@ std::vector<MetricSpec> bench_metrics() {
 ww::sim::Simulation simulation(const Profile& p, bool noisy) {
   ww::sim::SimulationOptions options;
   options.iteration_markers_per_epoch = kMarkedIterations;
+  // Drift on (warm-up, slow wander: sim/drift.hpp) for the noisy sweeps; the noise-free curve has none.
+  if (noisy && !std::getenv("NO_DRIFT")) options.drift = ww::sim::DriftSpec::typical();
   ww::sim::Simulation sim = ww::sim::make_simulation(p.simulate, options);
   if (!noisy) sim.options.noise_fraction = 0, sim.options.power_noise_fraction = 0;
   return sim;
