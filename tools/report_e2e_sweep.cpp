@@ -152,8 +152,13 @@ int run(const Args& args) {
         const auto m = measure::measure_simulated(simulation, {});
         analysis::Setting setting = {{"power_limit_w", limit_w}};
         if (!args.batches.empty()) setting["batch"] = batches[b];
-        runs.push_back({setting, repeat, m.wall_s(), m.total_energy_j().value_or(0), std::nullopt,
-                        std::nullopt, "", m.total_energy_j().has_value(), {}});
+        analysis::RunRecord run;
+        run.setting = setting;
+        run.repeat = repeat;
+        run.time_s = m.wall_s();
+        run.energy_j = m.total_energy_j().value_or(0);
+        run.ok = m.total_energy_j().has_value();
+        runs.push_back(std::move(run));
         details.push_back(detail_of(m, setting, repeat));
         if (i == args.limits - 1 && b == 0 && repeat == 0) reference_run = m;
       }
