@@ -4,21 +4,29 @@
 // phase-locked schedule would have read, so one GPU run answers "what would the default have said" for
 // every candidate schedule (docs/evidence/sampler-replay.txt; its limits: docs/evidence/sampler-h100.md).
 //
-//   bench_replay_trace TRACE.csv PHASES.csv [--gpu N] [--keep-every-posting K] [--phase NAME]...
+//   bench_replay_trace TRACE.csv PHASES.csv [--gpu N] [--keep-every-posting K | --schedule K] [--phase NAME]...
+//   bench_replay_trace TRACE.csv PHASES.csv --checks [--job-gpus N] [--power-limit W]
 //
 // --keep-every-posting K: keep only the first read after every K-th counter posting (K = 1: one read per
 // posting; the default schedule reads after every 5th). Without it every read is kept.
+// With reads thinned, every phase is also accounted from all the trace's reads (dense, --counter-interval
+// 10: the closest to the truth a trace has) and the columns "bar J" and "in bar %" say how wide the thinned
+// figures' error bars are and how often the dense figure lies inside them (docs/evidence/energy-checks.md).
+// --checks: the whole run accounted again as `measure` does today (measure::account_checked), every GPU:
+// the invariants, the fallback, each GPU's energy with its bar; --job-gpus N: the first N GPUs ran the job,
+// the others idle; --power-limit W: every GPU's highest power limit.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "analysis/runs_csv.hpp"
+#include "measure/energy_checks.hpp"
+#include "report/trace_replay.hpp"
 #include "sampling/counter_schedule.hpp"
 #include "sampling/energy_accounting.hpp"
 
@@ -26,73 +34,8 @@ namespace ww = wattwise;
 using ww::Nanos;
 using ww::sampling::CounterReading;
 using ww::sampling::GpuTrace;
-using ww::sampling::PowerReading;
 
 namespace {
-
-// A counter read's duration, when the trace does not carry it (traces before energy_read_ms): what one
-// read costs on an H100 (shared/reference/nvml-h100.md).
-constexpr double kAssumedReadMs = 4.0;
-
-GpuTrace read_trace(const std::string& path, unsigned gpu) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  GpuTrace trace;
-  trace.gpu_index = gpu;
-  std::map<std::string, std::size_t> column;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto cells = ww::analysis::split_csv_line(line);
-    if (column.empty()) {
-      for (std::size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
-      continue;
-    }
-    auto cell = [&](const char* name) -> const std::string* {
-      const auto it = column.find(name);
-      if (it == column.end() || it->second >= cells.size() || cells[it->second].empty()) return nullptr;
-      return &cells[it->second];
-    };
-    if (const auto* g = cell("gpu"); g == nullptr || std::stoul(*g) != gpu) continue;
-    const Nanos t = ww::from_seconds(std::stod(cells[0]));
-    if (const auto* e = cell("energy_mj")) {
-      const auto* cost = cell("energy_read_ms");
-      const double ms = cost != nullptr ? std::stod(*cost) : kAssumedReadMs;
-      trace.energy.push_back(CounterReading{t, ww::from_seconds(ms / 1000), std::stoull(*e)});
-    }
-    if (const auto* p = cell("power_inst_w")) trace.power_instant.push_back(PowerReading{t, std::stod(*p)});
-    if (const auto* p = cell("power_avg_w")) trace.power_average.push_back(PowerReading{t, std::stod(*p)});
-    if (const auto* p = cell("power_sample_w")) trace.power_samples.push_back(PowerReading{t, std::stod(*p)});
-  }
-  return trace;
-}
-
-struct Phase {
-  std::string name;
-  Nanos begin{0};
-  Nanos end{0};
-  double energy_j = 0;  // what the measurement itself said
-};
-
-std::vector<Phase> read_phases(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::vector<Phase> phases;
-  std::string line;
-  bool header = true;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (header) {
-      header = false;
-      continue;
-    }
-    const auto cells = ww::analysis::split_csv_line(line);
-    if (cells.size() < 5) continue;
-    phases.push_back(Phase{cells[0], ww::from_seconds(std::stod(cells[1])), ww::from_seconds(std::stod(cells[2])),
-                           cells[4].empty() ? 0.0 : std::stod(cells[4])});
-  }
-  return phases;
-}
 
 // The first read after every k-th posting: a posting is a change of value between two reads.
 std::vector<CounterReading> keep_every_posting(const std::vector<CounterReading>& reads, unsigned k) {
@@ -129,6 +72,18 @@ std::vector<CounterReading> as_scheduled(const std::vector<CounterReading>& read
   return kept;
 }
 
+// The whole run accounted as `measure` does: checks, fallback, bars.
+void print_checks(ww::measure::Measurement m) {
+  for (const auto& line : ww::measure::account_checked(m, /*judge_starvation=*/true)) fmt::print("{}\n", line);
+  fmt::print("checks {}: {}\n", m.checks.passed() ? "passed" : "FAILED", fmt::join(m.checks.checked, ", "));
+  for (const auto& g : m.gpu_energy) {
+    fmt::print("GPU {} ({}): {:.3f} +- {:.3f} J, avg {:.1f} W, peak {:.1f} W{}\n", g.gpu.index,
+               g.used_by_job ? "job" : "idle", g.energy_j.value_or(0), g.energy_uncertainty_j,
+               g.avg_power_w.value_or(0), g.peak_power_w.value_or(0),
+               g.counter_only ? ", the counter alone" : "");
+  }
+}
+
 struct Stats {
   std::size_t n = 0;
   double mean = 0;
@@ -154,41 +109,64 @@ int main(int argc, char** argv) {
   std::string trace_path, phases_path;
   unsigned gpu = 0, every = 0, schedule = 0;
   std::vector<std::string> names;
+  bool checks = false;
+  std::size_t job_gpus = 0;
+  std::optional<double> power_limit_w;
   app.add_option("trace", trace_path)->required();
   app.add_option("phases", phases_path)->required();
   app.add_option("--gpu", gpu);
   app.add_option("--keep-every-posting", every);
   app.add_option("--schedule", schedule, "emulate the phase-locked schedule reading every N postings");
   app.add_option("--phase", names);
+  app.add_flag("--checks", checks, "account the whole run as measure does: invariants, fallback, error bars");
+  app.add_option("--job-gpus", job_gpus, "with --checks: the first N GPUs ran the job (default: all)");
+  app.add_option("--power-limit", power_limit_w, "with --checks: every GPU's highest power limit, W");
   CLI11_PARSE(app, argc, argv);
   try {
-    GpuTrace trace = read_trace(trace_path, gpu);
+    const ww::report::ReplayedRun run =
+        ww::report::read_replayed_run(trace_path, phases_path, {job_gpus, power_limit_w});
+    if (checks) {
+      print_checks(run.measurement);
+      return 0;
+    }
+    GpuTrace trace = ww::report::read_gpu_trace_csv(trace_path, gpu);
+    const GpuTrace dense = trace;
     const std::size_t all_reads = trace.energy.size();
     if (every > 0) trace.energy = keep_every_posting(trace.energy, every);
     if (schedule > 0) trace.energy = as_scheduled(trace.energy, schedule);
     const ww::sampling::EnergyAccounting accounting(trace);
+    const ww::sampling::EnergyAccounting dense_accounting(dense);
+    const bool thinned = trace.energy.size() < all_reads;
     const auto alignment = accounting.alignment();
     fmt::print("counter reads {} of {}; samples {}; alignment offset {:.1f} ms, scale {:.4f}, {} intervals\n",
                trace.energy.size(), all_reads, trace.power_samples.size(),
                alignment ? ww::to_seconds(alignment->offset) * 1000 : 0.0, alignment ? alignment->scale : 0.0,
                alignment ? alignment->intervals : 0);
     if (names.empty()) names = {"iteration"};
-    const auto phases = read_phases(phases_path);
-    fmt::print("{:<12} {:>5} {:>10} {:>8} {:>10} {:>8} {:>10} {:>8}\n", "phase", "n", "energy J", "CV %",
-               "measured J", "CV %", "power W", "CV %");
+    const auto& phases = run.measurement.phases;
+    fmt::print("{:<12} {:>5} {:>10} {:>8} {:>10} {:>8} {:>10} {:>8} {:>8} {:>8}\n", "phase", "n", "energy J",
+               "CV %", "measured J", "CV %", "power W", "CV %", "bar J", "in bar %");
     for (const auto& name : names) {
       std::vector<double> replayed, measured, power;
-      for (const auto& p : phases) {
+      double bar_sum = 0;
+      std::size_t inside = 0;
+      for (std::size_t k = 0; k < phases.size(); ++k) {
+        const auto& p = phases[k];
         if (p.name != name) continue;
         const auto e = accounting.energy(p.begin, p.end);
         if (!e.joules) continue;
         replayed.push_back(*e.joules);
-        measured.push_back(p.energy_j);
+        measured.push_back(run.measured_phase_j[k].value_or(0));
         power.push_back(*e.joules / ww::to_seconds(p.end - p.begin));
+        bar_sum += e.uncertainty_j;
+        const auto truth = dense_accounting.energy(p.begin, p.end);
+        if (truth.joules && std::abs(*truth.joules - *e.joules) <= e.uncertainty_j) ++inside;
       }
       const Stats r = stats(replayed), m = stats(measured), w = stats(power);
-      fmt::print("{:<12} {:>5} {:>10.3f} {:>8.2f} {:>10.3f} {:>8.2f} {:>10.2f} {:>8.2f}\n", name, r.n, r.mean,
-                 r.cv_pct, m.mean, m.cv_pct, w.mean, w.cv_pct);
+      const double n = std::max<double>(1, static_cast<double>(replayed.size()));
+      fmt::print("{:<12} {:>5} {:>10.3f} {:>8.2f} {:>10.3f} {:>8.2f} {:>10.2f} {:>8.2f} {:>8.3f} {:>8}\n", name, r.n,
+                 r.mean, r.cv_pct, m.mean, m.cv_pct, w.mean, w.cv_pct, bar_sum / n,
+                 thinned ? fmt::format("{:.1f}", 100.0 * static_cast<double>(inside) / n) : "-");
     }
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_replay_trace: {}\n", e.what());

@@ -45,6 +45,11 @@ std::string format_energy_spread_j(std::optional<double> mean_j, std::optional<d
   return with_spread(*mean_j, *stddev_j, energy_scale(*mean_j));
 }
 
+std::string format_energy_bar_j(std::optional<double> joules, double bar_j) {
+  if (!joules || !(bar_j > 0)) return format_energy_j(joules);
+  return with_spread(*joules, bar_j, energy_scale(*joules));
+}
+
 std::string format_seconds_spread(std::optional<double> mean_s, std::optional<double> stddev_s) {
   // Minutes and seconds do not take a spread well: from 600 s on, seconds with two decimals.
   if (!mean_s || !stddev_s) return format_seconds(mean_s);

@@ -11,6 +11,8 @@ std::string format_energy_j(std::optional<double> joules);  // "12.3 J", "4.56 k
 // The mean with its standard deviation in the same unit: "68.68 ± 1.02 kJ", "294.98 ± 0.0041 s"; the
 // mean alone when there is no spread (a single run).
 std::string format_energy_spread_j(std::optional<double> mean_j, std::optional<double> stddev_j);
+// A measured figure with its error bar (the accounting's +-, not a spread of repeats): "68.68 ± 0.41 kJ".
+std::string format_energy_bar_j(std::optional<double> joules, double bar_j);
 std::string format_seconds_spread(std::optional<double> mean_s, std::optional<double> stddev_s);
 std::string format_power_w(std::optional<double> watts);    // "245.1 W"
 std::string format_seconds(std::optional<double> seconds);  // "0.512 s", "12.34 s", "5 min 03 s"

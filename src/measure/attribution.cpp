@@ -1,6 +1,7 @@
 #include "measure/attribution.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace wattwise::measure {
@@ -64,6 +65,17 @@ std::optional<double> Measurement::total_energy_j() const {
   return sum;
 }
 
+double Measurement::total_energy_uncertainty_j() const {
+  double sum = 0;
+  for (const auto& g : gpu_energy)
+    if (g.used_by_job) sum += g.energy_uncertainty_j;
+  return sum;
+}
+
+bool GpuEnergy::starved() const {
+  return late_counter_reads > 0 || !grid_learnt;
+}
+
 bool Measurement::complete() const {
   return std::all_of(gpu_energy.begin(), gpu_energy.end(), [](const GpuEnergy& g) { return g.complete(); });
 }
@@ -100,6 +112,7 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
     const bool nothing_covered = g.failure && g.covered_until <= m.job_start;
     const auto e = nothing_covered ? sampling::WindowEnergy{} : total(i, m.job_start, g.covered_until);
     g.energy_j = e.joules;
+    g.energy_uncertainty_j = e.joules ? e.uncertainty_j : 0;
     g.method = e.method;
     const double covered_s = to_seconds(g.covered_until - m.job_start);
     g.avg_power_w = (e.joules && covered_s > 0) ? std::optional<double>(*e.joules / covered_s) : std::nullopt;
@@ -124,9 +137,13 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
       inst.energy_per_gpu_j[pos] = e.joules;
       if (!e.joules) complete = false;
       add_optional(inst.energy_j, e.joules);
+      if (e.joules) inst.uncertainty_j += e.uncertainty_j;
       if (inst.method == sampling::EnergyMethod::kNone) inst.method = e.method;
     }
-    if (!complete) inst.energy_j.reset();
+    if (!complete) {
+      inst.energy_j.reset();
+      inst.uncertainty_j = 0;
+    }
 
     // A phase nested in one of the same name (a "step" inside a "step") is listed as an occurrence but not
     // added to the name's totals: its time and energy are already inside the outermost one's.
@@ -148,8 +165,10 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
     s.time_s = std::max(s.time_s, rank_time);
     if (s.energy_j && inst.energy_j) {
       *s.energy_j += *inst.energy_j;
+      s.uncertainty_j = std::hypot(s.uncertainty_j, inst.uncertainty_j);
     } else {
       s.energy_j.reset();
+      s.uncertainty_j = 0;
     }
     if (s.method == sampling::EnergyMethod::kNone) s.method = inst.method;
     if (inst.energy_j) s.energy_per_occurrence.add(*inst.energy_j);

@@ -30,6 +30,7 @@ struct GpuEnergy {
   bool used_by_job = true;  // false: present and sampled, but no rank of the job ran on it (idle energy)
   bool via_mig = false;     // the job saw it through a MIG device: energy_j is the whole GPU's
   std::optional<double> energy_j;
+  double energy_uncertainty_j = 0;  // energy_j's error bar (+-), sampling::WindowEnergy::uncertainty_j
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::optional<double> avg_power_w;  // over the span energy_j covers
   std::optional<double> peak_power_w;
@@ -38,6 +39,18 @@ struct GpuEnergy {
   std::optional<sampling::SourceFailure> failure;
   Nanos covered_until{0};
   std::uint64_t failed_readings = 0;  // single readings lost to momentary driver errors (counted, not fatal)
+  // The highest power limit the GPU accepts (read before the job): no average over a posting period or
+  // more can exceed it. Absent when the driver does not say.
+  std::optional<double> power_limit_max_w;
+  // A check failed (measure/energy_checks.hpp): every figure of this GPU is the counter alone, read by read.
+  bool counter_only = false;
+  // The sampler did not get the CPU when it asked (a starved node): its counter reads came late, or the
+  // posting grid was learnt only after the job (or never). Figures stand, with wider bars and a warning.
+  std::uint64_t late_counter_reads = 0;
+  Nanos max_counter_read_delay{0};
+  bool grid_learnt = true;            // the counter's postings were placed on a fitted grid
+  std::optional<Nanos> grid_known_at;  // when the reads first knew it (on the job's time line)
+  bool starved() const;
   bool complete() const { return !failure; }
 };
 
@@ -57,6 +70,7 @@ struct GpuUsage {
 struct PhaseInstance {
   workload::Phase phase;
   std::optional<double> energy_j;
+  double uncertainty_j = 0;  // energy_j's error bar: the GPUs' bars added
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::vector<std::optional<double>>
       energy_per_gpu_j;  // in the order of Measurement::gpus; nullopt: not attributed
@@ -68,6 +82,9 @@ struct PhaseSummary {
   std::size_t count = 0;
   double time_s = 0;  // sum of the occurrences' durations; with ranks side by side, the longest rank's
   std::optional<double> energy_j;  // sum over occurrences (absent if any occurrence lacks energy)
+  // energy_j's error bar: the occurrences' bars added in quadrature (each is set by the counter pieces its
+  // own edges fall in, which the next occurrence's edges do not share).
+  double uncertainty_j = 0;
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::optional<double> samples;  // sum of the `samples` counters
   std::optional<double> flops;    // sum of the `flops` counters
@@ -89,6 +106,21 @@ struct SamplerCostReport {
   double sampling_thread_cpu_s = 0;  // the one sampling thread: every GPU's calls and the loop itself
   double accounting_cpu_s = 0;       // energy attributed to GPUs and phases after the job
   std::vector<sampling::GpuSamplerCost> gpus;  // same order as Measurement::gpus
+};
+
+// One invariant a GPU's figures broke (measure/energy_checks.hpp), and what was reported instead.
+struct EnergyCheckFailure {
+  std::size_t gpu = 0;  // position in Measurement::gpus
+  std::string check;    // "alignment-scale", "counter-brackets", "power-limit", "peak-power", "phases-within-gpu"
+  std::string detail;   // what was seen, one line
+};
+
+// The invariants every measurement is checked against; a GPU that breaks one falls back to the counter
+// alone (GpuEnergy::counter_only), so no impossible figure is reported.
+struct EnergyChecks {
+  std::vector<std::string> checked;  // the checks that ran, by name
+  std::vector<EnergyCheckFailure> failures;
+  bool passed() const { return failures.empty(); }
 };
 
 // Everything one measured run produced: what ran, the raw traces, the markers and the energy attribution.
@@ -116,6 +148,7 @@ struct Measurement {
   std::vector<workload::Phase> phases;
 
   std::vector<GpuEnergy> gpu_energy;
+  EnergyChecks checks;
   std::vector<GpuUsage> gpu_usage;  // every GPU of the node; empty when not detected (a simulated job)
   std::vector<PhaseInstance> phase_instances;
   std::vector<PhaseSummary> phase_summaries;
@@ -124,6 +157,7 @@ struct Measurement {
   std::vector<sampling::NodeTrace> node_traces;
 
   std::optional<double> total_energy_j() const;  // over the GPUs the job used
+  double total_energy_uncertainty_j() const;     // its error bar: the GPUs' bars added
   // False when some GPU failed during the run: its figures (and so the total) cover only part of it.
   bool complete() const;
   // UUIDs of the GPUs a driver call of which never returned (SourceFailure::hung): calling them again

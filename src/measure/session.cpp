@@ -15,6 +15,7 @@
 #include "core/thread_name.hpp"
 #include "core/version.hpp"
 #include "measure/attribution.hpp"
+#include "measure/energy_checks.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 #include "measure/job_watchers.hpp"
 #include "sampling/energy_accounting.hpp"
@@ -98,27 +99,20 @@ Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::v
     e.gpu = gpu.identity();
     e.used_by_job = k < job_gpus;
     e.via_mig = k < options.via_mig.size() && options.via_mig[k];
+    try {
+      if (const auto limits = gpu.power_limits(); limits && limits->max_w > 0)
+        e.power_limit_max_w = std::max(limits->max_w, limits->enforced_w);
+    } catch (const std::exception&) {
+      // A GPU that cannot say its limits is checked against the peak it is seen at instead.
+    }
     m.gpu_energy.push_back(e);
   }
   return m;
 }
 
-void account(Measurement& m) {
-  std::vector<sampling::EnergyAccounting> accountants;
-  accountants.reserve(m.traces.size());
-  for (const auto& trace : m.traces) accountants.emplace_back(trace);
-  auto window = [&](std::size_t gpu, Nanos t0, Nanos t1) { return accountants.at(gpu).energy(t0, t1); };
-  // The whole run is the counter's increments between its update instants inside the run, plus the two
-  // edges (under 100 ms each) cut from the reconciled fine trace; the curve equals the counter at every
-  // update, so the figure is the counter's and is labelled so.
-  auto total = [&](std::size_t gpu, Nanos t0, Nanos t1) {
-    auto e = accountants.at(gpu).energy(t0, t1);
-    if (e.method == sampling::EnergyMethod::kSamplesReconciled ||
-        e.method == sampling::EnergyMethod::kInstantReconciled)
-      e.method = sampling::EnergyMethod::kCounter;
-    return e;
-  };
-  attribute_energy(m, total, window);
+void account(Measurement& m, bool judge_starvation) {
+  // Said once per run, here and in the JSON (`checks`, the GPUs' `starved`).
+  for (const std::string& line : account_checked(m, judge_starvation)) std::cerr << line << '\n';
 }
 
 void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::vector<std::string> warnings,
@@ -232,7 +226,7 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   m.phases = std::move(phases.phases);
   m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends);
   const Nanos accounting_cpu_before = sampling::thread_cpu_time();
-  account(m);
+  account(m, /*judge_starvation=*/true);
   m.sampler_cost->accounting_cpu_s = to_seconds(sampling::thread_cpu_time() - accounting_cpu_before);
   if (!node_sampler.empty()) {
     account_node(m, node_sampler.take_traces(), node_warnings, options.node);

@@ -62,8 +62,10 @@ struct MeasureOptions {
 Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string>& argv,
                             const MeasureOptions& options);
 
-// Shared by the real and the simulated path: attributes energy from the traces with sampling's accountant.
-void account(Measurement& m);
+// Shared by the real and the simulated path: attributes energy from the traces with sampling's accountant,
+// checked (measure/energy_checks.hpp); each failed check, and with `judge_starvation` each GPU whose sampler
+// was starved of CPU, is said on stderr.
+void account(Measurement& m, bool judge_starvation = false);
 
 // The node figures over the job from the node sampler's traces; warns of sources left without a figure.
 void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::vector<std::string> warnings,

@@ -111,6 +111,46 @@ std::string gpu_failure_warning(const hw::GpuIdentity& gpu, Nanos since_job_star
       failure.error);
 }
 
+namespace {
+
+// The checks that failed and the GPUs whose sampler was starved, one line each (nothing when all is well).
+std::string checks_lines(const measure::Measurement& m) {
+  std::string out;
+  for (const auto& f : m.checks.failures) {
+    const auto& g = m.gpu_energy.at(f.gpu);
+    out += fmt::format("   warning: GPU {} failed the {} check: {}; its figures are the energy counter's "
+                       "alone\n",
+                       g.gpu.index, f.check, for_terminal(f.detail));
+  }
+  for (const auto& g : m.gpu_energy) {
+    if (!g.starved()) continue;
+    out += fmt::format("   warning: GPU {}'s sampler was starved of CPU ({} late counter read(s){}): wider "
+                       "error bars\n",
+                       g.gpu.index, g.late_counter_reads,
+                       g.grid_learnt ? "" : ", posting grid learnt after the job or never");
+  }
+  return out;
+}
+
+nlohmann::json checks_json(const measure::Measurement& m) {
+  using nlohmann::json;
+  json failures = json::array();
+  for (const auto& f : m.checks.failures)
+    failures.push_back({{"gpu", m.gpu_energy.at(f.gpu).gpu.index}, {"check", f.check}, {"detail", f.detail}});
+  return {{"passed", m.checks.passed()}, {"checked", m.checks.checked}, {"failures", failures}};
+}
+
+nlohmann::json sampler_health_json(const measure::GpuEnergy& g, Nanos job_start) {
+  using nlohmann::json;
+  return {{"starved", g.starved()},
+          {"late_counter_reads", g.late_counter_reads},
+          {"max_counter_read_delay_ms", to_seconds(g.max_counter_read_delay) * 1000},
+          {"grid_learnt", g.grid_learnt},
+          {"grid_known_s", g.grid_known_at ? json(to_seconds(*g.grid_known_at - job_start)) : json(nullptr)}};
+}
+
+}  // namespace
+
 std::string measure_summary(const measure::Measurement& m, const FootprintRates& rates) {
   std::string out = fmt::format("\n Energy and time of '{}' (wattwise {}, {}{}):\n\n",
                                 for_terminal(quoted_command(m.command)), m.tool_version, m.backend,
@@ -118,7 +158,7 @@ std::string measure_summary(const measure::Measurement& m, const FootprintRates&
   out += fmt::format("   {:<14}{}\n", "wall time", format_seconds(m.wall_s()));
   out += fmt::format("   {:<14}{}\n", "exit status", outcome_text(m.outcome));
   const auto energy_j = m.total_energy_j();
-  out += fmt::format("   {:<14}{}{}{}\n", "energy", format_energy_j(energy_j),
+  out += fmt::format("   {:<14}{}{}{}\n", "energy", format_energy_bar_j(energy_j, m.total_energy_uncertainty_j()),
                      energy_j ? " (" + format_kwh(energy_kwh(*energy_j)) + ")" : "",
                      m.complete() ? "" : "  (PARTIAL: a GPU failed during the run, see below)");
   out += footprint_summary_lines(energy_j, rates);
@@ -136,9 +176,10 @@ std::string measure_summary(const measure::Measurement& m, const FootprintRates&
   std::uint64_t failed_readings = 0;
   for (const auto& g : m.gpu_energy) {
     const std::string partial = partial_label(g, m.job_start);
-    gpus.add_row({gpu_label(g, m.gpu_usage), g.gpu.name, format_energy_j(g.energy_j),
+    gpus.add_row({gpu_label(g, m.gpu_usage), g.gpu.name, format_energy_bar_j(g.energy_j, g.energy_uncertainty_j),
                   format_power_w(g.avg_power_w), format_power_w(g.peak_power_w),
-                  describe_method(g.method) + (partial.empty() ? "" : "; " + partial)});
+                  describe_method(g.method) + (g.counter_only ? " alone (a check failed)" : "") +
+                      (partial.empty() ? "" : "; " + partial)});
     failed_readings += g.failed_readings;
   }
   out += gpus.render("   ");
@@ -149,6 +190,7 @@ std::string measure_summary(const measure::Measurement& m, const FootprintRates&
   if (failed_readings > 0)
     out += fmt::format("   {} readings were lost to driver errors (counted, each one reading)\n",
                        failed_readings);
+  out += checks_lines(m);
 
   if (m.node) out += node_summary(*m.node);
 
@@ -159,7 +201,8 @@ std::string measure_summary(const measure::Measurement& m, const FootprintRates&
     for (const auto& p : m.phase_summaries) {
       std::optional<double> avg_power;
       if (p.energy_j && p.time_s > 0) avg_power = *p.energy_j / p.time_s;
-      phases.add_row({p.name, std::to_string(p.count), format_seconds(p.time_s), format_energy_j(p.energy_j),
+      phases.add_row({p.name, std::to_string(p.count), format_seconds(p.time_s),
+                      format_energy_bar_j(p.energy_j, p.uncertainty_j),
                       format_power_w(avg_power), format_number(p.j_per_sample(), 4),
                       format_number(p.gflops_per_w(), 1), describe_method(p.method)});
     }
@@ -190,6 +233,7 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
   j["wattwise_cpu_s"] = m.wattwise_cpu_s;
   j["sampler_cost"] = m.sampler_cost ? sampler_cost_json(*m.sampler_cost) : json(nullptr);
   j["energy_j"] = optional_json(m.total_energy_j());
+  j["energy_uncertainty_j"] = m.total_energy_j() ? json(m.total_energy_uncertainty_j()) : json(nullptr);
   j.update(footprint_json(m.total_energy_j(), rates));
   j["complete"] = m.complete();
   j["job_gpus_from"] = m.job_gpu_source;
@@ -203,10 +247,14 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
                          {"used_by_job", g.used_by_job},
                          {"via_mig", g.via_mig},
                          {"energy_j", optional_json(g.energy_j)},
+                         {"energy_uncertainty_j", g.energy_j ? json(g.energy_uncertainty_j) : json(nullptr)},
                          {"method", sampling::to_string(g.method)},
+                         {"counter_only", g.counter_only},
                          {"avg_power_w", optional_json(g.avg_power_w)},
-                         {"peak_power_w", optional_json(g.peak_power_w)}});
+                         {"peak_power_w", optional_json(g.peak_power_w)},
+                         {"power_limit_max_w", optional_json(g.power_limit_max_w)}});
     json& gpu = j["gpus"].back();
+    gpu["sampler"] = sampler_health_json(g, m.job_start);
     gpu["complete"] = g.complete();
     gpu["failed_readings"] = g.failed_readings;
     gpu["failure"] = nullptr;
@@ -218,6 +266,7 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
                         {"label", partial_label(g, m.job_start)}};
     }
   }
+  j["checks"] = checks_json(m);
   j["gpu_usage"] = json::array();
   for (const auto& u : m.gpu_usage)
     j["gpu_usage"].push_back({{"index", u.gpu.index},
@@ -233,6 +282,7 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
                            {"count", p.count},
                            {"time_s", p.time_s},
                            {"energy_j", optional_json(p.energy_j)},
+                           {"energy_uncertainty_j", p.energy_j ? json(p.uncertainty_j) : json(nullptr)},
                            {"method", sampling::to_string(p.method)},
                            {"samples", optional_json(p.samples)},
                            {"j_per_sample", optional_json(p.j_per_sample())},
@@ -266,6 +316,8 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
                                     {"same_name_depth", inst.phase.same_name_depth},
                                     {"counters", inst.phase.counters},
                                     {"energy_j", optional_json(inst.energy_j)},
+                                    {"energy_uncertainty_j",
+                                     inst.energy_j ? json(inst.uncertainty_j) : json(nullptr)},
                                     {"energy_per_gpu_j", per_gpu},
                                     {"method", sampling::to_string(inst.method)}});
   }

@@ -128,7 +128,7 @@ void write_trace_csv(std::ostream& out, const measure::Measurement& m) {
 
 void write_phases_csv(std::ostream& out, const measure::Measurement& m) {
   out << "# wattwise " << m.tool_version << " phases; backend " << m.backend << "\n";
-  out << "name,begin_s,end_s,rank,energy_j,method,counters,same_name_depth\n";
+  out << "name,begin_s,end_s,rank,energy_j,method,counters,same_name_depth,energy_uncertainty_j\n";
   for (const auto& inst : m.phase_instances) {
     std::string counters;
     for (const auto& [key, value] : inst.phase.counters)
@@ -139,7 +139,8 @@ void write_phases_csv(std::ostream& out, const measure::Measurement& m) {
         << (inst.phase.rank ? std::to_string(*inst.phase.rank) : "") << ','
         << (inst.energy_j ? fmt::format("{:.6f}", *inst.energy_j) : "") << ','
         << sampling::to_string(inst.method) << ',' << csv_escape(counters) << ','
-        << inst.phase.same_name_depth << '\n';
+        << inst.phase.same_name_depth << ','
+        << (inst.energy_j ? fmt::format("{:.6f}", inst.uncertainty_j) : "") << '\n';
   }
 }
 

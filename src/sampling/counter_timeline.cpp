@@ -21,6 +21,7 @@ struct Knot {
   std::optional<double> increment_j;
   Nanos earliest{0};  // the posting happened after the previous read ...
   Nanos latest{0};    // ... and before this one
+  Nanos uncertainty{0};
 };
 
 Nanos median_gap(const std::vector<Knot>& knots) {
@@ -64,6 +65,7 @@ std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots) {
     while (next_instant && on_grid >= *next_instant) on_grid -= grid->period;
     if (on_grid >= knot->earliest - kEdgeTolerance) {
       knot->t = std::clamp(on_grid, knot->earliest, knot->latest);
+      knot->uncertainty = std::min(grid->uncertainty + kEdgeTolerance, knot->latest - knot->earliest);
       next_instant = on_grid;
     } else {
       next_instant = grid->at_or_before(knot->t);
@@ -107,7 +109,8 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
     if (after.energy_mj > before.energy_mj) {
       increment_j = static_cast<double>(after.energy_mj - before.energy_mj) * kJoulesPerMilli;
     }
-    knots.push_back(Knot{instant, increment_j, read_midpoint(before), read_midpoint(after)});
+    const Nanos earliest = read_midpoint(before), latest = read_midpoint(after);
+    knots.push_back(Knot{instant, increment_j, earliest, latest, (latest - earliest) / 2});
   }
   if (knots.empty()) return timeline;
 
@@ -116,7 +119,21 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
     // No grid: a bracket wider than a posting period (sparse reads) ends half an assumed period after
     // its last posting on average, not at its midpoint, which may be hundreds of ms off.
     for (Knot& knot : knots) {
-      if (knot.latest - knot.earliest > kAssumedUpdatePeriod) knot.t = knot.latest - kAssumedUpdatePeriod / 2;
+      if (knot.latest - knot.earliest > kAssumedUpdatePeriod) {
+        knot.t = knot.latest - kAssumedUpdatePeriod / 2;
+        knot.uncertainty = kAssumedUpdatePeriod / 2;
+      }
+    }
+  } else {
+    timeline.has_grid = true;
+    std::size_t narrow = 0;
+    for (const Knot& knot : knots) {
+      const auto width = static_cast<double>((knot.latest - knot.earliest).count());
+      if (width >= kSinglePostingWidth * static_cast<double>(grid->period.count())) continue;
+      if (++narrow == kMinGridBrackets) {
+        timeline.grid_known_at = knot.latest;
+        break;
+      }
     }
   }
   timeline.update_period = grid ? grid->period : std::min(update_period_of(knots), kAssumedUpdatePeriod);
@@ -130,7 +147,7 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
   if (begin >= knots.front().t) begin = knots.front().t - timeline.update_period;
   timeline.pieces.reserve(knots.size());
   for (const Knot& knot : knots) {
-    timeline.pieces.push_back(CounterPiece{begin, knot.t, knot.increment_j});
+    timeline.pieces.push_back(CounterPiece{begin, knot.t, knot.increment_j, knot.uncertainty});
     if (knot.increment_j) {
       timeline.known_energy_j += *knot.increment_j;
     } else {

@@ -22,6 +22,10 @@ struct CounterPiece {
   // The counter's increment over [begin, end]; absent when the counter went down (reset or wrap) there:
   // a new segment starts and the energy across the break is unknown to the counter.
   std::optional<double> energy_j;
+  // How far `end` (the knot) may be from the posting it stands for: the grid's uncertainty when it was
+  // snapped to the grid, else half its bracket (a narrow one) or half a period (a wide one, placed half a
+  // period before its later read).
+  Nanos end_uncertainty{0};
 };
 
 struct CounterTimeline {
@@ -31,6 +35,11 @@ struct CounterTimeline {
   double known_energy_j = 0;  // sum of the known increments: last minus first value, across segments
   bool has_break = false;     // some piece has an unknown increment
   Nanos update_period{0};     // the fitted posting period, else the median time between knots
+  bool has_grid = false;      // the knots were placed on a fitted posting grid
+  // When the reads had first bracketed enough single postings to know the grid (the later read of the
+  // kMinGridBrackets-th narrow bracket); nullopt without a grid. A grid known only after a job ended means
+  // the sampler could not read densely while the job ran (a starved CPU).
+  std::optional<Nanos> grid_known_at;
 };
 
 // The first piece starts one update period before the first knot: the first read's value was posted

@@ -15,6 +15,20 @@ double ratio(Nanos part, Nanos whole) {
   return static_cast<double>(part.count()) / static_cast<double>(whole.count());
 }
 
+// Where the accounting only knows a mean power, the most the load is taken to draw about it: three times
+// the mean (a load swinging between two levels, on a third of the time, the lower near zero). A heuristic;
+// its coverage is measured (docs/evidence/energy-checks.md).
+constexpr double kPeakToMean = 3.0;
+
+// How far the fine trace's offset (alignment.hpp) may be from the truth: one 20 ms sample. Replays of the
+// H100 traces under sparse schedules moved it by 5-20 ms on on/off loads (docs/evidence/sampler-replay.txt).
+constexpr Nanos kOffsetUncertainty = std::chrono::milliseconds(20);
+
+// Average power of `joules` over `span` (0 for an empty span).
+double power_w(double joules, Nanos span) {
+  return span > Nanos{0} ? joules / to_seconds(span) : 0.0;
+}
+
 }  // namespace
 
 EnergyAccounting::EnergyAccounting(const GpuTrace& trace)
@@ -22,6 +36,21 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace)
       samples_(trace.power_samples, PowerInterpolation::kIntervalMean),
       instant_(trace.power_instant, PowerInterpolation::kTrapezoid),
       average_(trace.power_average, PowerInterpolation::kTrapezoid) {
+  const std::vector<CounterReading>& reads = trace.energy;
+  read_times_.reserve(reads.size());
+  read_cumulative_j_.reserve(reads.size());
+  double cumulative_j = 0;
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    // A counter that went down (reset, wrap): the increase across it is unknown and counted as none.
+    if (i > 0 && reads[i].energy_mj > reads[i - 1].energy_mj)
+      cumulative_j += static_cast<double>(reads[i].energy_mj - reads[i - 1].energy_mj) * 1e-3;
+    if (!read_times_.empty() && reads[i].t < read_times_.back()) continue;  // out of order: not a bracket
+    read_times_.push_back(reads[i].t);
+    read_cumulative_j_.push_back(cumulative_j);
+  }
+  has_grid_ = counter_.has_grid;
+  grid_known_at_ = counter_.grid_known_at;
+  if (counter_.update_period > Nanos{0}) posting_period_ = counter_.update_period;
   if (counter_.pieces.empty()) return;
   const Nanos span_begin = counter_.pieces.front().begin;
   const Nanos span_end = counter_.pieces.back().end;
@@ -64,6 +93,9 @@ void EnergyAccounting::build_pieces() {
   for (std::size_t i = 0; i < counter_.pieces.size(); ++i) {
     const CounterPiece& source = counter_.pieces[i];
     Piece piece{source.begin, source.end, cumulative_j, 0, std::nullopt, 0, 0};
+    piece.begin_uncertainty = i > 0 ? counter_.pieces[i - 1].end_uncertainty : posting_period_ / 2;
+    piece.end_uncertainty = source.end_uncertainty;
+    piece.known = source.energy_j.has_value();
     double fine_j = 0;
     if (fine_ != nullptr) {
       piece.fine_at_begin_j = fine_->cumulative_j(source.begin + offset, cursor);
@@ -77,6 +109,7 @@ void EnergyAccounting::build_pieces() {
       if (deviation < kMaxScaleDeviation && deviation > 1 / kMaxScaleDeviation) piece.scale = scale;
     }
     cumulative_j += piece.energy_j;
+    if (!piece.known) unknown_total_j_ += piece.energy_j;
     pieces_.push_back(piece);
     piece_begins_.push_back(piece.begin);
   }
@@ -131,7 +164,25 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
       const Nanos offset = alignment_.offset;
       const bool use_fine = fine_ != nullptr && fine_->covers(t0 + offset, t1 + offset, kCoverageTolerance);
       const double joules = reconciled_cumulative_j(t1, use_fine) - reconciled_cumulative_j(t0, use_fine);
-      return WindowEnergy{std::max(0.0, joules), use_fine ? reconciled_method_ : EnergyMethod::kCounter};
+      double bar = edge_uncertainty_j(t0, use_fine) + edge_uncertainty_j(t1, use_fine) +
+                   unknown_uncertainty_j(t0, t1);
+      const std::size_t first = first_piece_after(t0), last = first_piece_after(t1);
+      if (first == last && first > 0 && t0 >= pieces_[first - 1].begin && t1 <= pieces_[first - 1].end) {
+        // Inside one piece both edges share the piece's errors, which cancel but for the window's own share:
+        // the fine trace's relative error and its ends' misplacement relative to the piece's length. And
+        // the counter bounds it: the true energy lies in [0, the piece's energy].
+        const Piece& piece = pieces_[first - 1];
+        const Nanos length = piece.end - piece.begin;
+        const double knot_j = power_w(piece.energy_j, length) *
+                              to_seconds(std::max(piece.begin_uncertainty, piece.end_uncertainty));
+        if (use_fine && piece.scale && length > Nanos{0}) {
+          const double relative = alignment_.residual_relative + std::abs(*piece.scale / alignment_.scale - 1) +
+                                  ratio(piece.begin_uncertainty + piece.end_uncertainty, length);
+          bar = std::min(bar, relative * joules + offset_uncertainty_j(t0) + offset_uncertainty_j(t1));
+        }
+        bar = std::min(bar, std::max(joules, piece.energy_j - joules) + knot_j);
+      }
+      return WindowEnergy{std::max(0.0, joules), use_fine ? reconciled_method_ : EnergyMethod::kCounter, bar};
     }
   }
   return unreconciled(t0, t1);
@@ -146,19 +197,159 @@ WindowEnergy EnergyAccounting::total() const {
   }
   const EnergyMethod method =
       counter_.has_break && fine_ != nullptr ? reconciled_method_ : EnergyMethod::kCounter;
-  return WindowEnergy{total_j_, method};
+  // The first and last reads' values were posted up to a period before them: the span the difference
+  // covers is off by that much at each end (the two partly cancel).
+  const Nanos span = counter_.last_read - counter_.first_read;
+  const double lag_j = power_w(total_j_, span) * to_seconds(posting_period_);
+  return WindowEnergy{total_j_, method, lag_j + unknown_uncertainty_j(counter_.first_read, counter_.last_read)};
 }
 
 WindowEnergy EnergyAccounting::unreconciled(Nanos t0, Nanos t1) const {
+  auto integrated = [&](const PowerCurve& curve, EnergyMethod method, double relative_bar) {
+    const double joules = curve.integral_j(t0, t1);
+    return WindowEnergy{joules, method, relative_bar * std::abs(joules)};
+  };
   if (samples_.covers(t0, t1, kCoverageTolerance))
-    return WindowEnergy{samples_.integral_j(t0, t1), EnergyMethod::kSamples};
-  if (instant_.covers(t0, t1, kCoverageTolerance)) {
-    return WindowEnergy{instant_.integral_j(t0, t1), EnergyMethod::kInstantPower};
-  }
-  if (average_.covers(t0, t1, kCoverageTolerance)) {
-    return WindowEnergy{average_.integral_j(t0, t1), EnergyMethod::kAveragePower};
-  }
+    return integrated(samples_, EnergyMethod::kSamples, kSamplesRelativeBar);
+  if (instant_.covers(t0, t1, kCoverageTolerance))
+    return integrated(instant_, EnergyMethod::kInstantPower, kInstantRelativeBar);
+  if (average_.covers(t0, t1, kCoverageTolerance))
+    return integrated(average_, EnergyMethod::kAveragePower, kAverageRelativeBar);
   return WindowEnergy{};
+}
+
+// How wrong the reconciled cumulative energy at t may be. Inside a piece the counter fixes the piece's total;
+// only its split at t is modelled: never wrong by more than the larger part (the hard bound), and with a
+// fine trace by about how badly that trace explained the counter there (its piece's scale against the
+// overall one, plus the run's relative residual) times the part of the piece on the shorter side of t. Either way the piece's ends may be off by
+// their knots' uncertainty, which moves the piece's power times that much across t. Before the first piece
+// or after the last the figure is extrapolated: all of it is uncertain.
+double EnergyAccounting::edge_uncertainty_j(Nanos t, bool use_fine) const {
+  const std::size_t after = first_piece_after(t);
+  const Piece& piece = pieces_[after == 0 ? 0 : after - 1];
+  const Nanos length = piece.end - piece.begin;
+  const double power = power_w(piece.energy_j, length);
+  const double knot_j = power * to_seconds(std::max(piece.begin_uncertainty, piece.end_uncertainty));
+  const double at_t = reconciled_cumulative_j(t, use_fine);
+  if (t < piece.begin) return std::abs(piece.start_j - at_t) + knot_j;
+  if (t > piece.end) return std::abs(at_t - (piece.start_j + piece.energy_j)) + knot_j;
+  const double before = std::clamp(at_t - piece.start_j, 0.0, piece.energy_j);
+  const double hard = std::max(before, piece.energy_j - before);
+  // Spread evenly, the piece's energy is misplaced by no more than the power (kPeakToMean times its
+  // average, as in counter_only) over the time to its nearer end.
+  const Nanos to_knot = std::min(t - piece.begin, piece.end - t);
+  double split = std::min(hard, kPeakToMean * power * to_seconds(to_knot));
+  if (use_fine && piece.scale) {
+    const double deviation = std::abs(*piece.scale / alignment_.scale - 1);
+    // The fine trace splits the piece; the counter fixes its sum. So the split at t is wrong by the fine
+    // trace's error over the shorter side of t, taken at its relative error over whole intervals, and by
+    // the fine trace's offset being off.
+    split = std::min(hard, (alignment_.residual_relative + deviation) * std::min(before, piece.energy_j - before) +
+                               offset_uncertainty_j(t));
+  }
+  return split + knot_j;
+}
+
+// An offset off by kOffsetUncertainty moves an edge at t across the fine trace's change of power there:
+// the energy of the stretch before t and the one after differ by that much.
+double EnergyAccounting::offset_uncertainty_j(Nanos t) const {
+  if (fine_ == nullptr) return 0;
+  const Nanos at = t + alignment_.offset;
+  const double before = fine_->cumulative_j(at) - fine_->cumulative_j(at - kOffsetUncertainty);
+  const double after = fine_->cumulative_j(at + kOffsetUncertainty) - fine_->cumulative_j(at);
+  return alignment_.scale * std::abs(after - before);
+}
+
+// Energy estimated across counter breaks inside [t0, t1] is known only to the fine trace's overall scale:
+// half of it is taken as its bar.
+double EnergyAccounting::unknown_uncertainty_j(Nanos t0, Nanos t1) const {
+  if (unknown_total_j_ <= 0) return 0;
+  double unknown_j = 0;
+  for (const Piece& piece : pieces_) {
+    if (piece.known || piece.end <= t0 || piece.begin >= t1) continue;
+    const Nanos overlap = std::min(piece.end, t1) - std::max(piece.begin, t0);
+    unknown_j += piece.energy_j * ratio(overlap, piece.end - piece.begin);
+  }
+  return unknown_j / 2;
+}
+
+double EnergyAccounting::counter_cumulative_j(Nanos t) const {
+  const auto it = std::upper_bound(read_times_.begin(), read_times_.end(), t);
+  if (it == read_times_.begin()) return read_cumulative_j_.front();
+  if (it == read_times_.end()) return read_cumulative_j_.back();
+  const auto i = static_cast<std::size_t>(it - read_times_.begin());
+  const Nanos span = read_times_[i] - read_times_[i - 1];
+  const double rise = read_cumulative_j_[i] - read_cumulative_j_[i - 1];
+  return read_cumulative_j_[i - 1] + (span > Nanos{0} ? rise * ratio(t - read_times_[i - 1], span) : rise);
+}
+
+WindowEnergy EnergyAccounting::counter_only(Nanos t0, Nanos t1) const {
+  if (t1 < t0) throw usage_error("energy window ends before it starts: pass the earlier time first");
+  if (read_times_.size() < 2) return WindowEnergy{};
+  const Nanos first = read_times_.front(), last = read_times_.back();
+  if (t0 < first - kCoverageTolerance || t1 > last + kCoverageTolerance) return WindowEnergy{};
+  const double joules = counter_cumulative_j(t1) - counter_cumulative_j(t0);
+  // Each edge: the interval around it is split evenly (wrong by at most its larger part), and the reads'
+  // values are up to a posting period old; past the first or last read, the uncovered time at the
+  // neighbouring interval's power.
+  // The power about t: over the reads at least a period and a half either side, so that it spans postings
+  // (reads between two postings see no change at all).
+  auto power_about_w = [&](Nanos t) {
+    const Nanos reach = posting_period_ * 3 / 2;
+    const auto a = std::upper_bound(read_times_.begin(), read_times_.end(), t - reach);
+    const auto b = std::lower_bound(read_times_.begin(), read_times_.end(), t + reach);
+    const auto i = a == read_times_.begin() ? std::size_t{0} : static_cast<std::size_t>(a - read_times_.begin()) - 1;
+    const auto j = b == read_times_.end() ? read_times_.size() - 1 : static_cast<std::size_t>(b - read_times_.begin());
+    return power_w(read_cumulative_j_[j] - read_cumulative_j_[i], read_times_[j] - read_times_[i]);
+  };
+  auto edge_j = [&](Nanos t) {
+    const auto it = std::upper_bound(read_times_.begin(), read_times_.end(), t);
+    const std::size_t i = std::clamp<std::size_t>(static_cast<std::size_t>(it - read_times_.begin()), 1,
+                                                   read_times_.size() - 1);
+    const Nanos span = read_times_[i] - read_times_[i - 1];
+    const double rise = read_cumulative_j_[i] - read_cumulative_j_[i - 1];
+    const Nanos inside = std::clamp(t, read_times_[i - 1], read_times_[i]);
+    const double before = span > Nanos{0} ? rise * ratio(inside - read_times_[i - 1], span) : 0;
+    const Nanos outside = t - inside;
+    // Spread evenly, the interval's energy is misplaced by at most its larger part, and by no more than the
+    // power (taken as kPeakToMean times its average about t) over the time to the
+    // nearer read.
+    const double power = power_about_w(t);
+    const Nanos to_read = std::min(inside - read_times_[i - 1], read_times_[i] - inside);
+    const double split = std::min(std::max(before, rise - before), kPeakToMean * power * to_seconds(to_read));
+    return split + kPeakToMean * power * to_seconds(posting_period_ + std::chrono::abs(outside));
+  };
+  return WindowEnergy{std::max(0.0, joules), EnergyMethod::kCounter, edge_j(t0) + edge_j(t1)};
+}
+
+CounterBrackets EnergyAccounting::brackets(Nanos t0, Nanos t1) const {
+  CounterBrackets b;
+  b.posting_period = posting_period_;
+  if (read_times_.empty()) return b;
+  // Outer: the last read returned at or before t0 and the first at or after t1. (A read's value is taken
+  // somewhere inside the call; taking its return as its time keeps both bounds on the safe side once the
+  // period's widening is added.)
+  const auto at_or_before_t0 = std::upper_bound(read_times_.begin(), read_times_.end(), t0);
+  const auto at_or_after_t1 = std::lower_bound(read_times_.begin(), read_times_.end(), t1);
+  if (at_or_before_t0 != read_times_.begin() && at_or_after_t1 != read_times_.end()) {
+    const auto a = static_cast<std::size_t>(at_or_before_t0 - read_times_.begin()) - 1;
+    const auto z = static_cast<std::size_t>(at_or_after_t1 - read_times_.begin());
+    b.outer_j = read_cumulative_j_[z] - read_cumulative_j_[a];
+  }
+  // Inner: the first read at or after t0 and the last at or before t1.
+  const auto c = static_cast<std::size_t>(std::lower_bound(read_times_.begin(), read_times_.end(), t0) -
+                                          read_times_.begin());
+  const auto d_end = static_cast<std::size_t>(std::upper_bound(read_times_.begin(), read_times_.end(), t1) -
+                                              read_times_.begin());
+  if (d_end > 0 && c < d_end - 1) b.inner_j = read_cumulative_j_[d_end - 1] - read_cumulative_j_[c];
+  return b;
+}
+
+void EnergyAccounting::distrust_fine_trace() {
+  if (fine_ == nullptr) return;
+  fine_ = nullptr;
+  reconciled_method_ = EnergyMethod::kCounter;
+  for (Piece& piece : pieces_) piece.scale.reset();
 }
 
 std::optional<Alignment> EnergyAccounting::alignment() const {

@@ -33,6 +33,7 @@
 #include "core/clock.hpp"
 #include "sampling/alignment.hpp"
 #include "sampling/counter_timeline.hpp"
+#include "sampling/posting_grid.hpp"
 #include "sampling/power_curve.hpp"
 #include "sampling/trace.hpp"
 
@@ -40,6 +41,24 @@ namespace wattwise::sampling {
 
 // How far a window may reach beyond a source's first or last reading and still be answered by it.
 inline constexpr Nanos kCoverageTolerance = std::chrono::milliseconds(250);
+
+// The counter's own increase around a window (the invariant of measure/energy_checks.hpp): over the reads
+// that bracket [t0, t1] from outside (the last read at or before t0 to the first at or after t1) and from
+// inside (the first read at or after t0 to the last at or before t1). The energy over the window lies in
+// [inner - P * period, outer + P * period] for a GPU that never draws more than P: a read's value was posted
+// up to one period before it.
+struct CounterBrackets {
+  std::optional<double> outer_j;  // absent when no read lies at or beyond either end
+  double inner_j = 0;             // 0 with fewer than two reads inside
+  Nanos posting_period{0};
+};
+
+// Relative error bars where there is no counter to reconcile with (shared/reference/nvml-h100.md: over a
+// 10 s on/off load the instantaneous power read -1.1% and the 1 s average -10% against the counter; the
+// 20 ms samples +0.13-0.5% over whole windows, a few % on sub-second phases).
+inline constexpr double kSamplesRelativeBar = 0.05;
+inline constexpr double kInstantRelativeBar = 0.05;
+inline constexpr double kAverageRelativeBar = 0.15;
 
 // The reconciled index of one trace: built once (cost linear in the trace, plus the offset search),
 // then each window costs a few binary searches.
@@ -52,8 +71,21 @@ class EnergyAccounting {
   // The whole measurement: the counter difference when there is a counter.
   WindowEnergy total() const;
 
+  // The counter alone, read by read: the increase between reads spread evenly over the time between them.
+  // No fine trace, no knots: what every check falls back to (it always lies within the counter's brackets).
+  // nullopt joules with fewer than two reads or a window outside them (beyond kCoverageTolerance).
+  WindowEnergy counter_only(Nanos t0, Nanos t1) const;
+  CounterBrackets brackets(Nanos t0, Nanos t1) const;
+
   // The fine trace's alignment to the counter, for the report; nullopt without both.
   std::optional<Alignment> alignment() const;
+  // Stop using the fine trace (a check found its alignment impossible): every window is then the
+  // counter's pieces spread evenly. Cheap; the pieces stay.
+  void distrust_fine_trace();
+  // Whether the counter's postings were placed on a fitted grid, and when the reads first knew it.
+  bool has_grid() const { return has_grid_; }
+  std::optional<Nanos> grid_known_at() const { return grid_known_at_; }
+  Nanos posting_period() const { return posting_period_; }
   // The method sub-windows get within the counter's span: kSamplesReconciled, kInstantReconciled or
   // kCounter (interpolated between knots); kNone without a counter.
   EnergyMethod reconciled_method() const { return reconciled_method_; }
@@ -67,6 +99,9 @@ class EnergyAccounting {
     std::optional<double> scale;  // counter / fine-trace energy; absent: spread evenly in time
     double fine_at_begin_j = 0;   // fine trace cumulative at begin + offset
     std::size_t fine_cursor = 0;  // the fine trace's cursor there: a window inside starts its search here
+    Nanos begin_uncertainty{0};   // how far begin and end may be from the postings they stand for
+    Nanos end_uncertainty{0};
+    bool known = true;  // the counter measured energy_j (false: across a break, estimated)
   };
 
   void build_pieces();
@@ -74,6 +109,10 @@ class EnergyAccounting {
   std::size_t first_piece_after(Nanos t) const;  // index of the first piece beginning after t, or size
   double reconciled_cumulative_j(Nanos t, bool use_fine) const;
   WindowEnergy unreconciled(Nanos t0, Nanos t1) const;
+  double edge_uncertainty_j(Nanos t, bool use_fine) const;
+  double unknown_uncertainty_j(Nanos t0, Nanos t1) const;
+  double offset_uncertainty_j(Nanos t) const;
+  double counter_cumulative_j(Nanos t) const;
 
   CounterTimeline counter_;
   PowerCurve samples_;
@@ -85,6 +124,12 @@ class EnergyAccounting {
   std::vector<Piece> pieces_;
   std::vector<Nanos> piece_begins_;
   double total_j_ = 0;
+  double unknown_total_j_ = 0;  // of total_j_, estimated across breaks
+  std::vector<Nanos> read_times_;        // every counter read, and the counter's cumulative increase there
+  std::vector<double> read_cumulative_j_;
+  bool has_grid_ = false;
+  std::optional<Nanos> grid_known_at_;
+  Nanos posting_period_ = kAssumedPostingPeriod;
 };
 
 // Convenience for a single window; builds the index each call.

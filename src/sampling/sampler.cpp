@@ -131,6 +131,8 @@ void Sampler::reset_stores() {
   const std::size_t n = gpus_.size();
   counters_ = CounterStore{};
   counters_.readings.resize(n);
+  counters_.late_reads.assign(n, 0);
+  counters_.max_delay.assign(n, Nanos{0});
   fast_ = FastStore{};
   fast_.instant.resize(n);
   fast_.thinned.assign(n, 0);
@@ -217,8 +219,19 @@ Nanos Sampler::next_counter_read() const {
 
 void Sampler::sample_counters(Nanos now) {
   for (std::size_t i = 0; i < schedules_.size(); ++i) {
-    if (!failed(i) && counter_due(i) <= now) read_counter(i, clock_.now());
+    if (failed(i) || counter_due(i) > now) continue;
+    const Nanos before = clock_.now();
+    // Late against when it was due, or against the last pass when it became due only since (a GPU waiting
+    // for its turn to learn is due again at once when its turn comes: not a late thread).
+    const Nanos delay = before - std::max(counter_due(i), last_counter_pass_);
+    if (delay >= kLateCounterRead) {
+      std::lock_guard lock(stores_mutex_);
+      ++counters_.late_reads[i];
+      counters_.max_delay[i] = std::max(counters_.max_delay[i], delay);
+    }
+    read_counter(i, before);
   }
+  last_counter_pass_ = now;
 }
 
 void Sampler::sample_fast(Nanos now) {
@@ -378,6 +391,8 @@ std::vector<GpuTrace> Sampler::take_traces() {
     trace.power_average = std::move(fast_.average[i]);
     trace.telemetry = std::move(telemetry_.readings[i]);
     trace.power_samples = std::move(drain_.samples[i]);
+    trace.late_counter_reads = counters_.late_reads[i];
+    trace.max_counter_read_delay = counters_.max_delay[i];
     for (const Health* health : {&counters_.health, &fast_.health, &telemetry_.health, &drain_.health})
       trace.failed_readings += health->failed_readings[i];
     std::lock_guard lock(failures_mutex_);

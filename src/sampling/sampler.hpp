@@ -113,8 +113,11 @@ class Sampler {
     std::vector<unsigned> consecutive;
     std::vector<std::uint64_t> failed_readings;
   };
+  Nanos last_counter_pass_{Nanos::min()};  // when sample_counters last ran (late reads are measured from it)
   struct CounterStore {
     std::vector<std::vector<CounterReading>> readings;
+    std::vector<std::uint64_t> late_reads;  // per GPU: reads begun kLateCounterRead or more after due
+    std::vector<Nanos> max_delay;
     Health health;
   };
   struct FastStore {

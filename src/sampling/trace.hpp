@@ -48,7 +48,14 @@ struct GpuTrace {
   std::vector<TelemetryReading> telemetry;  // clocks, utilisation, temperature, ...
   std::optional<SourceFailure> failure;     // set when the GPU's sources failed during the measurement
   std::uint64_t failed_readings = 0;  // readings lost to a momentary driver error (UNKNOWN, TIMEOUT, ...)
+  // Counter reads that began more than kLateCounterRead after they were due: the sampling thread did not
+  // get the CPU when it asked (a starved node). Their brackets are wider than planned; so are the bars.
+  std::uint64_t late_counter_reads = 0;
+  Nanos max_counter_read_delay{0};
 };
+
+// A counter read this late was held up by something other than the driver's own ~4 ms.
+inline constexpr Nanos kLateCounterRead = std::chrono::milliseconds(50);
 
 // How a figure of energy was obtained; printed next to every number.
 enum class EnergyMethod {
@@ -66,6 +73,10 @@ const char* to_string(EnergyMethod method);
 struct WindowEnergy {
   std::optional<double> joules;  // absent when no source covers the window
   EnergyMethod method = EnergyMethod::kNone;
+  // The error bar: the true energy lies within joules +- uncertainty_j, from what the accounting knows (the
+  // counter's brackets, where its postings are placed, how well the fine trace explained the counter, late
+  // reads). 0 with no joules.
+  double uncertainty_j = 0;
 };
 
 }  // namespace wattwise::sampling

@@ -227,7 +227,7 @@ TEST_F(MeasureEnergyTest, PhasesCsvBesideTheTraceListsEveryPhaseInstance) {
   const auto lines = read_lines("t.phases.csv");
   ASSERT_GE(lines.size(), 2u);
   EXPECT_EQ(lines[0].rfind("# wattwise ", 0), 0u) << lines[0];
-  EXPECT_EQ(lines[1], "name,begin_s,end_s,rank,energy_j,method,counters,same_name_depth");
+  EXPECT_EQ(lines[1], "name,begin_s,end_s,rank,energy_j,method,counters,same_name_depth,energy_uncertainty_j");
   EXPECT_EQ(lines.size() - 2, m_.at("phase_instances").size());
   int epochs = 0, steps = 0;
   for (std::size_t i = 2; i < lines.size(); ++i) {

@@ -1,0 +1,168 @@
+// The invariants every measurement is checked against (measure/energy_checks.hpp): each one broken on
+// purpose, the fallback to the counter alone, and the run of shared/fixtures/idle-gpu-scale5 (a starved
+// sampler that charged an idle GPU 1233 J at 1032 W where its counter rose 228 J) replayed from its files.
+#include "measure/energy_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "../sampling/simulate.hpp"
+#include "measure/attribution.hpp"
+#include "report/trace_replay.hpp"
+
+namespace wattwise::measure {
+namespace {
+
+using namespace std::chrono_literals;
+using sampling::testing::FakeGpuOptions;
+using sampling::testing::simulate;
+using sampling::testing::square_wave;
+
+bool failed(const Measurement& m, std::size_t gpu, const std::string& check) {
+  return std::any_of(m.checks.failures.begin(), m.checks.failures.end(),
+                     [&](const EnergyCheckFailure& f) { return f.gpu == gpu && f.check == check; });
+}
+
+// One fake GPU sampled 0-6 s, the job from 0.5 to 5.5 s; `tamper` may spoil its trace.
+Measurement one_gpu_run(sampling::testing::PowerFunction power, std::optional<double> limit_w,
+                        const std::function<void(sampling::GpuTrace&)>& tamper = {}) {
+  auto sim = simulate(std::move(power), FakeGpuOptions{}, 6s);
+  Measurement m;
+  m.job_start = 500ms;
+  m.job_end = 5500ms;
+  hw::GpuIdentity id;
+  m.gpus.push_back(id);
+  GpuEnergy e;
+  e.gpu = id;
+  e.power_limit_max_w = limit_w;
+  m.gpu_energy.push_back(e);
+  m.traces.push_back(std::move(sim.trace));
+  if (tamper) tamper(m.traces.back());
+  return m;
+}
+
+TEST(EnergyChecks, AWellMeasuredRunPassesEveryCheckWithItsTruthInsideTheBar) {
+  auto sim_truth = [](Nanos t) { return square_wave(600, 200ms, 100, 500ms)(t); };
+  Measurement m = one_gpu_run(sim_truth, 700);
+  workload::Phase p;
+  p.name = "step";
+  for (Nanos t = 600ms; t + 300ms < 5400ms; t += 350ms) {
+    p.begin = t;
+    p.end = t + 300ms;
+    m.phases.push_back(p);
+  }
+  const auto lines = account_checked(m, false);
+  EXPECT_TRUE(m.checks.passed()) << (lines.empty() ? "" : lines.front());
+  EXPECT_EQ(m.checks.checked.size(), 5u);
+  EXPECT_FALSE(m.gpu_energy[0].counter_only);
+  ASSERT_TRUE(m.gpu_energy[0].energy_j);
+  EXPECT_GT(m.gpu_energy[0].energy_uncertainty_j, 0.0);
+  ASSERT_FALSE(m.phase_summaries.empty());
+  EXPECT_GT(m.phase_summaries[0].uncertainty_j, 0.0);
+  EXPECT_GT(m.phase_instances[0].uncertainty_j, 0.0);
+}
+
+TEST(EnergyChecks, SamplesThatDisagreeWithTheCounterBeyondPhysicsFallBackToTheCounterAlone) {
+  // Samples at a tenth of the truth: the alignment's scale is 10, no sensor disagrees with itself so much.
+  Measurement m = one_gpu_run(square_wave(600, 200ms, 100, 500ms), 700, [](sampling::GpuTrace& t) {
+    for (auto& s : t.power_samples) s.power_w /= 10;
+    t.power_instant.clear();
+  });
+  const auto lines = account_checked(m, false);
+  EXPECT_TRUE(failed(m, 0, "alignment-scale"));
+  EXPECT_TRUE(m.gpu_energy[0].counter_only);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.front().find("alignment-scale"), std::string::npos) << lines.front();
+  // The figure is the counter's alone, read by read.
+  const sampling::EnergyAccounting accountant(m.traces[0]);
+  EXPECT_NEAR(*m.gpu_energy[0].energy_j, *accountant.counter_only(500ms, 5500ms).joules, 1e-9);
+  EXPECT_EQ(m.gpu_energy[0].method, sampling::EnergyMethod::kCounter);
+}
+
+TEST(EnergyChecks, AnAverageAboveTheHighestPowerLimitIsSaidEvenWhenTheCounterItselfSaysSo) {
+  Measurement m = one_gpu_run([](Nanos) { return 300.0; }, 100);
+  const auto lines = account_checked(m, false);
+  EXPECT_TRUE(failed(m, 0, "power-limit"));
+  EXPECT_FALSE(m.checks.passed());
+  bool by_counter = false;
+  for (const auto& f : m.checks.failures) by_counter |= f.detail.find("by the counter alone") != std::string::npos;
+  EXPECT_TRUE(by_counter) << "the counter's own word is kept and said";
+}
+
+TEST(EnergyChecks, AnEnergyOutsideTheCounterBracketsOrAboveThePeakIsCaught) {
+  Measurement m = one_gpu_run([](Nanos) { return 200.0; }, 700);
+  sampling::EnergyAccounting accountant(m.traces[0]);
+  attribute_energy(
+      m, [&](std::size_t, Nanos t0, Nanos t1) { return accountant.energy(t0, t1); },
+      [&](std::size_t, Nanos t0, Nanos t1) { return accountant.energy(t0, t1); });
+  *m.gpu_energy[0].energy_j *= 3;  // as the fixture's 6.4 times
+  std::vector<sampling::EnergyAccounting> accountants;
+  accountants.emplace_back(m.traces[0]);
+  const auto failures = check_energy(m, accountants);
+  auto has = [&](const std::string& check) {
+    return std::any_of(failures.begin(), failures.end(), [&](const auto& f) { return f.check == check; });
+  };
+  EXPECT_TRUE(has("counter-brackets"));
+  EXPECT_TRUE(has("peak-power"));
+}
+
+TEST(EnergyChecks, PhasesSummingToMoreThanTheirGpuOverTheirSpanAreCaught) {
+  Measurement m = one_gpu_run([](Nanos) { return 200.0; }, 700);
+  workload::Phase p;
+  p.name = "step";
+  for (Nanos t = 1s; t < 3s; t += 500ms) {
+    p.begin = t;
+    p.end = t + 500ms;
+    m.phases.push_back(p);
+  }
+  sampling::EnergyAccounting accountant(m.traces[0]);
+  auto window = [&](std::size_t, Nanos t0, Nanos t1) { return accountant.energy(t0, t1); };
+  attribute_energy(m, window, window);
+  std::vector<sampling::EnergyAccounting> accountants;
+  accountants.emplace_back(m.traces[0]);
+  EXPECT_TRUE(check_energy(m, accountants).empty());
+  *m.phase_instances[1].energy_per_gpu_j[0] += 60;  // 100 J phases; the span holds 400 J +- a few
+  const auto failures = check_energy(m, accountants);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].check, "phases-within-gpu");
+}
+
+// The fixture's files sit in ../shared beside the clone (CI and the sandbox alike).
+std::filesystem::path fixture(const std::string& name) {
+  return std::filesystem::path(WATTWISE_SHARED_DIR) / "fixtures" / "idle-gpu-scale5" / name;
+}
+
+TEST(EnergyChecks, TheStarvedIdleGpuOfTheFixtureIsChargedWithinItsCounterNotSixTimesIt) {
+  ASSERT_TRUE(std::filesystem::exists(fixture("t.csv"))) << fixture("t.csv") << " missing: ../shared beside the clone";
+  // The fake driver's configuration: GPUs 0 and 1 ran the job, GPU 2 idled at 300/60 W; limits up to 700 W.
+  report::ReplayedRun run =
+      report::read_replayed_run(fixture("t.csv").string(), fixture("t.phases.csv").string(), {2, 700.0});
+  Measurement& m = run.measurement;
+  ASSERT_EQ(m.gpus.size(), 3u);
+  account_checked(m, true);
+  const GpuEnergy& idle = m.gpu_energy[2];
+  ASSERT_TRUE(idle.energy_j && idle.avg_power_w && idle.peak_power_w);
+  // Its counter rose 180 J over the job's first second and 198 J to the first read after the job.
+  const sampling::EnergyAccounting accountant(m.traces[2]);
+  const auto brackets = accountant.brackets(m.job_start, m.job_end);
+  ASSERT_TRUE(brackets.outer_j);
+  EXPECT_LE(*idle.energy_j, *brackets.outer_j);
+  EXPECT_GE(*idle.energy_j, brackets.inner_j);
+  EXPECT_LE(*idle.avg_power_w, 700.0);
+  EXPECT_LE(*idle.avg_power_w, *idle.peak_power_w);
+  // The fake's own integral over the job was 191.7 J (fixture README): inside the bar.
+  EXPECT_NEAR(*idle.energy_j, 191.7, idle.energy_uncertainty_j);
+  EXPECT_TRUE(idle.counter_only);
+  EXPECT_TRUE(failed(m, 2, "alignment-scale")) << "scale 5.0 is no physical fit";
+  // The sampler learnt the posting grid only after the job ended: starved, said.
+  EXPECT_FALSE(idle.grid_learnt);
+  EXPECT_TRUE(idle.starved());
+  // The job's GPUs drew constant power (400 and 150 W) and keep their reconciled figures.
+  EXPECT_NEAR(*m.gpu_energy[0].avg_power_w, 400, 8);
+  EXPECT_NEAR(*m.gpu_energy[1].avg_power_w, 150, 3);
+}
+
+}  // namespace
+}  // namespace wattwise::measure

@@ -1,0 +1,135 @@
+// The error bars of the energy accounting (WindowEnergy::uncertainty_j), its counter-only figure and the
+// counter's brackets around a window: the true energy of the fake GPU lies within the bar, the counter-only
+// figure within the brackets, and a sampler that read the counter late (a starved CPU) gets wider bars.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "sampling/energy_accounting.hpp"
+#include "simulate.hpp"
+
+namespace wattwise::sampling {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeGpuOptions;
+using testing::simulate;
+using testing::square_wave;
+
+// A load that changes every 50-600 ms between 60 and 700 W, with noise: the bars must hold where the power
+// moves within a counter posting, not only on square waves.
+testing::PowerFunction noisy_load(unsigned seed, Nanos duration) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> length_ms(50, 600);
+  std::uniform_real_distribution<double> level(60, 700);
+  auto edges = std::make_shared<std::vector<std::pair<Nanos, double>>>();
+  for (Nanos t = -6s; t < duration + 2s; t += std::chrono::milliseconds(length_ms(rng)))
+    edges->emplace_back(t, level(rng));
+  return [edges](Nanos t) {
+    auto it = std::upper_bound(edges->begin(), edges->end(), t,
+                               [](Nanos x, const std::pair<Nanos, double>& e) { return x < e.first; });
+    const double base = it == edges->begin() ? edges->front().second : std::prev(it)->second;
+    // +-5% wobble at 37 Hz: the 20 ms samples see it, the counter's increments average it.
+    return base * (1 + 0.05 * std::sin(2 * M_PI * 37 * to_seconds(t)));
+  };
+}
+
+TEST(ErrorBar, TrueEnergyOfWindowsOnANoisyChangingLoadLiesWithinTheBar) {
+  FakeGpuOptions options;
+  options.sample_shift = 30ms;
+  const Nanos duration = 20s;
+  auto sim = simulate(noisy_load(11, duration), options, duration);
+  const EnergyAccounting accounting(sim.trace);
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> start_ms(300, 18000), length_ms(30, 1500);
+  int inside = 0, n = 0;
+  for (int k = 0; k < 400; ++k) {
+    const Nanos t0 = std::chrono::milliseconds(start_ms(rng));
+    const Nanos t1 = t0 + std::chrono::milliseconds(length_ms(rng));
+    const WindowEnergy e = accounting.energy(t0, t1);
+    ASSERT_TRUE(e.joules);
+    EXPECT_GT(e.uncertainty_j, 0.0);
+    const double truth = sim.gpu->true_energy_j(t0, t1);
+    inside += std::abs(*e.joules - truth) <= e.uncertainty_j;
+    ++n;
+  }
+  EXPECT_GE(inside, n * 95 / 100) << inside << " of " << n << " windows within their bars";
+}
+
+TEST(ErrorBar, TheWholeRunsBarCoversItsTruthAndIsSmall) {
+  auto sim = simulate(square_wave(600, 200ms, 100, 500ms), {}, 10s);
+  const EnergyAccounting accounting(sim.trace);
+  const WindowEnergy total = accounting.energy(300ms, 9500ms);
+  ASSERT_TRUE(total.joules);
+  const double truth = sim.gpu->true_energy_j(300ms, 9500ms);
+  EXPECT_LE(std::abs(*total.joules - truth), total.uncertainty_j);
+  EXPECT_LT(total.uncertainty_j, 0.02 * truth) << "the edges' bar of a 9 s run is a small part of it";
+}
+
+TEST(ErrorBar, CounterOnlyLiesWithinTheCounterBracketsAndItsBarCoversTheTruth) {
+  auto sim = simulate(square_wave(600, 200ms, 100, 500ms), {}, 6s);
+  const EnergyAccounting accounting(sim.trace);
+  for (Nanos t0 : {500ms, 1234ms, 2001ms}) {
+    for (Nanos length : {150ms, 700ms, 2500ms}) {
+      const Nanos t1 = t0 + length;
+      const WindowEnergy e = accounting.counter_only(t0, t1);
+      ASSERT_TRUE(e.joules);
+      EXPECT_EQ(e.method, EnergyMethod::kCounter);
+      const CounterBrackets b = accounting.brackets(t0, t1);
+      ASSERT_TRUE(b.outer_j);
+      EXPECT_GE(*e.joules, b.inner_j - 1e-9);
+      EXPECT_LE(*e.joules, *b.outer_j + 1e-9);
+      const double truth = sim.gpu->true_energy_j(t0, t1);
+      EXPECT_LE(std::abs(*e.joules - truth), e.uncertainty_j) << to_seconds(t0) << " s + " << to_seconds(length) << " bar " << e.uncertainty_j << " est " << *e.joules << " truth " << truth;
+      // The brackets, widened by one posting at the most the GPU draws, hold the truth.
+      const double slack_j = 600 * to_seconds(b.posting_period);
+      EXPECT_GE(truth, b.inner_j - slack_j);
+      EXPECT_LE(truth, *b.outer_j + slack_j);
+    }
+  }
+}
+
+// Reads far apart and late, as a starved sampler leaves them: one read a second, no learning bursts.
+std::vector<CounterReading> every_nth(const std::vector<CounterReading>& reads, std::size_t n) {
+  std::vector<CounterReading> kept;
+  for (std::size_t i = 0; i < reads.size(); i += n) kept.push_back(reads[i]);
+  if (kept.back().t != reads.back().t) kept.push_back(reads.back());
+  return kept;
+}
+
+TEST(ErrorBar, SparseLateReadsWithoutAGridWidenTheBarsAndStillCoverTheTruth) {
+  SamplerConfig dense;
+  dense.counter_period = 10ms;
+  auto sim = simulate(square_wave(600, 300ms, 100, 400ms), {}, 8s, dense);
+  const EnergyAccounting well_fed(sim.trace);
+  GpuTrace starved = sim.trace;
+  starved.energy = every_nth(sim.trace.energy, 97);  // ~1 s apart, never bracketing a single posting
+  const EnergyAccounting hungry(starved);
+  EXPECT_TRUE(well_fed.has_grid());
+  EXPECT_FALSE(hungry.has_grid());
+  double bar_fed = 0, bar_hungry = 0;
+  int inside = 0, n = 0;
+  for (Nanos t0 = 1100ms; t0 < 6500ms; t0 += 350ms) {
+    const Nanos t1 = t0 + 700ms;
+    const WindowEnergy fed = well_fed.energy(t0, t1), starved_e = hungry.energy(t0, t1);
+    ASSERT_TRUE(fed.joules && starved_e.joules);
+    bar_fed += fed.uncertainty_j;
+    bar_hungry += starved_e.uncertainty_j;
+    inside += std::abs(*starved_e.joules - sim.gpu->true_energy_j(t0, t1)) <= starved_e.uncertainty_j;
+    ++n;
+  }
+  EXPECT_GT(bar_hungry, 2 * bar_fed);
+  EXPECT_GE(inside, n * 95 / 100) << inside << " of " << n;
+}
+
+TEST(ErrorBar, NoCounterGivesARelativeBarByMethod) {
+  GpuTrace trace;
+  trace.power_instant = {{0s, 200}, {1s, 200}};
+  const WindowEnergy e = window_energy(trace, 0s, 1s);
+  ASSERT_TRUE(e.joules);
+  EXPECT_NEAR(e.uncertainty_j, kInstantRelativeBar * 200, 1e-9);
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
