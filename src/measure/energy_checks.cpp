@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "measure/attribution.hpp"
+#include "sampling/counter_schedule.hpp"
 
 namespace wattwise::measure {
 
@@ -214,6 +215,12 @@ std::vector<std::string> account_checked(Measurement& m, bool judge_starvation) 
       // Only a counter that was read (and moved) can have a grid to learn.
       if (trace.energy.size() >= 2 && trace.energy.front().energy_mj != trace.energy.back().energy_mj)
         g.grid_learnt = accountants[i].has_grid() && g.grid_known_at && *g.grid_known_at <= m.job_end;
+      // The GPUs learn their grids one after another, each in up to kMaxLearnReads reads kLearnSpacing
+      // apart: a job shorter than that may end before its grid is known on an idle CPU too. A grid learnt
+      // late says the sampler was starved only for a job that outlasted that time.
+      const Nanos learning_time =
+          static_cast<Nanos::rep>((i + 1) * sampling::kMaxLearnReads) * sampling::kLearnSpacing;
+      g.had_time_to_learn = m.job_end - m.job_start > learning_time;
       if (g.starved()) lines.push_back(starvation_line(m, i));
     }
   }

@@ -49,6 +49,7 @@ struct GpuEnergy {
   std::uint64_t late_counter_reads = 0;
   Nanos max_counter_read_delay{0};
   bool grid_learnt = true;            // the counter's postings were placed on a fitted grid
+  bool had_time_to_learn = true;      // the job outlasted the time a grid takes to learn on an idle CPU
   std::optional<Nanos> grid_known_at;  // when the reads first knew it (on the job's time line)
   bool starved() const;
   bool complete() const { return !failure; }

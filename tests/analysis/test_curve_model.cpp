@@ -107,7 +107,8 @@ TEST(CurveModel, MaxSlowdownLimitsThePickNotTheFit) {
   // Time: 10 s at 300 W, +1 s every 30 W below; at most 10% slower leaves 270..300 W.
   AnalysisOptions options = energy_only();
   options.max_slowdown = 0.10;
-  const Recommendation& r = analyze(parabola_sweep(190, 0, 1), options).recommendations.at(0);
+  const Analysis a = analyze(parabola_sweep(190, 0, 1), options);  // kept: r refers into it
+  const Recommendation& r = a.recommendations.at(0);
   EXPECT_EQ(r.decision.method, "fit");
   EXPECT_DOUBLE_EQ(limit_of(r), 270);
 }

@@ -69,10 +69,7 @@ class EnergyScopeTest : public E2eTest {
   ProcessResult sweep_;
 };
 
-// Disabled at the stop of 26 Nov: on main after the decision-model and node-scope merges the node's
-// energies come out 3-4x the fake's draw (1733 J against 540 J at 1 GPU); passed on the node-scope branch
-// alone (a16a90f). Open bug, issue 21 item 5: find the merge that double-counts, then re-enable.
-TEST_F(EnergyScopeTest, DISABLED_DefaultJudgesOnTheNodeAndRecommendsAllGpus) {
+TEST_F(EnergyScopeTest, DefaultJudgesOnTheNodeAndRecommendsAllGpus) {
   // The sweep says what it samples and what it judges on, and its own table recommends 4 GPUs for E.
   EXPECT_NE(
       sweep_.err.find("the GPU count varies (--job-gpus {gpus}): every GPU the sweep can see is sampled "
@@ -109,10 +106,7 @@ TEST_F(EnergyScopeTest, DISABLED_DefaultJudgesOnTheNodeAndRecommendsAllGpus) {
   EXPECT_EQ(scope.at("disagreements").at(0).get<std::string>().rfind("E: gpus=4", 0), 0u) << scope.dump();
 }
 
-// Disabled at the stop of 26 Nov: on main after the decision-model and node-scope merges the node's
-// energies come out 3-4x the fake's draw (1733 J against 540 J at 1 GPU); passed on the node-scope branch
-// alone (a16a90f). Open bug, issue 21 item 5: find the merge that double-counts, then re-enable.
-TEST_F(EnergyScopeTest, DISABLED_EnergyScopeJobJudgesTheJobsGpusAlone) {
+TEST_F(EnergyScopeTest, EnergyScopeJobJudgesTheJobsGpusAlone) {
   const auto json = analysis({"--energy-scope", "job"});
   EXPECT_EQ(json.at("energy_scope").at("scope"), "job");
   EXPECT_FALSE(json.at("energy_scope").at("automatic").get<bool>());
