@@ -9,9 +9,10 @@ rm -rf build-gpu/bundle && mkdir -p build-gpu/bundle
 # libwattwise-nvtx.so beside wattwise, where `measure --nvtx` looks first (docs/nvtx.md).
 cp build-gpu/src/cli/wattwise build-gpu/src/cli/wattwise-exporter build-gpu/src/cli/libwattwise-nvtx.so build-gpu/bundle/
 # The libraries the GPU machine may lack: fmt, and the exporter's cpp-httplib with what it links (OpenSSL 3,
-# brotli). glibc, libstdc++ and zlib are on every machine.
+# brotli), and SQLite. glibc, libstdc++ and zlib are on every machine.
 for lib in libfmt.so.9 libcpp-httplib.so.0.11 libssl.so.3 libcrypto.so.3 libbrotlidec.so.1 libbrotlienc.so.1 \
-           libbrotlicommon.so.1; do
+           libbrotlicommon.so.1 \
+           libsqlite3.so.0; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" build-gpu/bundle/
 done
 echo "bundle: $(du -sh build-gpu/bundle | cut -f1) in build-gpu/bundle"
