@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on its embedded default: without an NVIDIA driver, a simulated Tesla V100 training resnet50,
 # in virtual time: one measured epoch, then a power-limit sweep with its recommendation, the same sweep run
-# adaptively (docs/sweep.md "Adaptive sweeps"), the power limit tuned while the job trains (docs/tune.md),
-# then the exhaustive sweep's report.
+# adaptively (docs/sweep.md "Adaptive sweeps"), the power limit tuned while the job trains (docs/tune.md) and
+# its A/A dry run, then the exhaustive sweep's report.
 set -euo pipefail
 BUILD_DIR=${1:-build}
 WW="$BUILD_DIR/src/cli/wattwise"
@@ -27,6 +27,10 @@ rm -f "$OUT/adaptive.db"
 echo
 echo "== wattwise tune --simulate v100:resnet50 --iterations 3000   (tuning inside the running job, ~170 profiling iterations)"
 "$WW" tune --simulate v100:resnet50 --iterations 3000 --seed 1 --json "$OUT/tune.json"
+
+echo
+echo "== wattwise tune --simulate v100:resnet50 --iterations 3000 --dry-run   (the A/A test: every candidate runs at the start value, so it must hold it)"
+"$WW" tune --simulate v100:resnet50 --iterations 3000 --seed 1 --dry-run 2>&1 | tail -4
 
 echo
 echo "== wattwise report $OUT/sweep.db -o $OUT/report.html"

@@ -281,6 +281,10 @@ struct Tuner::State {
   std::optional<Decision> end_confirm(const ProbeEstimate& e);
   std::optional<Decision> end_confirm_check(const ProbeEstimate& e);
   Decision settle(std::size_t index, const ProbeEstimate& e, std::string reason);
+  // The choice did not beat the start value measured beside it: the start value is held. `measured` names
+  // how the choice was compared ("{} again" ... "of the start value measured just before").
+  Decision settle_on_start(const std::optional<ProbeEstimate>& e, const std::string& choice,
+                           const std::string& measured);
   std::optional<Decision> watch_drift(const IterationObservation& it);
   Decision decision(DecisionKind kind, double value, const ProbeEstimate& e, std::string reason) const;
   std::string value_text(std::size_t index) const { return fmt::format("{:g} {}", grid[index], unit); }
@@ -526,14 +530,8 @@ std::optional<Decision> Tuner::State::end_confirm(const ProbeEstimate&) {
     hold(start_index);
     return d;
   }
-  held_start = true;
-  const ProbeEstimate shown = e.value_or(ProbeEstimate{});
-  return settle(
-      start_index, shown,
-      fmt::format("{} again: {:.3f} [{:.3f}, {:.3f}] of the start value measured just before{}: not "
-                  "confirmed; no setting beats the start value within the noise",
-                  value_text(chosen), shown.score, shown.low(), shown.high(),
-                  over_budget ? ", over the budget" : ""));
+  return settle_on_start(e, value_text(chosen) + " again",
+                         over_budget ? "measured just before, over the budget" : "measured just before");
 }
 
 std::optional<Decision> Tuner::State::end_confirm_check(const ProbeEstimate& e) {
@@ -549,13 +547,17 @@ std::optional<Decision> Tuner::State::end_confirm_check(const ProbeEstimate& e) 
                               "confirmed",
                               value_text(c.index), again->score, again->low(), again->high()));
   }
+  return settle_on_start(again, value_text(c.index), "measured before and after it");
+}
+
+Decision Tuner::State::settle_on_start(const std::optional<ProbeEstimate>& e, const std::string& choice,
+                                       const std::string& measured) {
   held_start = true;
-  const ProbeEstimate shown = again.value_or(ProbeEstimate{});
-  return settle(
-      start_index, shown,
-      fmt::format("{}: {:.3f} [{:.3f}, {:.3f}] of the start value measured before and after it: not "
-                  "confirmed; no setting beats the start value within the noise",
-                  value_text(c.index), shown.score, shown.low(), shown.high()));
+  const ProbeEstimate shown = e.value_or(ProbeEstimate{});
+  return settle(start_index, shown,
+                fmt::format("{}: {:.3f} [{:.3f}, {:.3f}] of the start value {}: not confirmed; no setting "
+                            "beats the start value within the noise",
+                            choice, shown.score, shown.low(), shown.high(), measured));
 }
 
 Decision Tuner::State::settle(std::size_t index, const ProbeEstimate& e, std::string reason) {
