@@ -30,5 +30,6 @@ CommandRun add_merge_command(CLI::App& app);
 CommandRun add_counter_command(CLI::App& app);
 CommandRun add_tune_command(CLI::App& app);
 CommandRun add_exporter_command(CLI::App& app);
+CommandRun add_daemon_command(CLI::App& app);
 
 }  // namespace wattwise::cli

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <iostream>
 
 #include <fmt/format.h>
@@ -6,6 +8,7 @@
 #include "cli/gpu_system.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "daemon/client.hpp"
 #include "report/info_live.hpp"
 #include "report/info_report.hpp"
 #include "safety/gpu_lock.hpp"
@@ -88,6 +91,10 @@ CommandRun add_info_command(CLI::App& app) {
       std::cout << report::info_csv(gpus);
     } else {
       std::cout << report::info_text(gpus, probes);
+      // Who may change settings here besides root: the settings daemon and what its policy grants this user.
+      if (!simulation)
+        std::cout << "settings daemon: " << daemon::daemon_status_line(daemon::default_socket_path(), ::geteuid() == 0)
+                  << "\n";
     }
     // Every other GPU was listed; the unreadable ones make the exit code say the machine needs looking at.
     int exit_code = 0;

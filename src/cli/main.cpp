@@ -86,6 +86,8 @@ int main(int argc, char** argv) {
       wattwise::cli::add_exporter_command);
   add("restore", "put back GPU settings from a stale journal (wattwise was killed, or the power failed)",
       wattwise::cli::add_restore_command);
+  add("daemon", "change GPU settings for users who are not root, within a policy (a root service)",
+      wattwise::cli::add_daemon_command);
 
   try {
     app.parse(argc, argv);
@@ -106,8 +108,9 @@ int main(int argc, char** argv) {
     stop_signals.reset();
   }
 
-  // Every command warns about GPU settings a killed wattwise left behind (restore reports them itself).
-  if (app.get_subcommands().front()->get_name() != "restore") {
+  // Every command warns about GPU settings a killed wattwise left behind (restore reports them itself, the
+  // daemon restores them before it serves).
+  if (app.get_subcommands().front()->get_name() != "restore" && app.get_subcommands().front()->get_name() != "daemon") {
     try {
       if (auto warning = wattwise::safety::check_stale_journal(wattwise::safety::state_dir()))
         std::fprintf(stderr, "wattwise: warning: %s\n", warning->c_str());

@@ -11,12 +11,14 @@
 namespace wattwise::safety {
 
 GuardedGpus::GuardedGpus(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
-                         const std::filesystem::path& state_dir, const WatchdogLaunch& watchdog) {
+                         const std::filesystem::path& state_dir, const WatchdogLaunch& watchdog,
+                         const std::filesystem::path& journal_path) {
   ensure_state_dir(state_dir);
   for (std::size_t index : gpu_indices)
     locks_.push_back(GpuLock::acquire(state_dir, system.gpu(index).identity().uuid));
   remove_stale_journal_temporaries(state_dir);  // what a wattwise killed mid-rewrite left
-  guard_.emplace(system, gpu_indices, journal_path_for(state_dir, static_cast<long>(::getpid())));
+  guard_.emplace(system, gpu_indices,
+                 journal_path.empty() ? journal_path_for(state_dir, static_cast<long>(::getpid())) : journal_path);
   guard_->capture();  // the journal is on disk before the first change
   if (watchdog) {
     std::vector<int> lock_fds;  // the watchdog keeps the GPUs locked until it has restored them

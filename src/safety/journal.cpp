@@ -137,6 +137,10 @@ std::filesystem::path journal_path_for(const std::filesystem::path& state_dir, l
   return state_dir / fmt::format("{}{}.json", kJournalPrefix, pid);
 }
 
+std::filesystem::path journal_path_for(const std::filesystem::path& state_dir, long pid, unsigned long part) {
+  return state_dir / fmt::format("{}{}-{}.json", kJournalPrefix, pid, part);
+}
+
 std::vector<std::filesystem::path> find_journals(const std::filesystem::path& state_dir) {
   std::vector<std::filesystem::path> found;
   std::error_code ec;

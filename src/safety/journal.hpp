@@ -34,6 +34,9 @@ struct Journal {
 
 // One journal per wattwise process, so two sweeps on different GPUs do not overwrite each other's.
 std::filesystem::path journal_path_for(const std::filesystem::path& state_dir, long pid);
+// One of several journals of one process (the settings daemon: one per client and GPU):
+// settings-journal-<pid>-<part>.json.
+std::filesystem::path journal_path_for(const std::filesystem::path& state_dir, long pid, unsigned long part);
 // All journals in the state directory, sorted by name.
 std::vector<std::filesystem::path> find_journals(const std::filesystem::path& state_dir);
 

@@ -233,8 +233,15 @@ std::optional<long> journal_temporary_pid(std::string_view name) {
   if (!name.starts_with(kPrefix)) return std::nullopt;
   name.remove_prefix(kPrefix.size());
   const auto mark = name.find(kMark);
-  if (mark == 0 || mark == std::string_view::npos || mark > 18) return std::nullopt;
-  const std::string_view digits = name.substr(0, mark), suffix = name.substr(mark + kMark.size());
+  if (mark == 0 || mark == std::string_view::npos || mark > 40) return std::nullopt;
+  std::string_view digits = name.substr(0, mark);
+  const std::string_view suffix = name.substr(mark + kMark.size());
+  // The daemon's journals are settings-journal-<pid>-<part>.json: the PID is before the dash.
+  if (const auto dash = digits.find('-'); dash != std::string_view::npos && dash + 1 < digits.size() &&
+                                          digits.substr(dash + 1).find_first_not_of("0123456789") ==
+                                              std::string_view::npos)
+    digits = digits.substr(0, dash);
+  if (digits.empty() || digits.size() > 18) return std::nullopt;
   if (suffix.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos ||
       suffix.find_first_not_of("0123456789abcdef") != std::string_view::npos)
     return std::nullopt;

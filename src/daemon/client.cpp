@@ -1,0 +1,124 @@
+#include "daemon/client.hpp"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+namespace wattwise::daemon {
+
+using SteadyClock = std::chrono::steady_clock;
+
+std::filesystem::path default_socket_path() {
+  if (const char* path = std::getenv("WATTWISE_DAEMON_SOCKET"); path && *path) return path;
+  return "/run/wattwise/daemon.sock";
+}
+
+DaemonClient::DaemonClient(const std::filesystem::path& socket_path, std::chrono::milliseconds reply_timeout)
+    : reply_timeout_(reply_timeout) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (socket_path.string().size() >= sizeof(address.sun_path))
+    throw usage_error(fmt::format("the daemon's socket path {} is too long", socket_path.string()));
+  std::strncpy(address.sun_path, socket_path.c_str(), sizeof(address.sun_path) - 1);
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw environment_error(fmt::format("cannot create a socket: {}", std::strerror(errno)));
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw environment_error(fmt::format("cannot reach the wattwise daemon at {}: {} (is it running? "
+                                        "systemctl status wattwise-daemon)",
+                                        socket_path.string(), std::strerror(error)));
+  }
+}
+
+DaemonClient::~DaemonClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Reply DaemonClient::ask(const Request& request) {
+  const std::string line = format_request(request);
+  std::size_t sent = 0;
+  while (sent < line.size()) {
+    const ssize_t n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw environment_error(fmt::format("the wattwise daemon went away: {}", std::strerror(errno)));
+    sent += static_cast<std::size_t>(n);
+  }
+  const auto deadline = SteadyClock::now() + reply_timeout_;
+  for (;;) {
+    if (const auto newline = received_.find('\n'); newline != std::string::npos) {
+      const std::string reply_line = received_.substr(0, newline);
+      received_.erase(0, newline + 1);
+      auto reply = parse_reply(reply_line);
+      if (!reply) throw environment_error("the wattwise daemon answered what is not a reply: update wattwise");
+      return *reply;
+    }
+    if (received_.size() > 64 * 1024)
+      throw environment_error("the wattwise daemon answered a line too long to be a reply");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    if (left.count() <= 0)
+      throw environment_error(fmt::format("the wattwise daemon did not answer within {} s",
+                                          reply_timeout_.count() / 1000.0));
+    pollfd fd{fd_, POLLIN, 0};
+    const int ready = ::poll(&fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char buffer[4096];
+    const ssize_t got = ::recv(fd_, buffer, sizeof(buffer), 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw environment_error("the wattwise daemon closed the connection");
+    received_.append(buffer, static_cast<std::size_t>(got));
+  }
+}
+
+std::string DaemonClient::ask_ok(const Request& request) {
+  const Reply reply = ask(request);
+  switch (reply.status) {
+    case Reply::Status::kOk:
+      return reply.text;
+    case Reply::Status::kRefused:
+      throw usage_error("the wattwise daemon refused: " + reply.text);
+    case Reply::Status::kBad:
+      throw usage_error("the wattwise daemon did not understand the request: " + reply.text);
+    case Reply::Status::kFailed:
+      throw environment_error("the wattwise daemon failed: " + reply.text);
+  }
+  return reply.text;
+}
+
+bool daemon_socket_exists(const std::filesystem::path& socket_path) {
+  struct stat info {};
+  return ::stat(socket_path.c_str(), &info) == 0 && S_ISSOCK(info.st_mode);
+}
+
+std::string daemon_status_line(const std::filesystem::path& socket_path, bool process_is_root) {
+  if (!daemon_socket_exists(socket_path)) {
+    return fmt::format("none at {}: {}", socket_path.string(),
+                       process_is_root ? "not needed, wattwise runs as root"
+                                       : "changing settings needs root (docs/operators.md \"The settings daemon\")");
+  }
+  try {
+    DaemonClient client(socket_path, std::chrono::seconds(5));
+    const Reply reply = client.ask(Request{.kind = Request::Kind::kAllowed});
+    if (reply.status != Reply::Status::kOk)
+      return fmt::format("reachable at {}, but it answered: {} {}", socket_path.string(), to_string(reply.status),
+                         reply.text);
+    return fmt::format("reachable at {}; the policy lets you: {}", socket_path.string(), reply.text);
+  } catch (const Error& e) {
+    return fmt::format("unreachable at {}: {}", socket_path.string(), e.what());
+  }
+}
+
+}  // namespace wattwise::daemon

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "daemon/protocol.hpp"
+
+namespace wattwise::daemon {
+
+// Where clients look for the daemon: $WATTWISE_DAEMON_SOCKET, else /run/wattwise/daemon.sock.
+std::filesystem::path default_socket_path();
+
+// A connection to the settings daemon. The settings it makes last as long as this object: when it is
+// destroyed, or this process ends in any way, the daemon puts its GPUs back.
+class DaemonClient {
+ public:
+  // environment_error naming the socket when the daemon cannot be reached.
+  explicit DaemonClient(const std::filesystem::path& socket_path,
+                        std::chrono::milliseconds reply_timeout = std::chrono::seconds(60));
+  ~DaemonClient();
+  DaemonClient(const DaemonClient&) = delete;
+  DaemonClient& operator=(const DaemonClient&) = delete;
+
+  // Sends the request and waits for its reply. environment_error when the daemon went away, answered
+  // nothing in time, or answered what is not a reply.
+  Reply ask(const Request& request);
+  // ask(), then an Error when the reply is not ok: refused and bad as usage errors (the policy or the
+  // request), failed as an environment error; the message is the daemon's line.
+  std::string ask_ok(const Request& request);
+
+ private:
+  int fd_ = -1;
+  std::chrono::milliseconds reply_timeout_;
+  std::string received_;
+};
+
+// Whether a daemon socket exists at `socket_path` (a socket file; not whether it answers).
+bool daemon_socket_exists(const std::filesystem::path& socket_path);
+
+// `info`'s line on the daemon, for people: "reachable at PATH; the policy lets you: ...", "none at PATH:
+// changing settings needs root" or "unreachable at PATH: why". Never throws.
+std::string daemon_status_line(const std::filesystem::path& socket_path, bool process_is_root);
+
+}  // namespace wattwise::daemon

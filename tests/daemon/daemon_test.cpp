@@ -1,0 +1,404 @@
+// The settings daemon as it runs: `wattwise daemon` as root against the fake NVML, its clients as other uids
+// (setpriv), as issue 25's proof asks. Skipped where the tests do not run as root.
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "safety/journal.hpp"
+#include "safety_support.hpp"
+#include "start_in_own_group.hpp"
+
+namespace wattwise::safety {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kSetpriv = "/usr/bin/setpriv";
+constexpr const char* kGpu0 = "GPU-safe-aaaa";
+constexpr const char* kGpu1 = "GPU-safe-bbbb";
+constexpr uid_t kNobody = 65534;
+constexpr uid_t kOther = 65533;  // a uid without an account: the policy names it in digits
+
+// The name the daemon gives a uid: its account's, else the digits (65534 is "nobody" on most systems).
+std::string name_of(uid_t uid) {
+  const passwd* entry = ::getpwuid(uid);
+  return entry ? entry->pw_name : std::to_string(uid);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A process the test started (a client or the daemon), killed and reaped at the end.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::filesystem::path& dir, const std::string& name)
+      : out_(dir / (name + ".out")), err_(dir / (name + ".err")) {
+    pid_ = start_in_own_group(argv, out_, err_);
+  }
+  ~Child() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  std::string out() const { return read_file(out_); }
+  std::string err() const { return read_file(err_); }
+  // Waits until stdout holds `text`; false after `timeout` (or when the process ended without it).
+  bool wait_for_out(const std::string& text, std::chrono::milliseconds timeout = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (out().find(text) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline || (exited() && out().find(text) == std::string::npos))
+        return false;
+      std::this_thread::sleep_for(5ms);
+    }
+    return true;
+  }
+  bool exited() {
+    if (reaped_) return true;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return reaped_;
+  }
+  int wait() {
+    int status = 0;
+    if (!reaped_) {
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      reaped_ = true;
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return exit_code_;
+  }
+  void kill(int signal_number) const { ::kill(pid_, signal_number); }
+
+ private:
+  std::filesystem::path out_, err_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int exit_code_ = -1;
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "the daemon runs as root and its clients as other uids";
+    if (::access(kSetpriv, X_OK) != 0) GTEST_SKIP() << "setpriv (util-linux) is needed";
+    world_.emplace();
+    ::chmod(world_->dir().c_str(), 0755);  // the clients reach the socket in it
+    socket_ = world_->dir() / "daemon.sock";
+    policy_ = world_->dir() / "policy.json";
+    write_policy(default_policy());
+  }
+
+  static nlohmann::json default_policy() {
+    return {{"format", 1},
+            {"rules",
+             {{{"users", {std::to_string(kNobody)}},
+               {"gpus", {0}},
+               {"power_limit_w", {{"min", 300}, {"max", 650}}},
+               {"sm_clock_mhz", {{"min", 900}}}},
+              {{"users", {std::to_string(kOther)}}, {"power_limit_w", {{"min", 200}, {"max", 700}}}}}}};
+  }
+
+  void write_policy(const nlohmann::json& policy) {
+    const auto temp = policy_.string() + ".tmp";
+    std::ofstream(temp) << policy.dump(2);
+    std::filesystem::rename(temp, policy_);
+  }
+
+  std::unique_ptr<Child> start_daemon() {
+    auto daemon = std::make_unique<Child>(
+        std::vector<std::string>{WATTWISE_BIN, "daemon", "--socket", socket_.string(), "--policy", policy_.string()},
+        world_->dir(), "daemon-" + std::to_string(++started_));
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    struct stat info {};
+    while (::stat(socket_.c_str(), &info) != 0 || !S_ISSOCK(info.st_mode) ||
+           daemon->err().find("serving") == std::string::npos) {
+      if (daemon->exited() || std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << "the daemon did not start: " << daemon->err();
+        break;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    return daemon;
+  }
+
+  std::unique_ptr<Child> client(uid_t uid, std::vector<std::string> requests, bool hold = false) {
+    std::vector<std::string> argv{kSetpriv, "--reuid=" + std::to_string(uid), "--regid=" + std::to_string(uid),
+                                  "--clear-groups", DAEMON_CLIENT, socket_.string()};
+    if (hold) argv.push_back("--hold");
+    argv.insert(argv.end(), requests.begin(), requests.end());
+    return std::make_unique<Child>(argv, world_->dir(), "client-" + std::to_string(++started_));
+  }
+
+  double limit(const char* uuid) const { return world_->limits_w().at(uuid); }
+
+  std::optional<SafetyWorld> world_;
+  std::filesystem::path socket_, policy_;
+  int started_ = 0;
+};
+
+TEST_F(DaemonTest, PolicyAllowsAndRefusesAndEveryChangeIsLogged) {
+  auto daemon = start_daemon();
+  auto c = client(kNobody,
+                  {"set 0 power_limit_w 300", "set 0 power_limit_w 250", "set 1 power_limit_w 300",
+                   "set 0 sm_clock_mhz 600", "set 0 sm_clock_mhz 1500", "set 0 mem_clock_mhz 1593", "allowed"},
+                  /*hold=*/true);
+  ASSERT_TRUE(c->wait_for_out("holding")) << c->out() << c->err() << daemon->err();
+  const std::string out = c->out();
+  std::istringstream lines(out);
+  std::vector<std::string> replies;
+  for (std::string line; std::getline(lines, line);) replies.push_back(line);
+  ASSERT_EQ(replies.size(), 8u) << out;
+  EXPECT_EQ(replies[0].rfind("wwd1 ok GPU 0 power_limit_w 300 W", 0), 0u) << replies[0];
+  EXPECT_EQ(replies[1], "wwd1 refused the policy " + policy_.string() +
+                            " (rules[0]) lets " + name_of(kNobody) + " set power_limit_w on GPU 0 only within 300-650 W, not 250 W");
+  EXPECT_EQ(replies[2].rfind("wwd1 refused the policy", 0), 0u) << replies[2];
+  EXPECT_NE(replies[2].find("on other GPUs, not on GPU 1"), std::string::npos) << replies[2];
+  EXPECT_NE(replies[3].find("only within >= 900 MHz, not 600 MHz"), std::string::npos) << replies[3];
+  EXPECT_EQ(replies[4].rfind("wwd1 ok GPU 0 sm_clock_mhz 1500 MHz", 0), 0u) << replies[4];
+  EXPECT_NE(replies[5].find("no rule that lets " + name_of(kNobody) + " set mem_clock_mhz"), std::string::npos) << replies[5];
+  EXPECT_EQ(replies[6], "wwd1 ok power_limit_w 300-650 W on GPU 0; sm_clock_mhz >= 900 MHz on GPU 0");
+  // What was allowed took; what was refused did not.
+  EXPECT_EQ(limit(kGpu0), 300);
+  EXPECT_EQ(limit(kGpu1), 650);
+  const std::string log = daemon->err();
+  EXPECT_NE(log.find("set uid=65534 (" + name_of(kNobody) + ") pid=" + std::to_string(c->pid()) +
+                     " gpu=0 (GPU-safe-aaaa) power_limit_w: 650 W -> 300 W"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("gpu=0 (GPU-safe-aaaa) sm_clock_mhz"), std::string::npos) << log;
+
+  c->kill(SIGTERM);  // the client ends: its GPU goes back
+  EXPECT_TRUE(world_->wait_restored(650)) << daemon->err();
+  EXPECT_TRUE(world_->journals().empty());
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0) << daemon->err();
+}
+
+TEST_F(DaemonTest, AClientKilledWithSigkillHasItsGpuPutBackAtOnce) {
+  auto daemon = start_daemon();
+  auto c = client(kOther, {"set 0 power_limit_w 250", "set 1 power_limit_w 400"}, /*hold=*/true);
+  ASSERT_TRUE(c->wait_for_out("holding")) << c->out() << daemon->err();
+  ASSERT_EQ(limit(kGpu0), 250);
+  ASSERT_EQ(limit(kGpu1), 400);
+  const auto killed_at = std::chrono::steady_clock::now();
+  c->kill(SIGKILL);
+  ASSERT_TRUE(world_->wait_restored(650, 10s)) << daemon->err();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  // The issue's bar is one second; a loaded CI machine gets some slack, the time is printed for the record.
+  std::printf("both GPUs back %.3f s after the client's SIGKILL\n", seconds);
+  EXPECT_LT(seconds, 3.0);
+  EXPECT_NE(daemon->err().find("ends (its connection closed): putting back GPU 0,1"), std::string::npos)
+      << daemon->err();
+}
+
+TEST_F(DaemonTest, OneClientPerGpuTheSecondIsRefusedWithTheFirstsUserAndPid) {
+  auto daemon = start_daemon();
+  auto first = client(kNobody, {"set 0 power_limit_w 400"}, /*hold=*/true);
+  ASSERT_TRUE(first->wait_for_out("holding")) << first->out() << daemon->err();
+  auto second = client(kOther, {"set 0 power_limit_w 500", "set 1 power_limit_w 500"});
+  EXPECT_EQ(second->wait(), 0);
+  const std::string expected = "wwd1 refused GPU 0 is held by " + name_of(kNobody) + " (uid 65534, pid " +
+                               std::to_string(first->pid()) + ") through the daemon";
+  EXPECT_EQ(second->out().rfind(expected, 0), 0u) << second->out();
+  EXPECT_NE(second->out().find("wwd1 ok GPU 1 power_limit_w 500 W"), std::string::npos) << second->out();
+  EXPECT_EQ(limit(kGpu0), 400);  // the first client's setting stands
+  // The second client exited: its GPU 1 went back, GPU 0 is still the first's.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (limit(kGpu1) != 650 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(limit(kGpu1), 650);
+  EXPECT_EQ(limit(kGpu0), 400);
+  first->kill(SIGKILL);
+  ASSERT_TRUE(world_->wait_restored(650, 10s));
+  auto third = client(kOther, {"set 0 power_limit_w 500"});  // free again
+  EXPECT_EQ(third->wait(), 0);
+  EXPECT_EQ(third->out().rfind("wwd1 ok GPU 0", 0), 0u) << third->out();
+}
+
+TEST_F(DaemonTest, AUserCannotChangeAGpuAnotherUsersJobHolds) {
+  const auto owners = world_->dir() / "owners";
+  std::filesystem::create_directory(owners);
+  std::ofstream(owners / "gpu0") << kOther << " 4242\n";
+  std::ofstream(owners / "gpu1") << kNobody << " 4243\n";
+  nlohmann::json policy = default_policy();
+  policy["rules"][0]["gpus"] = "all";
+  policy["job_owner"] = {{"dir", owners.string()}};
+  write_policy(policy);
+  auto daemon = start_daemon();
+  auto nobody = client(kNobody, {"set 0 power_limit_w 400", "set 1 power_limit_w 400"});
+  EXPECT_EQ(nobody->wait(), 0);
+  EXPECT_NE(nobody->out().find("wwd1 refused GPU 0 is held by job 4242 of 65533, not " + name_of(kNobody) +
+                               ": only the owner of the job that holds a GPU may change it"),
+            std::string::npos)
+      << nobody->out();
+  EXPECT_NE(nobody->out().find("wwd1 ok GPU 1 power_limit_w 400 W"), std::string::npos) << nobody->out();
+  auto other = client(kOther, {"set 0 power_limit_w 400"});
+  EXPECT_EQ(other->wait(), 0);
+  EXPECT_EQ(other->out().rfind("wwd1 ok GPU 0", 0), 0u) << other->out();
+  std::filesystem::remove(owners / "gpu0");  // the job ended: the epilog removed its file
+  auto late = client(kOther, {"set 0 power_limit_w 400"});
+  EXPECT_EQ(late->wait(), 0);
+  EXPECT_NE(late->out().find("no job holds GPU 0"), std::string::npos) << late->out();
+  EXPECT_TRUE(world_->wait_restored(650, 10s));
+}
+
+TEST_F(DaemonTest, AKilledDaemonRestartedRestoresFromItsJournalBeforeServing) {
+  auto daemon = start_daemon();
+  auto c = client(kOther, {"set 1 power_limit_w 300"}, /*hold=*/true);
+  ASSERT_TRUE(c->wait_for_out("holding")) << c->out() << daemon->err();
+  ASSERT_EQ(limit(kGpu1), 300);
+  ASSERT_EQ(world_->journals().size(), 1u);
+  // The daemon and its watchdog both killed (the machine's OOM killer, say): only the journal is left.
+  std::optional<pid_t> watchdog;
+  for (int i = 0; i < 2000 && !watchdog; ++i) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string stat = read_file(entry.path() / "stat");
+      const auto close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream fields(stat.substr(close + 2));
+      char state = 0;
+      pid_t ppid = 0;
+      fields >> state >> ppid;
+      if (ppid == daemon->pid()) watchdog = static_cast<pid_t>(std::stol(name));
+    }
+  }
+  ASSERT_TRUE(watchdog) << "no watchdog under the daemon";
+  ::kill(*watchdog, SIGKILL);
+  daemon->kill(SIGKILL);
+  daemon->wait();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(limit(kGpu1), 300);  // nobody restored it
+  ASSERT_EQ(world_->journals().size(), 1u);
+  auto restarted = start_daemon();  // returns once it serves
+  EXPECT_EQ(limit(kGpu1), 650) << restarted->err();
+  EXPECT_TRUE(world_->journals().empty());
+  EXPECT_NE(restarted->err().find("restored from the journal"), std::string::npos) << restarted->err();
+  // And it serves: the old client's connection is gone, a new one may take the GPU.
+  auto again = client(kOther, {"set 1 power_limit_w 300"});
+  EXPECT_EQ(again->wait(), 0);
+  EXPECT_EQ(again->out().rfind("wwd1 ok GPU 1", 0), 0u) << again->out();
+}
+
+TEST_F(DaemonTest, AKilledDaemonsWatchdogPutsTheGpuBack) {
+  auto daemon = start_daemon();
+  auto c = client(kOther, {"set 0 power_limit_w 300"}, /*hold=*/true);
+  ASSERT_TRUE(c->wait_for_out("holding")) << c->out() << daemon->err();
+  ASSERT_EQ(limit(kGpu0), 300);
+  daemon->kill(SIGKILL);
+  EXPECT_TRUE(world_->wait_restored(650, 10s));
+  EXPECT_TRUE(world_->journals().empty());
+}
+
+TEST_F(DaemonTest, AnInvalidPolicyIsRefusedWholeAtStartAndOnSighup) {
+  std::ofstream(policy_) << R"({"format": 1, "rules": [{"users": ["65534"], "power_limt_w": {"max": 300}}]})";
+  Child refused({WATTWISE_BIN, "daemon", "--socket", socket_.string(), "--policy", policy_.string()},
+                world_->dir(), "refused");
+  EXPECT_EQ(refused.wait(), 4);
+  EXPECT_NE(refused.err().find("rules[0].power_limt_w is not a field of a rule"), std::string::npos)
+      << refused.err();
+  EXPECT_FALSE(std::filesystem::exists(socket_));
+
+  write_policy(default_policy());
+  auto daemon = start_daemon();
+  std::ofstream(policy_) << "{";  // broken: the policy in force stays
+  daemon->kill(SIGHUP);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (daemon->err().find("SIGHUP") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_NE(daemon->err().find("SIGHUP: the new policy is refused whole and the previous one kept"),
+            std::string::npos)
+      << daemon->err();
+  auto still = client(kNobody, {"set 0 power_limit_w 400"});
+  EXPECT_EQ(still->wait(), 0);
+  EXPECT_EQ(still->out().rfind("wwd1 ok", 0), 0u) << still->out();
+
+  nlohmann::json narrower = default_policy();
+  narrower["rules"][0]["power_limit_w"] = {{"min", 500}, {"max", 650}};
+  write_policy(narrower);
+  daemon->kill(SIGHUP);
+  while (daemon->err().find("SIGHUP: policy") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  auto narrowed = client(kNobody, {"set 0 power_limit_w 400"});
+  EXPECT_EQ(narrowed->wait(), 0);
+  EXPECT_NE(narrowed->out().find("only within 500-650 W, not 400 W"), std::string::npos) << narrowed->out();
+}
+
+TEST_F(DaemonTest, MalformedRequestsAreAnsweredAndAnOverlongLineEndsTheConnection) {
+  auto daemon = start_daemon();
+  auto c = client(kNobody, {"set 0 power_limit_w 400", "set 9 power_limit_w 400"});
+  EXPECT_EQ(c->wait(), 0);
+  EXPECT_NE(c->out().find("wwd1 refused there is no GPU 9 on this node (it has 2: 0-1)"), std::string::npos)
+      << c->out();
+  // Raw bytes: garbage, then a line past 256 bytes.
+  auto raw = std::make_unique<Child>(
+      std::vector<std::string>{kSetpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
+                               "-c",
+                               "import socket,sys\n"
+                               "s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+                               "s.sendall(b'\\xff\\x00garbage\\nwwd1 allowed\\n' + b'x'*300)\n"
+                               "print(s.recv(4096).decode('utf-8','replace'))\n"
+                               "import time; time.sleep(0.2)\n"
+                               "d=b''\n"
+                               "while True:\n"
+                               "  b=s.recv(4096)\n"
+                               "  if not b: break\n"
+                               "  d+=b\n"
+                               "print(d.decode('utf-8','replace')); print('closed')\n",
+                               socket_.string()},
+      world_->dir(), "raw");
+  EXPECT_EQ(raw->wait(), 0) << raw->err();
+  const std::string out = raw->out();
+  EXPECT_NE(out.find("wwd1 bad not a wattwise daemon request"), std::string::npos) << out;
+  EXPECT_NE(out.find("wwd1 ok power_limit_w"), std::string::npos) << out;
+  EXPECT_NE(out.find("wwd1 bad a request is one line of at most 256 bytes"), std::string::npos) << out;
+  EXPECT_NE(out.find("closed"), std::string::npos) << out;
+  EXPECT_TRUE(world_->wait_restored(650, 10s));
+}
+
+TEST_F(DaemonTest, InfoSaysWhetherTheDaemonIsReachableAndWhatThePolicyLetsThisUserDo) {
+  const std::vector<std::string> info{kSetpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/env",
+                                      "WATTWISE_DAEMON_SOCKET=" + socket_.string(), WATTWISE_BIN, "info"};
+  // The fake driver's state lock, which the real driver does not have, open to the other uid.
+  const auto lock = world_->dir() / "fake_nvml.json.state.lock";
+  std::ofstream{lock};
+  ::chmod(lock.c_str(), 0666);
+  auto daemon = start_daemon();
+  Child reachable(info, world_->dir(), "info-reachable");
+  EXPECT_EQ(reachable.wait(), 0) << reachable.err();
+  EXPECT_NE(reachable.out().find("settings daemon: reachable at " + socket_.string() +
+                                 "; the policy lets you: power_limit_w 300-650 W on GPU 0; sm_clock_mhz >= 900 MHz "
+                                 "on GPU 0\n"),
+            std::string::npos)
+      << reachable.out() << reachable.err();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+  Child none(info, world_->dir(), "info-none");
+  EXPECT_EQ(none.wait(), 0) << none.err();
+  EXPECT_NE(none.out().find("settings daemon: none at " + socket_.string() + ": changing settings needs root"),
+            std::string::npos)
+      << none.out();
+}
+
+}  // namespace
+}  // namespace wattwise::safety
