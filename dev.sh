@@ -69,7 +69,7 @@ fuzz() {
         -DWATTWISE_FUZZ=ON -DWATTWISE_FUZZ_SECONDS="$seconds" -DWATTWISE_TESTS=OFF \
         -DWATTWISE_BENCHMARKS=OFF -DWATTWISE_WERROR=OFF >/dev/null
   cmake --build build-fuzz -j"$(nproc)" --target fuzz_marker_codec fuzz_runs_csv fuzz_trace_csv fuzz_plan \
-        fuzz_journal fuzz_window_protocol
+        fuzz_journal fuzz_window_protocol fuzz_daemon_protocol
   (cd build-fuzz && ctest --output-on-failure -L fuzz)
 }
 
