@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/split.hpp"
 #include "core/text.hpp"
 
 namespace wattwise::daemon {
@@ -14,17 +15,6 @@ namespace {
 
 constexpr std::string_view kTag = "wwd1";
 constexpr std::size_t kMaxReplyText = 1024;
-
-std::vector<std::string_view> split_spaces(std::string_view line) {
-  std::vector<std::string_view> fields;
-  while (!line.empty()) {
-    const auto space = line.find(' ');
-    fields.push_back(line.substr(0, space));
-    if (space == std::string_view::npos) break;
-    line.remove_prefix(space + 1);
-  }
-  return fields;
-}
 
 std::optional<unsigned> parse_unsigned(std::string_view text) {
   unsigned value{};

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/split.hpp"
 #include "core/text.hpp"
 
 namespace wattwise::window {
@@ -13,17 +14,6 @@ namespace {
 constexpr std::string_view kTag = "ww1";
 // As for markers (workload/marker_codec.hpp): no clock reads past 2^62 ns, and differences must not overflow.
 constexpr long long kMaxTimeNs = 1LL << 62;
-
-std::vector<std::string_view> split_spaces(std::string_view line) {
-  std::vector<std::string_view> fields;
-  while (!line.empty()) {
-    const auto space = line.find(' ');
-    fields.push_back(line.substr(0, space));
-    if (space == std::string_view::npos) break;
-    line.remove_prefix(space + 1);
-  }
-  return fields;
-}
 
 template <typename Int>
 std::optional<Int> parse_integer(std::string_view text) {
