@@ -4,6 +4,7 @@
 // twice.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -117,7 +118,9 @@ TEST_F(MultirankTest, EveryGpuIncludingTheIdleOneIsItsProfileIntegralWithinItsEd
       return hi - lo;
     }();
     const double tolerance_j = 0.01 * expected + 2 * swing_w * 0.1;
-    EXPECT_NEAR(g.at("energy_j").get<double>(), expected, tolerance_j) << "GPU " << i << ": " << g.dump();
+    EXPECT_NEAR(g.at("energy_j").get<double>(), expected,
+                accuracy_tolerance(tolerance_j, g.at("energy_uncertainty_j").get<double>()))
+        << "GPU " << i << ": " << g.dump();
     EXPECT_EQ(g.at("method"), "counter");
   }
 }
@@ -164,14 +167,15 @@ TEST_F(MultirankTest, EachRanksPhasesAreChargedToItsGpuOnlyAtThatGpusPower) {
 TEST_F(MultirankTest, RankIterationEnergiesAddUpToTheirGpusEnergyOverTheWindowsWithinOnePercent) {
   ASSERT_NO_FATAL_FAILURE(measure());
   for (int rank = 0; rank < kJobGpus; ++rank) {
-    double measured_j = 0, expected_sum_j = 0, time_s = 0;
+    double measured_j = 0, expected_sum_j = 0, time_s = 0, bar_j = 0;
     for (const auto& inst : instances("iteration", rank)) {
       measured_j += inst.at("energy_per_gpu_j")[rank].get<double>();
+      bar_j = std::hypot(bar_j, inst.at("energy_uncertainty_j").get<double>());  // added as phases[] adds them
       expected_sum_j += expected_j(rank, inst.at("begin_s"), inst.at("end_s"));
       time_s += duration_s(inst);
     }
     ASSERT_GT(expected_sum_j, 0);
-    EXPECT_NEAR(measured_j, expected_sum_j, 0.01 * expected_sum_j) << "rank " << rank;
+    EXPECT_NEAR(measured_j, expected_sum_j, accuracy_tolerance(0.01 * expected_sum_j, bar_j)) << "rank " << rank;
     // The iterations leave pauses between them: they are a part of the GPU's energy, not all of it.
     const double gpu_total_j = m_["gpus"][rank].at("energy_j");
     EXPECT_LT(measured_j, 0.9 * gpu_total_j) << "rank " << rank;
