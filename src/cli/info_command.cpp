@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "daemon/client.hpp"
+#include "experiment/replay_table.hpp"
 #include "report/info_live.hpp"
 #include "report/info_report.hpp"
 #include "safety/gpu_lock.hpp"
@@ -78,7 +79,7 @@ CommandRun add_info_command(CLI::App& app) {
       // "v100" alone shows the board; the model half only matters to jobs.
       const auto spec =
           flags->simulate.find(':') == std::string::npos ? flags->simulate + ":resnet50" : flags->simulate;
-      simulation = sim::make_simulation(spec);
+      simulation = sim::make_simulation(spec, {}, experiment::read_replay_table);
     } else {
       system = open_real_gpus(OfferSimulate::kYes);
     }

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "experiment/node_agent.hpp"
+#include "experiment/replay_table.hpp"
 #include "measure/job_watchers.hpp"
 #include "measure/live_status.hpp"
 #include "measure/session.hpp"
@@ -182,7 +183,7 @@ int run_measure(const MeasureFlags& flags) {
   experiment::AgentOutcome agent_outcome;
   nlohmann::json settings_result;  // null: no setting asked
   if (!flags.simulate.empty()) {
-    auto simulation = sim::make_simulation(flags.simulate, flags.sim);
+    auto simulation = sim::make_simulation(flags.simulate, flags.sim, experiment::read_replay_table);
     choose_gpus(*simulation.system, flags, options);
     m = measure::measure_simulated(simulation, options);
   } else {

@@ -32,6 +32,7 @@
 #include "cli/sweep_flags.hpp"
 #include "core/error.hpp"
 #include "experiment/multi_node_run.hpp"
+#include "experiment/replay_table.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/simulated_runs.hpp"
 #include "measure/session.hpp"
@@ -461,7 +462,7 @@ int run_sweep_command(SweepFlags flags) {
   if (simulated) {
     if (!flags.sim.iteration_markers_per_epoch)
       flags.sim.iteration_markers_per_epoch = kSimulatedIterationMarkers;
-    simulation.emplace(sim::make_simulation(flags.simulate, flags.sim));
+    simulation.emplace(sim::make_simulation(flags.simulate, flags.sim, experiment::read_replay_table));
   } else {
     real = open_real_gpus(OfferSimulate::kYes);
   }

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "experiment/runner.hpp"
+#include "experiment/replay_table.hpp"
 #include "measure/job_gpus.hpp"
 #include "report/measure_report.hpp"
 #include "safety/read_only_gpu.hpp"
@@ -110,7 +111,8 @@ int run_simulated(const TuneFlags& flags, tune::TunerConfig config, std::optiona
   // The simulated job drifts as a real GPU does (warm-up, wander, neighbouring iterations alike); a dry run
   // keeps it at the start value throughout: the A/A test.
   const tune::SimulatedTuneResult s = tune::simulate(flags.simulate, config, flags.seed, flags.iterations,
-                                                     tune::IterationNoise::typical(), flags.dry_run);
+                                                     tune::IterationNoise::typical(), flags.dry_run,
+                                                     experiment::read_replay_table);
   tune::LiveTuningResult r;
   r.knob = s.config.knob;
   r.metric = s.config.metric.name();

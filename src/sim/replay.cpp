@@ -4,14 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 
-#include "analysis/runs_csv.hpp"
-#include "store/analysis_runs.hpp"
 #include "core/error.hpp"
-#include "store/results_store.hpp"
 
 namespace wattwise::sim {
 namespace {
@@ -82,7 +78,7 @@ double ReplayCurve::power_noise_fraction() const {
   return pooled(points_, &ReplayPoint::power_cv, kDefaultPowerNoise);
 }
 
-ReplayCurve replay_curve_of(const std::vector<analysis::RunRecord>& runs, const std::string& source) {
+ReplayCurve replay_curve_of(const std::vector<ReplayRun>& runs, const std::string& source) {
   struct Group {
     std::vector<double> times, energies, powers;
   };
@@ -119,12 +115,6 @@ ReplayCurve replay_curve_of(const std::vector<analysis::RunRecord>& runs, const 
     points.push_back(p);
   }
   return ReplayCurve(std::move(points), source);
-}
-
-ReplayCurve load_replay_curve(const std::string& path) {
-  if (!store::is_database_input(path)) return replay_curve_of(analysis::read_runs_csv(path), path);
-  const auto store = store::ResultsStore::open_read_only(path);
-  return replay_curve_of(store::read_analysis_runs(store).runs, path);
 }
 
 SimProfile replay_profile(std::shared_ptr<const ReplayCurve> curve) {

@@ -1,14 +1,27 @@
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "analysis/run_record.hpp"
 #include "sim/profiles.hpp"
 
 namespace wattwise::sim {
+
+// One measured run of a replayed table, as the command read it (a runs CSV or a sweep database: sim knows
+// neither format; experiment/replay_table.hpp reads both).
+struct ReplayRun {
+  std::map<std::string, double> setting;  // knob -> value
+  double time_s = 0;
+  double energy_j = 0;
+  bool ok = true;  // a failed run is skipped
+};
+
+// Reads the table behind `--simulate csv:PATH`: the runs, or an error naming the file and what to do.
+using ReplayTableReader = std::function<std::vector<ReplayRun>(const std::string& path)>;
 
 // One measured power limit of a replayed table: the mean over its rows, and the spread when it has repeats.
 struct ReplayPoint {
@@ -55,10 +68,7 @@ class ReplayCurve {
 
 // Groups runs by power limit (one row per run or per setting). Refuses (data_error) runs with any knob
 // other than power_limit_w, or without it, naming the file and what to do.
-ReplayCurve replay_curve_of(const std::vector<analysis::RunRecord>& runs, const std::string& source);
-
-// A runs CSV (docs/analysis-csv.md) or a wattwise sweep database (recognised by its SQLite header).
-ReplayCurve load_replay_curve(const std::string& path);
+ReplayCurve replay_curve_of(const std::vector<ReplayRun>& runs, const std::string& source);
 
 // The simulated GPU and job that replay `curve`: the GPU's power limits span the measured range (default:
 // the highest), its only SM clock is the boost clock (clock knobs are refused), and the job's speed and

@@ -48,7 +48,8 @@ constexpr std::string_view kReplayPrefix = "csv:";
 
 }  // namespace
 
-Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptions& options) {
+Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptions& options,
+                           const ReplayTableReader& read_table) {
   const bool replay = gpu_and_model.starts_with(kReplayPrefix);
   const auto colon = gpu_and_model.find(':');
   if (colon == std::string_view::npos) {
@@ -61,7 +62,8 @@ Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptio
   if (replay) {
     const std::string path(gpu_and_model.substr(kReplayPrefix.size()));
     if (path.empty()) throw usage_error("--simulate csv:PATH needs a file: a runs CSV or a sweep database");
-    auto curve = std::make_shared<const ReplayCurve>(load_replay_curve(path));
+    if (!read_table) throw usage_error("--simulate csv:PATH is not available here: use measure, sweep or tune");
+    auto curve = std::make_shared<const ReplayCurve>(replay_curve_of(read_table(path), path));
     sim.options.noise_fraction = curve->time_noise_fraction();
     sim.options.power_noise_fraction = curve->power_noise_fraction();
     sim.profile = replay_profile(std::move(curve));

@@ -10,6 +10,7 @@
 #include "hw/gpu.hpp"
 #include "sim/drift.hpp"
 #include "sim/profiles.hpp"
+#include "sim/replay.hpp"
 #include "sim/sim_gpu.hpp"
 #include "sim/sim_job.hpp"
 
@@ -63,7 +64,9 @@ struct Simulation {
 // "v100:resnet50" -> the simulation; unknown GPU or model names are usage errors listing the valid ones.
 // "csv:PATH" replays a table of measured runs or a sweep database (sim/replay.hpp): its noise is the
 // table's spread between repeats (set in the returned options), and its job has no idle gaps, so a run's
-// time and energy are the table's.
-Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptions& options = {});
+// time and energy are the table's. `read_table` reads that table (experiment::read_replay_table); without
+// one, "csv:PATH" is refused.
+Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptions& options = {},
+                           const ReplayTableReader& read_table = {});
 
 }  // namespace wattwise::sim

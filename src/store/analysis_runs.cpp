@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <string>
 
 #include "core/error.hpp"
+#include "analysis/runs_csv.hpp"
 #include "core/text.hpp"
 #include "store/sqlite_statement.hpp"
 
@@ -181,6 +183,11 @@ AnalysisRuns read_analysis_runs(const ResultsStore& store) {
   for (std::size_t i = 0; i < result.runs.size(); ++i) result.runs[i].phases = combine_phases(phases[i]);
   read_node_figures(store.db_, path, position, result.runs);
   return result;
+}
+
+AnalysisRuns read_runs_file(const std::string& path) {
+  if (!is_database_input(path)) return {analysis::read_runs_csv(path), std::nullopt};
+  return read_analysis_runs(ResultsStore::open_read_only(path));
 }
 
 }  // namespace wattwise::store

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/run_record.hpp"
@@ -21,6 +23,10 @@ struct AnalysisRuns {
 // where the store has one, else the GPUs' rows combined (time: the longest, energy: the sum, absent if any
 // GPU lacks it). Text read from the database is repaired to valid UTF-8.
 AnalysisRuns read_analysis_runs(const ResultsStore& store);
+
+// The runs of a sweep database (as read_analysis_runs) or of a runs CSV (docs/analysis-csv.md, no phases, no
+// default setting), told apart by is_database_input.
+AnalysisRuns read_runs_file(const std::string& path);
 
 // One run's phases combined as above, in the order they were first stored.
 std::vector<analysis::PhaseRecord> combine_phases(const std::vector<PhaseResult>& results);

@@ -11,8 +11,8 @@
 
 namespace wattwise::tune {
 
-SimulatedJob::SimulatedJob(std::string_view profile_spec, TuneKnob knob)
-    : profile_(sim::make_simulation(profile_spec).profile), knob_(knob) {
+SimulatedJob::SimulatedJob(std::string_view profile_spec, TuneKnob knob, const sim::ReplayTableReader& read_table)
+    : profile_(sim::make_simulation(profile_spec, {}, read_table).profile), knob_(knob) {
   if (knob == TuneKnob::kSmClock && profile_.gpu.sm_clocks_mhz.size() < 2)
     throw usage_error(fmt::format("{} has no SM clocks to tune; use --knob power-limit", profile_.gpu.name));
 }
@@ -84,8 +84,9 @@ IterationMean SimulatedJob::iterate(double value, double since_change_s, double 
 }
 
 SimulatedTuneResult simulate(std::string_view profile_spec, TunerConfig config, std::uint64_t seed,
-                             std::uint64_t iterations, const IterationNoise& spread, bool dry_run) {
-  const SimulatedJob job(profile_spec, config.knob);
+                             std::uint64_t iterations, const IterationNoise& spread, bool dry_run,
+                             const sim::ReplayTableReader& read_table) {
+  const SimulatedJob job(profile_spec, config.knob, read_table);
   SimulatedTuneResult result;
   result.config = job.with_gpu_range(std::move(config));
   result.gpu_name = job.profile().gpu.name;

@@ -15,6 +15,7 @@
 #include "sim/drift.hpp"
 #include "sim/noise.hpp"
 #include "sim/profiles.hpp"
+#include "sim/replay.hpp"
 #include "tune/tuner.hpp"
 
 namespace wattwise::tune {
@@ -65,7 +66,7 @@ class SimulatedJob {
  public:
   // "v100:resnet50" or "csv:PATH"; unknown names are usage errors listing the valid ones, and so is the SM
   // clock on a replayed table (it only knows power limits).
-  SimulatedJob(std::string_view profile_spec, TuneKnob knob);
+  SimulatedJob(std::string_view profile_spec, TuneKnob knob, const sim::ReplayTableReader& read_table = {});
 
   // `config` with the knob's range and start value taken from the simulated GPU where they are unset (zero):
   // the power limit's constraints and default, or the supported SM clocks (their spacing as the step, unless
@@ -104,6 +105,6 @@ struct SimulatedTuneResult {
 // test).
 SimulatedTuneResult simulate(std::string_view profile_spec, TunerConfig config, std::uint64_t seed,
                              std::uint64_t iterations, const IterationNoise& spread = {},
-                             bool dry_run = false);
+                             bool dry_run = false, const sim::ReplayTableReader& read_table = {});
 
 }  // namespace wattwise::tune

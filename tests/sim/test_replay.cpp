@@ -10,6 +10,7 @@
 
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
+#include "experiment/replay_table.hpp"
 #include "sim/replay.hpp"
 #include "sim/unsampled_run.hpp"
 
@@ -27,12 +28,15 @@ std::filesystem::path write_temp(const std::string& name, const std::string& tex
 
 ReplayCurve curve_of(const std::string& csv) {
   std::istringstream in(csv);
-  return replay_curve_of(analysis::parse_runs_csv(in, "t.csv"), "t.csv");
+  std::vector<ReplayRun> runs;
+  for (const auto& run : analysis::parse_runs_csv(in, "t.csv"))
+    runs.push_back({run.setting, run.time_s, run.energy_j, run.ok});
+  return replay_curve_of(runs, "t.csv");
 }
 
 Simulation quiet_replay(const std::string& csv, const std::string& name) {
   const auto path = write_temp(name, csv);
-  Simulation sim = make_simulation("csv:" + path.string());
+  Simulation sim = make_simulation("csv:" + path.string(), {}, experiment::read_replay_table);
   sim.options.noise_fraction = 0;
   sim.options.power_noise_fraction = 0;
   return sim;
@@ -115,7 +119,7 @@ TEST(ReplayedSimulation, TheGpuRefusesLimitsOutsideTheTable) {
 TEST(ReplayedSimulation, RepeatsInTheTableBecomeRunToRunNoise) {
   const auto path = write_temp("wattwise-replay-noisy.csv",
                                "power_limit_w,time_s,energy_j\n300,9.5,950\n300,10.5,1050\n150,12,900\n");
-  Simulation sim = make_simulation("csv:" + path.string());
+  Simulation sim = make_simulation("csv:" + path.string(), {}, experiment::read_replay_table);
   EXPECT_NEAR(sim.options.noise_fraction, std::sqrt(0.005), 1e-12);  // CV of 9.5 and 10.5 over repeats
   double min_t = 1e9, max_t = 0;
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
@@ -128,10 +132,20 @@ TEST(ReplayedSimulation, RepeatsInTheTableBecomeRunToRunNoise) {
 
 TEST(ReplayedSimulation, AMissingFileIsAnEnvironmentError) {
   try {
-    make_simulation("csv:/no/such/table.csv");
+    make_simulation("csv:/no/such/table.csv", {}, experiment::read_replay_table);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kEnvironment) << e.what();
+  }
+}
+
+TEST(ReplayedSimulation, WithoutATableReaderCsvIsAUsageError) {
+  const auto path = write_temp("wattwise-replay-unread.csv", kPerSetting);
+  try {
+    make_simulation("csv:" + path.string());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage) << e.what();
   }
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
+#include "experiment/replay_table.hpp"
 
 namespace wattwise::tune {
 namespace {
@@ -107,12 +108,12 @@ TEST(SimulatedTune, SmClockOnAReplayedTableIsAUsageError) {
   const ReplayedTable table;
   TunerConfig config;
   config.knob = TuneKnob::kSmClock;
-  EXPECT_THROW(simulate(table.spec(), config, 1, 100), Error);
+  EXPECT_THROW(simulate(table.spec(), config, 1, 100, {}, false, experiment::read_replay_table), Error);
 }
 
 TEST(SimulatedTune, TunesAReplayedTableOverItsMeasuredRange) {
   const ReplayedTable table;
-  const auto r = simulate(table.spec(), TunerConfig{}, 2, 3000);
+  const auto r = simulate(table.spec(), TunerConfig{}, 2, 3000, {}, false, experiment::read_replay_table);
   EXPECT_EQ(r.config.min_value, 150);
   EXPECT_EQ(r.config.max_value, 300);
   ASSERT_TRUE(r.settled_value);

@@ -11,6 +11,7 @@
 #include "report/html/report_store.hpp"
 #include "report/html/report_tables.hpp"
 #include "store/results_store.hpp"
+#include "store/analysis_runs.hpp"
 
 namespace wattwise::report::html {
 
