@@ -62,7 +62,8 @@ Simulation make_simulation(std::string_view gpu_and_model, const SimulationOptio
   if (replay) {
     const std::string path(gpu_and_model.substr(kReplayPrefix.size()));
     if (path.empty()) throw usage_error("--simulate csv:PATH needs a file: a runs CSV or a sweep database");
-    if (!read_table) throw usage_error("--simulate csv:PATH is not available here: use measure, sweep or tune");
+    if (!read_table)
+      throw usage_error("--simulate csv:PATH is not available here: use measure, sweep or tune");
     auto curve = std::make_shared<const ReplayCurve>(replay_curve_of(read_table(path), path));
     sim.options.noise_fraction = curve->time_noise_fraction();
     sim.options.power_noise_fraction = curve->power_noise_fraction();

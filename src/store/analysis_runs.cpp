@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
-#include "core/error.hpp"
 #include "analysis/runs_csv.hpp"
+#include "core/error.hpp"
 #include "core/text.hpp"
 #include "store/sqlite_statement.hpp"
 

@@ -59,8 +59,8 @@ void LiveTuning::publish(const std::string& phase) const {
 }
 
 void LiveTuning::watch(const measure::LiveJob& job, const std::atomic<bool>& job_ended) {
-  const LiveEnergy energy(job.sampler, job.job_gpus);
-  const Resolver resolve = [&](const std::vector<EnergyWindow>& w) { return energy.resolve(w); };
+  const sampling::LiveEnergy energy(job.sampler, job.job_gpus);
+  const Resolver resolve = [&](const std::vector<sampling::EnergyWindow>& w) { return energy.resolve(w); };
   std::size_t markers_read = 0;
   Nanos next = job.clock.now();
   while (!job_ended.load()) {
@@ -114,10 +114,10 @@ void LiveTuning::step(Clock& clock, Nanos job_start, const std::vector<workload:
     ++result_.iterations_discarded;
   }
   if (pending_.empty()) return;
-  std::vector<EnergyWindow> windows;
+  std::vector<sampling::EnergyWindow> windows;
   for (const auto& iteration : pending_) windows.push_back({iteration.begin, iteration.end});
-  const std::vector<ResolvedEnergy> energies = resolve(windows);
-  for (const ResolvedEnergy& energy : energies) {
+  const std::vector<sampling::ResolvedEnergy> energies = resolve(windows);
+  for (const sampling::ResolvedEnergy& energy : energies) {
     const LiveIteration iteration = pending_.front();
     pending_.pop_front();
     const double before = tuner_.current_value();
@@ -128,7 +128,7 @@ void LiveTuning::step(Clock& clock, Nanos job_start, const std::vector<workload:
 }
 
 void LiveTuning::feed(Clock& clock, Nanos job_start, const LiveIteration& iteration,
-                      const ResolvedEnergy& energy) {
+                      const sampling::ResolvedEnergy& energy) {
   Accumulator& acc = by_setting_[in_force_];
   ++acc.n;
   acc.time_sum += iteration.time_s;

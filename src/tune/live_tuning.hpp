@@ -9,7 +9,7 @@
 //   new markers -> iterations complete on every rank (IterationAssembler)
 //   -> drop those that began before the setting in force took effect (they ran, at least partly, at the
 //      previous one; counted as `iterations_discarded`)
-//   -> the leading ones whose energy the readings cover (LiveEnergy, up to ~0.5 s after their end)
+//   -> the leading ones whose energy the readings cover (sampling::LiveEnergy, up to ~0.5 s after their end)
 //   -> Tuner::observe, one by one; on a decision that changes the value: apply, note when it took effect,
 //      and stop feeding (what is still pending began before it).
 // A job that sends no iteration marker within `marker_grace` gets one line saying how to mark them; the
@@ -27,7 +27,7 @@
 
 #include "core/clock.hpp"
 #include "measure/session.hpp"
-#include "tune/live_energy.hpp"
+#include "sampling/live_energy.hpp"
 #include "tune/live_iterations.hpp"
 #include "tune/tuner.hpp"
 
@@ -104,8 +104,9 @@ class LiveTuning {
   void watch(const measure::LiveJob& job, const std::atomic<bool>& job_ended);
 
   // One step at `now` with the markers heard since the last one; `resolve` gives the energy of the
-  // leading windows it can (LiveEnergy::resolve in a live run, a test's own in tests).
-  using Resolver = std::function<std::vector<ResolvedEnergy>(const std::vector<EnergyWindow>&)>;
+  // leading windows it can (sampling::LiveEnergy::resolve in a live run, a test's own in tests).
+  using Resolver =
+      std::function<std::vector<sampling::ResolvedEnergy>(const std::vector<sampling::EnergyWindow>&)>;
   void step(Clock& clock, Nanos job_start, const std::vector<workload::Marker>& markers,
             const Resolver& resolve);
 
@@ -116,7 +117,8 @@ class LiveTuning {
     std::uint64_t n = 0, n_energy = 0;
     double time_sum = 0, time_sq = 0, energy_sum = 0, energy_sq = 0;
   };
-  void feed(Clock& clock, Nanos job_start, const LiveIteration& iteration, const ResolvedEnergy& energy);
+  void feed(Clock& clock, Nanos job_start, const LiveIteration& iteration,
+            const sampling::ResolvedEnergy& energy);
   void act_on(Clock& clock, Nanos job_start, const Decision& decision);
   void change_to(Clock& clock, Nanos job_start, double value);  // applies (unless dry run) and records
   void publish(const std::string& phase) const;

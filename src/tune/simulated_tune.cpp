@@ -11,7 +11,8 @@
 
 namespace wattwise::tune {
 
-SimulatedJob::SimulatedJob(std::string_view profile_spec, TuneKnob knob, const sim::ReplayTableReader& read_table)
+SimulatedJob::SimulatedJob(std::string_view profile_spec, TuneKnob knob,
+                           const sim::ReplayTableReader& read_table)
     : profile_(sim::make_simulation(profile_spec, {}, read_table).profile), knob_(knob) {
   if (knob == TuneKnob::kSmClock && profile_.gpu.sm_clocks_mhz.size() < 2)
     throw usage_error(fmt::format("{} has no SM clocks to tune; use --knob power-limit", profile_.gpu.name));

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "tune/live_energy.hpp"
+#include "sampling/live_energy.hpp"
 
 namespace wattwise::window {
 
@@ -20,8 +20,8 @@ std::optional<WindowAnswer> answer_window(const std::vector<sampling::GpuTrace>&
                                           const WindowRequest& request) {
   const auto gpus = window_gpus(request, job_traces.size());
   if (gpus.empty()) return WindowAnswer::unavailable("wattwise measures no GPU of this job");
-  const bool covered = std::all_of(gpus.begin(), gpus.end(),
-                                   [&](std::size_t k) { return tune::covers(job_traces[k], request.end); });
+  const bool covered = std::all_of(
+      gpus.begin(), gpus.end(), [&](std::size_t k) { return sampling::covers(job_traces[k], request.end); });
   if (!covered) return std::nullopt;
   WindowAnswer answer;
   answer.status = WindowAnswer::Status::kOk;
@@ -29,7 +29,7 @@ std::optional<WindowAnswer> answer_window(const std::vector<sampling::GpuTrace>&
   for (std::size_t k : gpus) {
     const sampling::GpuTrace& trace = job_traces[k];
     // One GPU at a time, so that the answer has each GPU's share as well as the sum.
-    const auto resolved = tune::resolve_windows({trace}, {{request.begin, request.end}});
+    const auto resolved = sampling::resolve_windows({trace}, {{request.begin, request.end}});
     if (resolved.empty() || !resolved.front().joules)
       return WindowAnswer::unavailable(
           fmt::format("no reading of GPU {} covers the window{}", trace.gpu_index,
@@ -49,8 +49,8 @@ std::optional<WindowAnswer> LiveWindows::answer(const WindowRequest& request) co
   // asked again every few ms, and must not copy its whole length under the sampler's lock each time.
   const std::vector<sampling::GpuTrace> tail = sampler_.snapshot_since(request.end);
   for (std::size_t k : window_gpus(request, job_gpus_.size()))
-    if (!tune::covers(tail.at(job_gpus_[k]), request.end)) return std::nullopt;
-  std::vector<sampling::GpuTrace> all = sampler_.snapshot_since(request.begin - tune::kHistoryBefore);
+    if (!sampling::covers(tail.at(job_gpus_[k]), request.end)) return std::nullopt;
+  std::vector<sampling::GpuTrace> all = sampler_.snapshot_since(request.begin - sampling::kHistoryBefore);
   std::vector<sampling::GpuTrace> job;
   job.reserve(job_gpus_.size());
   for (std::size_t position : job_gpus_) job.push_back(std::move(all.at(position)));

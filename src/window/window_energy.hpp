@@ -1,11 +1,11 @@
 #pragma once
 
 // The energy of a window a running job asks for, from the sampler's readings so far: the same live energy
-// that `wattwise tune` cuts each iteration from (tune/live_energy.hpp), per GPU. So it is the 20 ms samples
+// that `wattwise tune` cuts each iteration from (sampling/live_energy.hpp), per GPU. So it is the 20 ms samples
 // (else the instantaneous power) integrated over the window, not yet reconciled to the energy counter as
 // the phase instance in the final summary is (docs/windows.md says by how much the two may differ).
 //
-// A window is answered once every one of its GPUs' readings covers its end (tune::covers): for the samples
+// A window is answered once every one of its GPUs' readings covers its end (sampling::covers): for the samples
 // that is the next drain after the end (every 0.5 s by default), so an answer waits for the readings rather
 // than guessing at the energy still in the driver's buffer.
 

@@ -56,8 +56,8 @@ class LiveJobDouble {
             Marker{clock_.now(), MarkerKind::kEnd, "iteration", {}, 42, std::nullopt, std::nullopt});
         begin_limit_[begin.count()] = limit_w_;
       }
-      tuning_->step(clock_, Nanos{0}, markers, [this](const std::vector<EnergyWindow>& windows) {
-        std::vector<ResolvedEnergy> out;
+      tuning_->step(clock_, Nanos{0}, markers, [this](const std::vector<sampling::EnergyWindow>& windows) {
+        std::vector<sampling::ResolvedEnergy> out;
         for (const auto& w : windows) {
           // Never asked for an iteration that began before the last change took effect.
           EXPECT_GE(w.begin, changed_at_);

@@ -27,7 +27,7 @@
 #include "sampling/sampler.hpp"
 #include "sampling/trace.hpp"
 
-namespace wattwise::tune {
+namespace wattwise::sampling {
 
 struct EnergyWindow {
   Nanos begin{0};
@@ -37,7 +37,7 @@ struct EnergyWindow {
 // A window's energy once it is known: joules absent when no source covers it on some job GPU.
 struct ResolvedEnergy {
   std::optional<double> joules;
-  sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
+  EnergyMethod method = EnergyMethod::kNone;
 };
 
 // For a GPU with a counter but no power reading: how long after a window's end a counter read must come
@@ -48,23 +48,23 @@ inline constexpr Nanos kCounterPastEnd = std::chrono::milliseconds(150);
 inline constexpr Nanos kHistoryBefore = std::chrono::seconds(2);
 
 // Whether the readings of one GPU cover a window ending at `end` (see the header's comment).
-bool covers(const sampling::GpuTrace& trace, Nanos end);
+bool covers(const GpuTrace& trace, Nanos end);
 
 // The energy of `windows` (in time order) summed over the given traces' GPUs, for the leading windows the
 // traces cover; the result is shorter than `windows` when the later ones are not covered yet.
-std::vector<ResolvedEnergy> resolve_windows(const std::vector<sampling::GpuTrace>& traces,
+std::vector<ResolvedEnergy> resolve_windows(const std::vector<GpuTrace>& traces,
                                             const std::vector<EnergyWindow>& windows);
 
 // resolve_windows over a snapshot of the sampler's job GPUs taken now.
 class LiveEnergy {
  public:
-  LiveEnergy(const sampling::Sampler& sampler, std::vector<std::size_t> job_gpus)
+  LiveEnergy(const Sampler& sampler, std::vector<std::size_t> job_gpus)
       : sampler_(sampler), job_gpus_(std::move(job_gpus)) {}
   std::vector<ResolvedEnergy> resolve(const std::vector<EnergyWindow>& windows) const;
 
  private:
-  const sampling::Sampler& sampler_;
+  const Sampler& sampler_;
   std::vector<std::size_t> job_gpus_;
 };
 
-}  // namespace wattwise::tune
+}  // namespace wattwise::sampling

@@ -1,10 +1,10 @@
-#include "tune/live_energy.hpp"
+#include "sampling/live_energy.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace wattwise::tune {
+namespace wattwise::sampling {
 namespace {
 
 // A GPU drawing `power_w` from 0 to `until_s`: its counter posted every 100 ms and read every 500 ms, its
@@ -74,4 +74,4 @@ TEST(LiveEnergy, AFailedGpuAnswersAtOnceWithoutEnergyBeyondItsReadings) {
 }
 
 }  // namespace
-}  // namespace wattwise::tune
+}  // namespace wattwise::sampling

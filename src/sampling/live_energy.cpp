@@ -1,27 +1,27 @@
-#include "tune/live_energy.hpp"
+#include "sampling/live_energy.hpp"
 
 #include <algorithm>
 
 #include "sampling/energy_accounting.hpp"
 
-namespace wattwise::tune {
+namespace wattwise::sampling {
 
 namespace {
 
-bool has_fine_trace(const sampling::GpuTrace& trace) {
+bool has_fine_trace(const GpuTrace& trace) {
   return !trace.power_samples.empty() || !trace.power_instant.empty() || !trace.power_average.empty();
 }
 
 // What an iteration's energy is cut from: the fine trace alone where there is one (see the header: the
 // counter's knots cannot be placed on a short copy of the readings), else the counter.
-sampling::GpuTrace fine_only(sampling::GpuTrace trace) {
+GpuTrace fine_only(GpuTrace trace) {
   if (has_fine_trace(trace)) trace.energy.clear();
   return trace;
 }
 
 }  // namespace
 
-bool covers(const sampling::GpuTrace& trace, Nanos end) {
+bool covers(const GpuTrace& trace, Nanos end) {
   // A failed GPU will not be read again: its windows are answered now (without its energy, or with what
   // its readings before the failure say).
   if (trace.failure) return true;
@@ -31,26 +31,26 @@ bool covers(const sampling::GpuTrace& trace, Nanos end) {
   return !trace.energy.empty() && trace.energy.back().t >= end + kCounterPastEnd;
 }
 
-std::vector<ResolvedEnergy> resolve_windows(const std::vector<sampling::GpuTrace>& traces,
+std::vector<ResolvedEnergy> resolve_windows(const std::vector<GpuTrace>& traces,
                                             const std::vector<EnergyWindow>& windows) {
   std::size_t covered = 0;
-  while (covered < windows.size() &&
-         std::all_of(traces.begin(), traces.end(),
-                     [&](const sampling::GpuTrace& t) { return covers(t, windows[covered].end); }))
+  while (covered < windows.size() && std::all_of(traces.begin(), traces.end(), [&](const GpuTrace& t) {
+           return covers(t, windows[covered].end);
+         }))
     ++covered;
   std::vector<ResolvedEnergy> resolved(covered);
   if (covered == 0) return resolved;
-  std::vector<sampling::EnergyAccounting> accountants;
+  std::vector<EnergyAccounting> accountants;
   accountants.reserve(traces.size());
   for (const auto& trace : traces) accountants.emplace_back(fine_only(trace));
   for (std::size_t w = 0; w < covered; ++w) {
     double sum_j = 0;
     bool known = !accountants.empty();
     for (const auto& accountant : accountants) {
-      const sampling::WindowEnergy e = accountant.energy(windows[w].begin, windows[w].end);
+      const WindowEnergy e = accountant.energy(windows[w].begin, windows[w].end);
       if (!e.joules) known = false;
       sum_j += e.joules.value_or(0);
-      if (resolved[w].method == sampling::EnergyMethod::kNone) resolved[w].method = e.method;
+      if (resolved[w].method == EnergyMethod::kNone) resolved[w].method = e.method;
     }
     if (known) resolved[w].joules = sum_j;
   }
@@ -59,10 +59,10 @@ std::vector<ResolvedEnergy> resolve_windows(const std::vector<sampling::GpuTrace
 
 std::vector<ResolvedEnergy> LiveEnergy::resolve(const std::vector<EnergyWindow>& windows) const {
   if (windows.empty()) return {};
-  std::vector<sampling::GpuTrace> all = sampler_.snapshot_since(windows.front().begin - kHistoryBefore);
-  std::vector<sampling::GpuTrace> job;
+  std::vector<GpuTrace> all = sampler_.snapshot_since(windows.front().begin - kHistoryBefore);
+  std::vector<GpuTrace> job;
   for (std::size_t position : job_gpus_) job.push_back(std::move(all.at(position)));
   return resolve_windows(job, windows);
 }
 
-}  // namespace wattwise::tune
+}  // namespace wattwise::sampling
