@@ -18,6 +18,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "experiment/runner.hpp"
+#include "store/measured_run.hpp"
 #include "slurm/merge_files.hpp"
 #include "workload/process.hpp"
 #include "workload/stop_signals.hpp"
@@ -178,7 +179,7 @@ std::vector<std::string> srun_argv(const MultiNodeOptions& options, const plan::
 store::RunRecord multi_node_record(const plan::PlannedRun& run, const std::vector<slurm::TaskResult>& results,
                                    int srun_exit_code, const std::string& started_at,
                                    const std::string& ended_at) {
-  store::RunRecord r = planned_run_record(run, started_at, ended_at, srun_exit_code);
+  store::RunRecord r = store::planned_run_record(run, started_at, ended_at, srun_exit_code);
   if (results.empty()) {
     r.error = fmt::format("no node wrote a result (srun exit status {}): see srun's messages above",
                           srun_exit_code);

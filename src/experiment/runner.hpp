@@ -106,14 +106,4 @@ std::vector<store::GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
 std::vector<store::StoredGpu> stored_gpus_of(hw::GpuSystem& system,
                                              const std::vector<std::size_t>& gpu_indices);
 
-// A run's record before its results: which planned run, when, and how the job exited (one place for the
-// one-node runner and the multi-node sweep).
-store::RunRecord planned_run_record(const plan::PlannedRun& run, const std::string& started_at,
-                                    const std::string& ended_at, int exit_status);
-
-// The database row of one measured run; `read_back` from read_back_settings (same order as the GPUs).
-store::RunRecord record_of(const plan::PlannedRun& run, const measure::Measurement& m,
-                           const std::vector<store::GpuRunEnergy>& read_back, const std::string& started_at,
-                           const std::string& ended_at);
-
 }  // namespace wattwise::experiment

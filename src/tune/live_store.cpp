@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "experiment/runner.hpp"
+#include "store/measured_run.hpp"
 #include "store/results_store.hpp"
 #include "tune/live_report.hpp"
 
@@ -65,7 +65,7 @@ void TuneStore::write(const measure::Measurement& m, const LiveTuningResult& res
       if (g.used_by_job) gpus.push_back({g.gpu.index, g.gpu.uuid, g.gpu.name, {}, {}, {}});
   store::ResultsStore db = store::ResultsStore::create(path_, meta, plan, gpus);
   plan::PlannedRun run;  // the job, once, at the settings the trace names
-  db.add_run(experiment::record_of(run, m, {}, started_at_, utc_now_iso8601()));
+  db.add_run(store::record_of(run, m, {}, started_at_, utc_now_iso8601()));
   db.add_tune_trace(tune_trace_of(result));
 }
 

@@ -1,9 +1,9 @@
 // A run during which a GPU was lost is a failed run in the database, with the GPU's error (issue 10 item 1).
 #include <gtest/gtest.h>
 
-#include "experiment/runner.hpp"
+#include "store/measured_run.hpp"
 
-namespace wattwise::experiment {
+namespace wattwise::store {
 namespace {
 
 using namespace std::chrono_literals;
@@ -44,4 +44,4 @@ TEST(RecordOf, AHealthyRunHasNoError) {
 }
 
 }  // namespace
-}  // namespace wattwise::experiment
+}  // namespace wattwise::store
