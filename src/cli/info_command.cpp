@@ -10,6 +10,7 @@
 #include "core/json_text.hpp"
 #include "daemon/client.hpp"
 #include "experiment/replay_table.hpp"
+#include "hw/gpu_snapshot.hpp"
 #include "report/info_live.hpp"
 #include "report/info_report.hpp"
 #include "safety/gpu_lock.hpp"
@@ -86,12 +87,13 @@ CommandRun add_info_command(CLI::App& app) {
     hw::GpuSystem& gpus = simulation ? static_cast<hw::GpuSystem&>(*simulation->system) : *system;
     const auto probes =
         flags->probe ? probe_set_permission(gpus) : std::vector<std::optional<report::SetProbe>>{};
+    const hw::SystemSnapshot snapshot = hw::read_snapshot(gpus);  // every reading, before any formatting
     if (flags->json || flags->format == "json") {
-      std::cout << json_text(report::info_json(gpus, probes), 2) << "\n";
+      std::cout << json_text(report::info_json(snapshot, probes), 2) << "\n";
     } else if (flags->format == "csv") {
-      std::cout << report::info_csv(gpus);
+      std::cout << report::info_csv(snapshot);
     } else {
-      std::cout << report::info_text(gpus, probes);
+      std::cout << report::info_text(snapshot, probes);
       // Who may change settings here besides root: the settings daemon and what its policy grants this user.
       if (!simulation)
         std::cout << "settings daemon: " << daemon::daemon_status_line(daemon::default_socket_path(), ::geteuid() == 0)
@@ -99,9 +101,9 @@ CommandRun add_info_command(CLI::App& app) {
     }
     // Every other GPU was listed; the unreadable ones make the exit code say the machine needs looking at.
     int exit_code = 0;
-    for (std::size_t i = 0; i < gpus.count(); ++i) {
-      if (const auto failure = report::unreadable(gpus.gpu(i))) {
-        std::fprintf(stderr, "wattwise: %s\n", failure->c_str());
+    for (const auto& gpu : snapshot.gpus) {
+      if (gpu.unreadable) {
+        std::fprintf(stderr, "wattwise: %s\n", gpu.unreadable->c_str());
         exit_code = static_cast<int>(ErrorKind::kEnvironment);
       }
     }

@@ -2,23 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
 
 namespace wattwise::report {
 
 namespace {
-
-// A reading that fails (a lost GPU, a driver error) is absent, never the end of `info`.
-template <typename Read>
-auto or_absent(Read&& read) -> decltype(read()) {
-  try {
-    return read();
-  } catch (const Error&) {
-    return {};
-  }
-}
 
 template <typename T>
 std::string text_or_na(const std::optional<T>& value, const char* format) {
@@ -40,35 +29,25 @@ std::string csv_text(const std::string& text) {
 
 }  // namespace
 
-LiveReading read_live(hw::Gpu& gpu) {
-  LiveReading r;
-  r.power_w = or_absent([&] { return gpu.power_instant_w(); });
-  if (!r.power_w) r.power_w = or_absent([&] { return gpu.power_average_w(); });
-  if (const auto mj = or_absent([&] { return gpu.energy_mj(); })) r.energy_j = static_cast<double>(*mj) / 1e3;
-  r.telemetry = or_absent([&] { return gpu.telemetry(); });
-  return r;
-}
-
-std::string live_table(hw::GpuSystem& system) {
+std::string live_table(const hw::SystemSnapshot& system) {
   Table table({"GPU", "power", "energy since driver load", "temp", "SM clock", "mem clock", "util GPU / mem",
                "pstate", "memory used"});
-  for (std::size_t i = 0; i < system.count(); ++i) {
-    auto& gpu = system.gpu(i);
-    const LiveReading r = read_live(gpu);
+  for (const auto& gpu : system.gpus) {
+    const hw::LiveReading& r = gpu.now;
     const hw::Telemetry& t = r.telemetry;
     const std::string util =
         t.util_gpu_pct || t.util_mem_pct
             ? fmt::format("{} / {}", text_or_na(t.util_gpu_pct, "{}%"), text_or_na(t.util_mem_pct, "{}%"))
             : "n/a";
-    table.add_row({std::to_string(gpu.identity().index), format_power_w(r.power_w),
-                   format_energy_j(r.energy_j), text_or_na(t.temp_c, "{} °C"),
-                   text_or_na(t.sm_clock_mhz, "{} MHz"), text_or_na(t.mem_clock_mhz, "{} MHz"), util,
-                   text_or_na(t.pstate, "P{}"), text_or_na(t.mem_used_mib, "{:.0f} MiB")});
+    table.add_row({std::to_string(gpu.identity.index), format_power_w(r.power_w), format_energy_j(r.energy_j),
+                   text_or_na(t.temp_c, "{} °C"), text_or_na(t.sm_clock_mhz, "{} MHz"),
+                   text_or_na(t.mem_clock_mhz, "{} MHz"), util, text_or_na(t.pstate, "P{}"),
+                   text_or_na(t.mem_used_mib, "{:.0f} MiB")});
   }
   return table.render();
 }
 
-nlohmann::json live_json(const LiveReading& r) {
+nlohmann::json live_json(const hw::LiveReading& r) {
   const auto value = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   const hw::Telemetry& t = r.telemetry;
   return {{"power_w", value(r.power_w)},
@@ -82,17 +61,16 @@ nlohmann::json live_json(const LiveReading& r) {
           {"mem_used_mib", value(t.mem_used_mib)}};
 }
 
-std::string info_csv(hw::GpuSystem& system) {
+std::string info_csv(const hw::SystemSnapshot& system) {
   std::string out =
       "index,uuid,name,pci_bus_id,power_w,energy_j,temp_c,sm_clock_mhz,mem_clock_mhz,util_gpu_pct,"
       "util_mem_pct,pstate,mem_used_mib,power_limit_w,power_limit_min_w,power_limit_default_w,"
       "power_limit_max_w\n";
-  for (std::size_t i = 0; i < system.count(); ++i) {
-    auto& gpu = system.gpu(i);
-    const auto& id = gpu.identity();
-    const LiveReading r = read_live(gpu);
+  for (const auto& gpu : system.gpus) {
+    const auto& id = gpu.identity;
+    const hw::LiveReading& r = gpu.now;
     const hw::Telemetry& t = r.telemetry;
-    const auto limits = or_absent([&] { return gpu.power_limits(); });
+    const auto& limits = gpu.power_limits;
     const auto limit = [&](double hw::PowerLimits::*field) {
       return limits ? fmt::format("{}", (*limits).*field) : std::string();
     };

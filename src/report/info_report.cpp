@@ -78,34 +78,22 @@ std::optional<SetProbe> probe_of(const std::vector<std::optional<SetProbe>>& pro
 
 }  // namespace
 
-std::optional<std::string> unreadable(hw::Gpu& gpu) {
-  try {
-    (void)gpu.capabilities();
-    (void)gpu.power_limits();
-    (void)gpu.supported_mem_clocks_mhz();
-    return std::nullopt;
-  } catch (const Error& e) {
-    return std::string(e.what());
-  }
-}
-
-std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes) {
-  std::string out = fmt::format("wattwise {}  backend {}  driver {}  GPUs {}\n\n", kVersion, system.backend(),
-                                system.driver_version(), system.count());
+std::string info_text(const hw::SystemSnapshot& system, const std::vector<std::optional<SetProbe>>& probes) {
+  std::string out = fmt::format("wattwise {}  backend {}  driver {}  GPUs {}\n\n", kVersion, system.backend,
+                                system.driver_version, system.gpus.size());
   Table table({"GPU", "name", "power limit min / default / current / max", "enforced", "memory clocks"});
   table.set_align(1, Table::Align::kLeft);
-  for (std::size_t i = 0; i < system.count(); ++i) {
-    auto& gpu = system.gpu(i);
-    if (const auto failure = unreadable(gpu)) {
-      table.add_row({std::to_string(gpu.identity().index), "unreadable (the reason is on stderr)", "n/a",
-                     "n/a", "n/a"});
+  for (const auto& gpu : system.gpus) {
+    if (gpu.unreadable) {
+      table.add_row(
+          {std::to_string(gpu.identity.index), "unreadable (the reason is on stderr)", "n/a", "n/a", "n/a"});
       continue;
     }
-    const auto limits = gpu.power_limits();
-    const auto mem = gpu.supported_mem_clocks_mhz();
+    const auto& limits = gpu.power_limits;
+    const auto& mem = gpu.mem_clocks_mhz;
     std::string mem_text = mem.empty() ? "n/a" : "";
     for (unsigned m : mem) mem_text += fmt::format("{}{}", mem_text.empty() ? "" : ", ", m);
-    table.add_row({std::to_string(gpu.identity().index), gpu.identity().name,
+    table.add_row({std::to_string(gpu.identity.index), gpu.identity.name,
                    limits ? fmt::format("{:.0f} / {:.0f} / {:.0f} / {:.0f} W", limits->min_w,
                                         limits->default_w, limits->current_w, limits->max_w)
                           : "n/a",
@@ -114,16 +102,14 @@ std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<Set
   }
   out += table.render();
   out += "\nNow:\n" + live_table(system);
-  for (std::size_t i = 0; i < system.count(); ++i) {
-    auto& gpu = system.gpu(i);
-    if (unreadable(gpu)) continue;  // said in the table above
-    const auto& id = gpu.identity();
-    const auto caps = gpu.capabilities();
-    const auto mem = gpu.supported_mem_clocks_mhz();
+  for (std::size_t i = 0; i < system.gpus.size(); ++i) {
+    const auto& gpu = system.gpus[i];
+    if (gpu.unreadable) continue;  // said in the table above
+    const auto& id = gpu.identity;
+    const auto& caps = gpu.capabilities;
     out += fmt::format("\nGPU {}  {}  PCI {}\n", id.index, id.uuid, id.pci_bus_id);
-    for (unsigned m : mem)
-      out +=
-          fmt::format("  SM clocks at {} MHz memory: {}\n", m, clocks_text(gpu.supported_sm_clocks_mhz(m)));
+    for (unsigned m : gpu.mem_clocks_mhz)
+      out += fmt::format("  SM clocks at {} MHz memory: {}\n", m, clocks_text(gpu.sm_clocks_mhz.at(m)));
     out += fmt::format("  readings:     {}\n", flags_text(caps, kReadings, true));
     const auto missing = flags_text(caps, kReadings, false);
     if (missing != "none") out += fmt::format("  not available: {}\n", missing);
@@ -133,23 +119,24 @@ std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<Set
   return out;
 }
 
-nlohmann::json info_json(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes) {
+nlohmann::json info_json(const hw::SystemSnapshot& system,
+                         const std::vector<std::optional<SetProbe>>& probes) {
   using nlohmann::json;
   json j{{"tool", "wattwise"},
          {"version", kVersion},
-         {"backend", system.backend()},
-         {"driver_version", system.driver_version()},
+         {"backend", system.backend},
+         {"driver_version", system.driver_version},
          {"gpus", json::array()}};
-  for (std::size_t i = 0; i < system.count(); ++i) {
-    auto& gpu = system.gpu(i);
-    if (const auto failure = unreadable(gpu)) {
-      j["gpus"].push_back(json{{"index", gpu.identity().index}, {"error", *failure}});
+  for (std::size_t i = 0; i < system.gpus.size(); ++i) {
+    const auto& gpu = system.gpus[i];
+    if (gpu.unreadable) {
+      j["gpus"].push_back(json{{"index", gpu.identity.index}, {"error", *gpu.unreadable}});
       continue;
     }
-    const auto& id = gpu.identity();
-    const auto caps = gpu.capabilities();
+    const auto& id = gpu.identity;
+    const auto& caps = gpu.capabilities;
     json g{{"index", id.index}, {"uuid", id.uuid}, {"name", id.name}, {"pci_bus_id", id.pci_bus_id}};
-    if (const auto limits = gpu.power_limits()) {
+    if (const auto& limits = gpu.power_limits) {
       g["power_limit_w"] = {{"min", limits->min_w},
                             {"max", limits->max_w},
                             {"default", limits->default_w},
@@ -159,15 +146,14 @@ nlohmann::json info_json(hw::GpuSystem& system, const std::vector<std::optional<
       g["power_limit_w"] = nullptr;
     }
     json clocks = json::object();
-    for (unsigned m : gpu.supported_mem_clocks_mhz())
-      clocks[std::to_string(m)] = gpu.supported_sm_clocks_mhz(m);
+    for (const auto& [m, sm] : gpu.sm_clocks_mhz) clocks[std::to_string(m)] = sm;
     g["supported_sm_clocks_mhz_by_mem_clock"] = clocks;
     json readings = json::object();
     for (const auto& f : kReadings) readings[f.name] = caps.*f.flag;
     json controls = json::object();
     for (const auto& f : kControls) controls[f.name] = caps.*f.flag;
     g["readings"] = readings;
-    g["now"] = live_json(read_live(gpu));
+    g["now"] = live_json(gpu.now);
     g["controls"] = controls;
     // true, false, or null: unknown until tried (see info_text).
     const auto permission = setting_permission(caps, probe_of(probes, i));

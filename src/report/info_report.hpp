@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hw/gpu.hpp"
+#include "hw/gpu_snapshot.hpp"
 
 namespace wattwise::report {
 
@@ -17,15 +17,14 @@ struct SetProbe {
   std::string note;             // the driver's refusal, or why it could not be asked
 };
 
-// `wattwise info`: GPUs, limits, clocks, capabilities and permissions, for people and for programs.
-// Reads only: nothing is changed on any GPU. Whether settings may change is "no" when the calls are missing
-// or the user is not root, and otherwise "unknown until tried" (a container or an admin setting can refuse
-// root), unless `probes` (one per GPU, by position) holds the driver's answer.
-// Why a GPU cannot be shown (lost, or its driver calls fail), or nullopt when it can: `info` lists the
-// others and says so, rather than failing on the first bad GPU.
-std::optional<std::string> unreadable(hw::Gpu& gpu);
-
-std::string info_text(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes = {});
-nlohmann::json info_json(hw::GpuSystem& system, const std::vector<std::optional<SetProbe>>& probes = {});
+// `wattwise info`: GPUs, limits, clocks, capabilities and permissions, for people and for programs, from
+// the readings gathered first (hw::read_snapshot): formatting reads no GPU. Whether settings may change is
+// "no" when the calls are missing or the user is not root, and otherwise "unknown until tried" (a container
+// or an admin setting can refuse root), unless `probes` (one per GPU, by position) holds the driver's
+// answer. A GPU that is unreadable is listed as such; the others are shown.
+std::string info_text(const hw::SystemSnapshot& system,
+                      const std::vector<std::optional<SetProbe>>& probes = {});
+nlohmann::json info_json(const hw::SystemSnapshot& system,
+                         const std::vector<std::optional<SetProbe>>& probes = {});
 
 }  // namespace wattwise::report
