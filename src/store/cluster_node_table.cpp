@@ -37,17 +37,17 @@ void insert_cluster_nodes(sqlite3* db, const std::string& path, std::int64_t run
   }
 }
 
-std::vector<ClusterNodeEnergy> read_cluster_nodes(sqlite3* db, const std::string& path, std::int64_t run_id) {
-  std::vector<ClusterNodeEnergy> nodes;
+std::map<std::int64_t, std::vector<ClusterNodeEnergy>> read_cluster_nodes(sqlite3* db,
+                                                                          const std::string& path) {
+  std::map<std::int64_t, std::vector<ClusterNodeEnergy>> nodes;
   if (!has_cluster_node_table(db, path)) return nodes;
   Statement query(
       db, path,
-      "SELECT node, wall_s, energy_j, complete, gpus_json FROM run_cluster_nodes WHERE run_id = ? "
-      "ORDER BY rowid");
-  query.bind(1, run_id);
+      "SELECT run_id, node, wall_s, energy_j, complete, gpus_json FROM run_cluster_nodes ORDER BY "
+      "run_id, rowid");
   while (query.step())
-    nodes.push_back(
-        {query.text(0), query.real(1), query.optional_real(2), query.integer(3) != 0, query.text(4)});
+    nodes[query.integer(0)].push_back(
+        {query.text(1), query.real(2), query.optional_real(3), query.integer(4) != 0, query.text(5)});
   return nodes;
 }
 

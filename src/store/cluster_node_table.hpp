@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +25,9 @@ struct ClusterNodeEnergy {
 void create_cluster_node_table(sqlite3* db, const std::string& path);
 void insert_cluster_nodes(sqlite3* db, const std::string& path, std::int64_t run_id,
                           const std::vector<ClusterNodeEnergy>& nodes);
-// The run's nodes, in the order stored; none for a single-node run or a file older than version 5.
-std::vector<ClusterNodeEnergy> read_cluster_nodes(sqlite3* db, const std::string& path, std::int64_t run_id);
+// Every multi-node run's nodes by run id, in the order stored; none for single-node runs or a file older
+// than version 5.
+std::map<std::int64_t, std::vector<ClusterNodeEnergy>> read_cluster_nodes(sqlite3* db,
+                                                                          const std::string& path);
 
 }  // namespace wattwise::store

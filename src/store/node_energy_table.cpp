@@ -46,16 +46,15 @@ void insert_node_energy(sqlite3* db, const std::string& path, std::int64_t run_i
   }
 }
 
-std::vector<NodeRunEnergy> read_node_energy(sqlite3* db, const std::string& path, std::int64_t run_id) {
-  std::vector<NodeRunEnergy> node;
+std::map<std::int64_t, std::vector<NodeRunEnergy>> read_node_energy(sqlite3* db, const std::string& path) {
+  std::map<std::int64_t, std::vector<NodeRunEnergy>> node;
   if (!has_node_energy_table(db, path)) return node;
   Statement query(db, path,
-                  "SELECT source, kind, origin, energy_j, avg_power_w FROM run_node_energy WHERE run_id = ? "
-                  "ORDER BY rowid");
-  query.bind(1, run_id);
+                  "SELECT run_id, source, kind, origin, energy_j, avg_power_w FROM run_node_energy ORDER BY "
+                  "run_id, rowid");
   while (query.step())
-    node.push_back(
-        {query.text(0), query.text(1), query.text(2), query.optional_real(3), query.optional_real(4)});
+    node[query.integer(0)].push_back(
+        {query.text(1), query.text(2), query.text(3), query.optional_real(4), query.optional_real(5)});
   return node;
 }
 

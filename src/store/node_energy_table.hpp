@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,8 +34,8 @@ struct PhaseNodeEnergy {
 void create_node_energy_table(sqlite3* db, const std::string& path);
 void insert_node_energy(sqlite3* db, const std::string& path, std::int64_t run_id,
                         const std::vector<NodeRunEnergy>& node, const std::vector<PhaseNodeEnergy>& phases);
-// The run's node sources; none when the database predates the table.
-std::vector<NodeRunEnergy> read_node_energy(sqlite3* db, const std::string& path, std::int64_t run_id);
+// Every run's node sources by run id, in the order stored; none when the database predates the table.
+std::map<std::int64_t, std::vector<NodeRunEnergy>> read_node_energy(sqlite3* db, const std::string& path);
 bool has_node_energy_table(sqlite3* db, const std::string& path);
 
 }  // namespace wattwise::store

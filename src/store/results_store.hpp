@@ -123,7 +123,9 @@ struct EarlierAttempt {
   std::string replaced_at;  // when the new attempt was stored
 };
 
-// A sweep's SQLite database. Each finished run is committed in its own transaction at once (with its
+// A sweep's SQLite database, in rooms: the file's lifecycle (store/database.hpp: open, lock, check), the
+// schema (store/schema.hpp: create, upgrade, indexes), writing runs (run_writer.cpp) and reading them
+// (run_reader.cpp: each table read once, whatever the number of runs). Each finished run is committed in its own transaction at once (with its
 // phases and traces), so a crash or a full disk loses at most the run in flight. WAL journal and a busy
 // timeout: readers never stop the sweep. One writer at a time: create and open_for_resume take an
 // exclusive lock on `<db>.lock` (kept beside the database) and refuse a second writer at once.
@@ -172,6 +174,7 @@ class ResultsStore {
   // Where the job of the run at `plan_index` was seen (schema 3; empty for older files and simulated runs).
   std::vector<GpuRunUsage> gpu_usage(std::size_t plan_index) const;
   int schema_version() const;
+  // Every stored run with its settings, GPUs, phases and node figures (one query per table).
   std::vector<RunRecord> runs() const;
   nlohmann::json plan() const;
   std::vector<StoredGpu> gpus() const;
@@ -182,8 +185,8 @@ class ResultsStore {
   void export_runs_csv(std::ostream& out) const;
 
  private:
-  // Reads the runs for the analysis in three queries (not four per run, as runs() does): the hot path of
-  // an adaptive sweep, which analyses after every run.
+  // Reads only what the analysis needs, in three queries: the hot path of an adaptive sweep, which
+  // analyses after every run.
   friend AnalysisRuns read_analysis_runs(const ResultsStore& store);
   ResultsStore(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
   // The writer's store: `open` opens the database; `lock_fd`, the writer lock, is closed if that fails.

@@ -113,4 +113,17 @@ void exec_sql(sqlite3* db, const std::string& path, const char* sql) {
     throw sqlite_failure(db, path, "statement", sqlite3_extended_errcode(db));
 }
 
+Transaction::Transaction(sqlite3* db, std::string path, const char* begin) : db_(db), path_(std::move(path)) {
+  exec_sql(db_, path_, begin);
+}
+
+Transaction::~Transaction() {
+  if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Transaction::commit() {
+  exec_sql(db_, path_, "COMMIT");
+  open_ = false;
+}
+
 }  // namespace wattwise::store

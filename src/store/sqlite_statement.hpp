@@ -68,4 +68,21 @@ class Statement {
 // Runs SQL without results (schema, transactions).
 void exec_sql(sqlite3* db, const std::string& path, const char* sql);
 
+// One transaction: begun by the constructor ("BEGIN IMMEDIATE" takes the write lock at once, so a busy
+// database fails here rather than at the commit), committed by commit(), rolled back by the destructor
+// when an exception leaves before that.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, std::string path, const char* begin = "BEGIN IMMEDIATE");
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+ private:
+  sqlite3* db_;
+  std::string path_;
+  bool open_ = true;
+};
+
 }  // namespace wattwise::store

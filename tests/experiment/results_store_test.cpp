@@ -225,6 +225,56 @@ struct OtherConnection {
   sqlite3* db = nullptr;
 };
 
+bool has_index(const std::filesystem::path& db, const char* name) {
+  OtherConnection c(db);
+  sqlite3_stmt* query = nullptr;
+  sqlite3_prepare_v2(c.db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", -1, &query,
+                     nullptr);
+  sqlite3_bind_text(query, 1, name, -1, SQLITE_STATIC);
+  const bool found = sqlite3_step(query) == SQLITE_ROW;
+  sqlite3_finalize(query);
+  return found;
+}
+
+TEST_F(StoreTest, RunPhasesAreIndexedByRunInANewDatabaseAndGainTheIndexOnResume) {
+  { store::ResultsStore store = create(); }
+  EXPECT_TRUE(has_index(db(), "run_phases_run_id"));
+  {
+    OtherConnection old(db());  // a file made before the index
+    ASSERT_EQ(old.exec("DROP INDEX run_phases_run_id"), SQLITE_OK);
+  }
+  EXPECT_FALSE(has_index(db(), "run_phases_run_id"));
+  { store::ResultsStore store = store::ResultsStore::open_for_resume(db(), plan::plan_spec_to_json(spec())); }
+  EXPECT_TRUE(has_index(db(), "run_phases_run_id"));
+}
+
+TEST_F(StoreTest, EveryRunReadsBackItsOwnSettingsGpusAndPhases) {
+  store::ResultsStore store = create();
+  const plan::Plan plan = plan::make_plan(spec());
+  // Stored out of plan order, one with no GPU row and an extra phase: each table is read once for all runs.
+  store::RunRecord third = record_of(plan.runs[3], 13);
+  third.phases.push_back({std::nullopt, "step", 7, 1.5, 20.0, 3, "counter"});
+  store::RunRecord first = record_of(plan.runs[1], 11);
+  first.gpus.clear();
+  store.add_run(third);
+  store.add_run(first);
+  store.add_run(record_of(plan.runs[2], 12));
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].plan_index, 1u);
+  EXPECT_EQ(runs[0].settings, plan.runs[1].settings);
+  EXPECT_TRUE(runs[0].gpus.empty());
+  EXPECT_EQ(runs[0].phases.size(), 1u);
+  EXPECT_EQ(runs[1].plan_index, 2u);
+  EXPECT_EQ(runs[1].gpus.at(0).energy_j, 12 * 200);
+  EXPECT_EQ(runs[2].plan_index, 3u);
+  EXPECT_EQ(runs[2].settings, plan.runs[3].settings);
+  ASSERT_EQ(runs[2].phases.size(), 2u);
+  EXPECT_EQ(runs[2].phases[1].name, "step");
+  EXPECT_EQ(runs[2].phases[1].count, 7u);
+  EXPECT_EQ(runs[2].gpus.at(0).energy_j, 13 * 200);
+}
+
 TEST_F(StoreTest, AReaderHoldingTheDatabaseDoesNotStopTheCommitOfARun) {
   store::ResultsStore store = create();
   plan::Plan plan = plan::make_plan(spec());
