@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise::analysis {
 namespace {
@@ -19,19 +20,10 @@ std::string lower(std::string text) {
   return text;
 }
 
-std::optional<double> to_number(const std::string& text) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
 constexpr const char* kMetricChoices = "E, edp, ed2p, eds:K (K > 1, e.g. eds:1.5), gain-loss, time";
 
 MetricSpec parse_eds(const std::string& original, const std::string& k_text) {
-  const auto k = to_number(k_text);
+  const auto k = parse_number(k_text);
   if (!k || *k <= 1) {
     throw usage_error(
         fmt::format("metric '{}': k must be a number above 1 (the slowdown accepted at zero "
@@ -115,7 +107,7 @@ double parse_max_slowdown(const std::string& text) {
   std::string number = text;
   const bool percent_sign = !number.empty() && number.back() == '%';
   if (percent_sign) number.pop_back();
-  const auto percent = to_number(number);
+  const auto percent = parse_number(number);
   if (!percent || *percent < 0) {
     throw usage_error(
         fmt::format("--max-slowdown '{}': expected a percentage such as 10%, or none", text));

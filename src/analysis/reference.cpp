@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise::analysis {
 namespace {
@@ -59,15 +60,12 @@ Setting parse_setting_spec(const std::string& text) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string pair = trim(text.substr(start, comma - start));
     const std::size_t equals = pair.find('=');
-    double value = 0;
     bool ok = equals != std::string::npos && equals > 0;
     if (ok) {
       const std::string knob = trim(pair.substr(0, equals));
-      const std::string number = trim(pair.substr(equals + 1));
-      const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
-      ok = !knob.empty() && !number.empty() && error == std::errc() && end == number.data() + number.size() &&
-           std::isfinite(value);
-      if (ok) spec[knob] = value;
+      const auto value = parse_number(trim(pair.substr(equals + 1)));
+      ok = !knob.empty() && value;
+      if (ok) spec[knob] = *value;
     }
     if (!ok) {
       throw usage_error(

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "core/text.hpp"
 
 namespace wattwise::analysis {
@@ -91,9 +92,8 @@ std::optional<double> number_cell(const std::vector<std::string>& fields, std::s
                                   const std::string& column, bool required, const std::string& where) {
   const std::string text = trim(fields[index]);
   if (text.empty() && !required) return std::nullopt;
-  double parsed = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || !std::isfinite(parsed)) {
+  const auto parsed = parse_number(text);
+  if (!parsed) {
     throw data_error(fmt::format("{}: column '{}' has '{}', expected a finite number; fix or remove the row",
                                  where, column, text));
   }

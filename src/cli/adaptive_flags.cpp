@@ -7,6 +7,7 @@
 
 #include "cli/flag_values.hpp"
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "experiment/adaptive_runner.hpp"
 #include "plan/knob.hpp"
 
@@ -56,12 +57,7 @@ double parse_precision(const std::string& text, const std::string& knob) {
   const std::string unit = knob == plan::kPowerLimitKnob ? "W" : "MHz";
   std::string number = text;
   if (number.size() > unit.size() && number.ends_with(unit)) number.resize(number.size() - unit.size());
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(number, &used);
-    if (used == number.size() && std::isfinite(value) && value > 0) return value;
-  } catch (const std::exception&) {
-  }
+  if (const auto value = parse_number(number); value && *value > 0) return *value;
   throw usage_error(fmt::format("--precision {}: give a positive number of {} (e.g. 5{})", text, unit, unit));
 }
 

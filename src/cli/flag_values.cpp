@@ -7,16 +7,16 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise::cli {
 
 Nanos parse_duration(std::string_view flag, const std::string& text, DurationUnit unit, double min,
                      double max) {
   const char* unit_name = unit == DurationUnit::kSeconds ? "seconds" : "milliseconds";
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const bool number = !text.empty() && ec == std::errc() && end == text.data() + text.size();
-  if (!number || !std::isfinite(value) || value < min || value > max) {
+  const auto number = parse_number(text);
+  const double value = number.value_or(0);
+  if (!number || value < min || value > max) {
     throw usage_error(fmt::format("{} '{}' is not valid: give {} as a number from {} to {} (e.g. {} {})",
                                   flag, text, unit_name, min, max, flag, std::max(min, 1.0) * 10));
   }
@@ -25,13 +25,12 @@ Nanos parse_duration(std::string_view flag, const std::string& text, DurationUni
 }
 
 std::size_t parse_count(std::string_view flag, const std::string& text, std::size_t min, std::size_t max) {
-  std::size_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+  const auto value = parse_integer<std::size_t>(text);
+  if (!value || *value < min || *value > max) {
     throw usage_error(
         fmt::format("{} '{}' is not valid: give a whole number from {} to {}", flag, text, min, max));
   }
-  return value;
+  return *value;
 }
 
 }  // namespace wattwise::cli

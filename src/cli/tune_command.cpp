@@ -16,6 +16,7 @@
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/numbers.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/replay_table.hpp"
 #include "measure/job_gpus.hpp"
@@ -71,12 +72,7 @@ tune::KnobRange parse_range(const std::optional<std::string>& text) {
   if (!text) return {};
   const auto colon = text->find(':');
   auto number = [&](const std::string& part) {
-    try {
-      std::size_t used = 0;
-      const double value = std::stod(part, &used);
-      if (used == part.size() && std::isfinite(value)) return value;
-    } catch (const std::exception&) {
-    }
+    if (const auto value = parse_number(part)) return *value;
     throw usage_error(fmt::format("--range {}: give MIN:MAX in the knob's unit, e.g. 200:400", *text));
   };
   if (colon == std::string::npos) number("");

@@ -9,6 +9,7 @@
 
 #include "core/carbon_regions.hpp"
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise {
 
@@ -20,14 +21,6 @@ std::string trimmed(const std::string& text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string::npos) return "";
   return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
-
-// The whole of `text` as a finite number, or nothing (from_chars: no locale, no leading '+' or spaces).
-std::optional<double> whole_number(std::string_view text) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
 }
 
 std::string region_codes() {
@@ -71,7 +64,7 @@ Saving saving_against_reference(double ref_energy_j, double ref_time_s, double e
 
 CarbonIntensity parse_carbon_intensity(const std::string& given, const std::string& source) {
   const std::string text = trimmed(given);
-  if (const auto number = whole_number(text)) {
+  if (const auto number = parse_number(text)) {
     if (*number < 0 || *number > kMaxCarbonIntensityGPerKwh)
       throw usage_error(fmt::format(
           "{} {} is out of range: give grams of CO2e per kWh, 0 to {:.0f} (e.g. 350), or a region such as DE",

@@ -21,6 +21,7 @@
 #include <httplib.h>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "core/thread_name.hpp"
 #include "exporter/exposition.hpp"
 
@@ -35,12 +36,10 @@ Error listen_usage(const std::string& text, const std::string& why) {
 }
 
 int parse_port(const std::string& text, const std::string& port_text) {
-  int port = 0;
-  const char* end = port_text.data() + port_text.size();
-  const auto [ptr, ec] = std::from_chars(port_text.data(), end, port);
-  if (port_text.empty() || ec != std::errc() || ptr != end || port < 1 || port > 65535)
+  const auto port = parse_integer<int>(port_text);
+  if (!port || *port < 1 || *port > 65535)
     throw listen_usage(text, fmt::format("'{}' is not a port from 1 to 65535", port_text));
-  return port;
+  return *port;
 }
 
 // The peer a connection counts against: an IPv4 address, an IPv6 /64 (one host may own all of it), or

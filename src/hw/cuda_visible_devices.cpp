@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/numbers.hpp"
+
 namespace wattwise::hw {
 
 namespace {
@@ -16,11 +18,7 @@ std::string_view trim(std::string_view s) {
 }
 
 std::optional<unsigned> whole_number(std::string_view s) {
-  unsigned value = 0;
-  if (s.empty()) return std::nullopt;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
+  return parse_integer<unsigned>(s);
 }
 
 // "MIG-GPU-<uuid>/<gi>/<ci>": the parent's UUID and the two instance ids.

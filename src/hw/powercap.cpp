@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/numbers.hpp"
+
 namespace wattwise::hw {
 
 namespace {
@@ -19,13 +21,9 @@ namespace {
 constexpr const char* kZonePrefix = "intel-rapl:";
 
 std::optional<std::uint64_t> parse_uint(const std::string& text) {
-  std::uint64_t value = 0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  while (end > begin && (end[-1] == '\n' || end[-1] == ' ')) --end;
-  const auto [stop, error] = std::from_chars(begin, end, value);
-  if (error != std::errc() || stop != end || begin == end) return std::nullopt;
-  return value;
+  std::string_view trimmed = text;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.remove_suffix(1);
+  return parse_integer<std::uint64_t>(trimmed);
 }
 
 std::string trimmed(std::string text) {

@@ -10,20 +10,13 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise::plan {
 namespace {
 
 // A range that expands to more values than this is almost certainly a typo (a step of 0.001).
 constexpr std::size_t kMaxValuesPerKnob = 10'000;
-
-std::optional<double> parse_number(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
-}
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
@@ -117,8 +110,12 @@ bool is_identifier(std::string_view name) {
 
 }  // namespace
 
+std::optional<double> knob_value_number(std::string_view value) {
+  return parse_number(value);
+}
+
 double knob_number(const std::string& knob_name, const std::string& value) {
-  auto number = parse_number(value);
+  auto number = knob_value_number(value);
   if (!number)
     throw usage_error(fmt::format("knob {} has value '{}', which is not a number", knob_name, value));
   return *number;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +42,11 @@ Knob parse_job_knob(std::string_view spec);
 // A knob with explicit values is returned unchanged.
 Knob resolve_supported_clocks(const Knob& knob, const std::vector<unsigned>& supported_mhz);
 
-// Numeric value of a knob value; usage_error naming the knob when it is not a number.
+// A knob's value as a number: a finite decimal number (core/numbers.hpp), else nullopt (a text-valued job
+// knob, e.g. a model name). The one reading of knob values: the plan's order, its validation, the analysis
+// of a database and the report all use it, so they cannot disagree on what "128x" is.
+std::optional<double> knob_value_number(std::string_view value);
+// The same; usage_error naming the knob when it is not a number.
 double knob_number(const std::string& knob_name, const std::string& value);
 
 }  // namespace wattwise::plan

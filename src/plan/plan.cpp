@@ -12,21 +12,11 @@
 namespace wattwise::plan {
 namespace {
 
-std::optional<double> as_number(const std::string& text) {
-  try {
-    std::size_t used = 0;
-    double value = std::stod(text, &used);
-    // nan would break the sort's ordering (nan < x and x < nan are both false).
-    if (used == text.size() && std::isfinite(value)) return value;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
-// Numbers compare as numbers (64 < 128), anything else as text; numbers come before words.
+// Numbers compare as numbers (64 < 128), anything else as text; numbers come before words (never nan,
+// which would break the sort's ordering).
 bool value_less(const std::string& a, const std::string& b) {
-  auto na = as_number(a);
-  auto nb = as_number(b);
+  auto na = knob_value_number(a);
+  auto nb = knob_value_number(b);
   if (na && nb) return *na < *nb;
   if (na != nb && (na || nb)) return na.has_value();
   return a < b;

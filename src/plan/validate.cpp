@@ -24,14 +24,6 @@ const Knob* find_knob(const PlanSpec& spec, const std::string& name) {
   return nullptr;
 }
 
-std::optional<double> number_of(const std::string& value) {
-  try {
-    return knob_number("", value);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
 }  // namespace
 
 void check_placeholders(const std::vector<std::string>& argv, const PlanSpec& spec, std::string_view what) {
@@ -53,7 +45,7 @@ void check_numeric_job_knobs(const PlanSpec& spec) {
   for (const auto& knob : spec.knobs) {
     if (knob.kind != KnobKind::kJob) continue;
     for (const auto& value : knob.values) {
-      if (number_of(value)) continue;
+      if (knob_value_number(value)) continue;
       throw usage_error(fmt::format(
           "--param {}: '{}' is not a number, and the analysis compares settings as numbers; number the "
           "choices ({}=0,1,... and map them in the job) or sweep each one into its own --db",
@@ -74,7 +66,7 @@ void check_reference(const std::map<std::string, double>& reference, const PlanS
                                     names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
     }
     const bool planned = std::any_of(knob->values.begin(), knob->values.end(), [&](const std::string& v) {
-      const auto n = number_of(v);
+      const auto n = knob_value_number(v);
       return n && std::abs(*n - value) <= 1e-9 * std::max(1.0, std::abs(value));
     });
     if (!planned)

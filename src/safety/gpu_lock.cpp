@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise::safety {
 namespace {
@@ -19,9 +20,10 @@ std::optional<long> read_pid(int fd) {
   char buffer[32] = {};
   const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
   if (n <= 0) return std::nullopt;
-  char* end = nullptr;
-  const long pid = std::strtol(buffer, &end, 10);
-  return pid > 0 ? std::optional<long>(pid) : std::nullopt;
+  std::string_view text(buffer, static_cast<std::size_t>(n));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  const auto pid = parse_integer<long>(text);
+  return pid && *pid > 0 ? pid : std::nullopt;
 }
 
 }  // namespace

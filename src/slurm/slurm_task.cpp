@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise::slurm {
 
@@ -26,10 +27,8 @@ std::optional<std::string> text(const GetEnv& get_env, const char* name) {
 std::optional<int> number(const GetEnv& get_env, const char* name) {
   const auto value = text(get_env, name);
   if (!value) return std::nullopt;
-  int parsed = 0;
-  const char* end = value->data() + value->size();
-  const auto [ptr, error] = std::from_chars(value->data(), end, parsed);
-  if (error != std::errc() || ptr != end || parsed < 0)
+  const auto parsed = parse_integer<int>(*value);
+  if (!parsed || *parsed < 0)
     throw usage_error(
         fmt::format("{}='{}' is not a task or node count: wattwise reads SLURM's own "
                     "variables, do not set them by hand",

@@ -12,26 +12,21 @@
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "plan/knob.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace wattwise::store {
 namespace {
 
 double knob_number(const plan::KnobSetting& knob, std::size_t plan_index) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(knob.value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != knob.value.size() || !std::isfinite(value)) {
+  const auto value = plan::knob_value_number(knob.value);
+  if (!value) {
     throw data_error(
         fmt::format("run {}: knob {} has the non-numeric value '{}'; only numeric knobs can be "
                     "analysed",
                     plan_index, valid_utf8(knob.knob), valid_utf8(knob.value)));
   }
-  return value;
+  return *value;
 }
 
 std::optional<analysis::Setting> plan_reference(const nlohmann::json& plan) {

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "store/results_store.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_statement.hpp"
@@ -51,11 +52,7 @@ void check_ours(sqlite3* db, const std::filesystem::path& path) {
     if (!app_id.step() || app_id.integer(0) != kApplicationId)
       throw not_ours(path, "no wattwise application id");
     const std::string version = read_meta(db, path, "schema_version");
-    int number = 0;
-    try {
-      number = std::stoi(version);
-    } catch (const std::exception&) {
-    }
+    const int number = parse_integer<int>(version).value_or(0);
     if (number < kOldestReadableSchemaVersion || number > kResultsSchemaVersion) {
       throw data_error(
           fmt::format("{} has results schema version {}, this wattwise reads version {}: use the "

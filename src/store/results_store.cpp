@@ -8,6 +8,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/numbers.hpp"
 #include "core/version.hpp"
 #include "store/database.hpp"
 #include "store/schema.hpp"
@@ -184,11 +185,7 @@ void ResultsStore::set_busy_timeout(std::chrono::milliseconds timeout) {
 }
 
 int ResultsStore::schema_version() const {
-  try {
-    return std::stoi(meta("schema_version"));
-  } catch (const std::exception&) {
-    return 0;
-  }
+  return parse_integer<int>(meta("schema_version")).value_or(0);
 }
 
 namespace {

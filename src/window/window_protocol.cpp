@@ -1,10 +1,8 @@
 #include "window/window_protocol.hpp"
 
-#include <charconv>
-#include <cstdlib>
-
 #include <fmt/format.h>
 
+#include "core/numbers.hpp"
 #include "core/split.hpp"
 #include "core/text.hpp"
 
@@ -14,23 +12,6 @@ namespace {
 constexpr std::string_view kTag = "ww1";
 // As for markers (workload/marker_codec.hpp): no clock reads past 2^62 ns, and differences must not overflow.
 constexpr long long kMaxTimeNs = 1LL << 62;
-
-template <typename Int>
-std::optional<Int> parse_integer(std::string_view text) {
-  Int value{};
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<double> parse_number(std::string_view text) {
-  if (text.empty() || text.size() > 64) return std::nullopt;
-  const std::string copy(text);  // strtod needs a terminated string
-  char* end = nullptr;
-  const double value = std::strtod(copy.c_str(), &end);
-  if (end != copy.c_str() + copy.size()) return std::nullopt;
-  return value;
-}
 
 std::optional<WindowRequest> fail(std::string* why, std::string text) {
   if (why) *why = std::move(text);

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/numbers.hpp"
+
 namespace wattwise::workload {
 
 namespace {
@@ -36,9 +38,8 @@ std::optional<ChildProcess> child_stat(long pid, pid_t parent) {
 }
 
 long numeric_name(const char* name) {
-  char* end = nullptr;
-  const long value = std::strtol(name, &end, 10);
-  return value > 0 && *end == '\0' ? value : 0;
+  const long value = parse_integer<long>(name).value_or(0);
+  return value > 0 ? value : 0;
 }
 
 }  // namespace

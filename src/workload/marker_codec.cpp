@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/numbers.hpp"
 #include "core/text.hpp"
 
 namespace wattwise::workload {
@@ -39,26 +40,9 @@ std::string format_number(double value) {
   char buffer[32];
   for (int precision = 15; precision <= 17; ++precision) {
     std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value) break;
+    if (parse_number(buffer) == value) break;
   }
   return buffer;
-}
-
-std::optional<double> parse_number(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  std::string copy(text);  // strtod needs a terminated string; from_chars<double> is not everywhere yet
-  char* end = nullptr;
-  double value = std::strtod(copy.c_str(), &end);
-  if (end != copy.c_str() + copy.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
-}
-
-template <typename Int>
-std::optional<Int> parse_integer(std::string_view text) {
-  Int value{};
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 std::optional<Marker> fail(std::string* error_reason, std::string reason) {

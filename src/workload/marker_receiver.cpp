@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "core/thread_name.hpp"
 #include "workload/marker_codec.hpp"
 
@@ -56,11 +57,8 @@ std::optional<pid_t> parent_of(pid_t pid) {
   if (!std::getline(in, stat)) return std::nullopt;
   const auto close = stat.rfind(')');
   if (close == std::string::npos || close + 4 >= stat.size()) return std::nullopt;
-  try {
-    return static_cast<pid_t>(std::stol(stat.substr(close + 4)));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const std::string_view rest = std::string_view(stat).substr(close + 4);
+  return parse_integer<pid_t>(rest.substr(0, rest.find(' ')));
 }
 
 // A datagram socket bound at `path` with mode `mode`, asking for its senders' credentials.

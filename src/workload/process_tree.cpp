@@ -8,6 +8,8 @@
 #include <string>
 #include <system_error>
 
+#include "core/numbers.hpp"
+
 namespace wattwise::workload {
 
 namespace {
@@ -33,10 +35,7 @@ std::optional<StatLine> read_stat(const std::filesystem::path& file) {
 }
 
 std::optional<pid_t> pid_of(const std::string& name) {
-  pid_t pid = 0;
-  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
-  if (ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
-  return pid;
+  return parse_integer<pid_t>(name);
 }
 
 }  // namespace

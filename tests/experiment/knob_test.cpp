@@ -83,5 +83,15 @@ TEST(Knob, BadJobKnobsAreUsageErrors) {
   }
 }
 
+TEST(KnobValueNumber, IsTheOneReadingOfKnobValuesForPlanAnalysisAndReport) {
+  EXPECT_EQ(plan::knob_value_number("128"), 128.0);
+  EXPECT_EQ(plan::knob_value_number("232.5"), 232.5);
+  // The report once drew "128x" at 128 where analyze refused it: now neither takes it for a number.
+  EXPECT_EQ(plan::knob_value_number("128x"), std::nullopt);
+  EXPECT_EQ(plan::knob_value_number("resnet50"), std::nullopt);
+  EXPECT_EQ(plan::knob_value_number("nan"), std::nullopt);
+  EXPECT_EQ(kind_of_failure([] { plan::knob_number("batch", "128x"); }), ErrorKind::kUsage);
+}
+
 }  // namespace
 }  // namespace wattwise::experiment

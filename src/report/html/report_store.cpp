@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "plan/knob.hpp"
 #include "report/html/trace_reader.hpp"
 #include "store/analysis_runs.hpp"
 #include "store/results_store.hpp"
@@ -22,11 +23,8 @@ namespace {
 analysis::Setting to_setting(const std::vector<plan::KnobSetting>& knobs) {
   analysis::Setting setting;
   for (const auto& k : knobs) {
-    try {
-      setting[valid_utf8(k.knob)] = std::stod(k.value);
-    } catch (const std::exception&) {
-      // A text-valued job knob cannot be drawn against; the analysis CSV leaves it out as well.
-    }
+    // A text-valued job knob cannot be drawn against; the analysis CSV leaves it out as well.
+    if (const auto value = plan::knob_value_number(k.value)) setting[valid_utf8(k.knob)] = *value;
   }
   return setting;
 }

@@ -9,6 +9,7 @@
 
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "core/text.hpp"
 
 namespace wattwise::report::html {
@@ -71,12 +72,7 @@ std::optional<double> number_at(const CsvTable& table, std::size_t row, std::opt
   if (!column) return std::nullopt;
   const auto& fields = table.rows[row];
   if (*column >= fields.size() || fields[*column].empty()) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(fields[*column], &used);
-    if (used == fields[*column].size() && std::isfinite(value)) return value;
-  } catch (const std::exception&) {
-  }
+  if (const auto value = parse_number(fields[*column])) return value;
   // for_terminal: the message is printed, and the field is anybody's bytes.
   throw data_error(fmt::format("{}:{}: '{}' is not a finite number", source_name, table.line_numbers[row],
                                for_terminal(fields[*column])));
@@ -92,12 +88,7 @@ std::optional<double> setting_seconds(const CsvTable& table, const std::string& 
                                       const std::string& source_name) {
   const auto it = table.settings.find(key);
   if (it == table.settings.end()) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(it->second, &used);
-    if (used == it->second.size() && std::isfinite(value)) return value;
-  } catch (const std::exception&) {
-  }
+  if (const auto value = parse_number(it->second)) return value;
   throw data_error(
       fmt::format("{}: '# {}={}' is not a number of seconds", source_name, key, for_terminal(it->second)));
 }
