@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -15,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise::cli {
 
@@ -31,9 +31,7 @@ std::optional<int> named_descriptor(const std::string& path) {
   for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
     if (!path.starts_with(prefix)) continue;
     const std::string_view digits = std::string_view(path).substr(prefix.size());
-    int fd = -1;
-    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), fd);
-    if (error == std::errc() && end == digits.data() + digits.size() && !digits.empty() && fd >= 0) return fd;
+    if (const auto fd = parse_integer<int>(digits); fd && *fd >= 0) return fd;
   }
   return std::nullopt;
 }

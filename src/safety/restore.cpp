@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "safety/gpu_lock.hpp"
 
 namespace wattwise::safety {
@@ -245,7 +246,7 @@ std::optional<long> journal_temporary_pid(std::string_view name) {
   if (suffix.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos ||
       suffix.find_first_not_of("0123456789abcdef") != std::string_view::npos)
     return std::nullopt;
-  return std::stol(std::string(digits));
+  return parse_integer<long>(digits);
 }
 
 }  // namespace
