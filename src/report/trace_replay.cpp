@@ -9,6 +9,7 @@
 
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace wattwise::report {
 
@@ -25,12 +26,7 @@ std::ifstream open(const std::string& path) {
 }
 
 double number(const std::string& text, const std::string& path, std::size_t line) {
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(text, &used);
-    if (used == text.size()) return value;
-  } catch (const std::exception&) {
-  }
+  if (const auto value = parse_number(text)) return *value;
   throw data_error(fmt::format("{}:{}: '{}' is not a number", path, line, text));
 }
 

@@ -15,6 +15,8 @@ using testing::TempDir;
 
 safety::Journal sample_journal() {
   safety::Journal journal = safety::new_journal();
+  // Fixed, so that two calls compare equal even across a second's boundary (it failed on a loaded VM).
+  journal.created_at = "2026-01-01T00:00:00Z";
   journal.gpus.push_back({"GPU-aaa", 0, "H100", 250.0, true, false});
   journal.gpus.push_back({"GPU-bbb", 1, "H100", std::nullopt, false, true});
   return journal;
