@@ -1,12 +1,11 @@
 #include "daemon/protocol.hpp"
 
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/numbers.hpp"
 #include "core/split.hpp"
 #include "core/text.hpp"
 
@@ -17,11 +16,8 @@ constexpr std::string_view kTag = "wwd1";
 constexpr std::size_t kMaxReplyText = 1024;
 
 std::optional<unsigned> parse_unsigned(std::string_view text) {
-  unsigned value{};
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
+  if (text.size() > 9) return std::nullopt;
+  return parse_integer<unsigned>(text);
 }
 
 // A plain decimal number: digits with at most one point; no sign, exponent, hex, inf or nan.
@@ -38,8 +34,7 @@ std::optional<double> parse_decimal(std::string_view text) {
     }
   }
   if (!digit) return std::nullopt;
-  const std::string copy(text);
-  return std::strtod(copy.c_str(), nullptr);
+  return parse_number(text);
 }
 
 std::optional<Request> fail(std::string* why, std::string text) {
