@@ -19,6 +19,7 @@
 
 #include "analysis/analysis.hpp"
 #include "experiment/adaptive_sweep.hpp"
+#include "experiment/replay_table.hpp"
 #include "sim/simulation.hpp"
 #include "sim/unsampled_run.hpp"
 #include "v100_bench_profiles.hpp"
@@ -50,7 +51,7 @@ ww::sim::Simulation simulation(const Profile& p, bool noisy) {
   options.iteration_markers_per_epoch = kMarkedIterations;
   // Drift on (warm-up, slow wander: sim/drift.hpp) for the noisy sweeps; the noise-free curve has none.
   if (noisy && !std::getenv("NO_DRIFT")) options.drift = ww::sim::DriftSpec::typical();
-  ww::sim::Simulation sim = ww::sim::make_simulation(p.simulate, options);
+  ww::sim::Simulation sim = ww::sim::make_simulation(p.simulate, options, ww::experiment::read_replay_table);
   if (!noisy) sim.options.noise_fraction = 0, sim.options.power_noise_fraction = 0;
   return sim;
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "analysis/metrics.hpp"
+#include "experiment/replay_table.hpp"
 #include "tune/simulated_tune.hpp"
 #include "v100_bench_profiles.hpp"
 
@@ -165,7 +166,8 @@ Outcome tuned(const Profile& p, const Objective& obj, std::uint64_t seed,
   ww::tune::TunerConfig config;
   config.metric = obj.metric;
   config.max_slowdown = obj.max_slowdown;
-  const auto r = ww::tune::simulate(p.simulate, config, seed, kJobIterations, spread, dry_run);
+  const auto r = ww::tune::simulate(p.simulate, config, seed, kJobIterations, spread, dry_run,
+                                     ww::experiment::read_replay_table);
   if (const char* trace = std::getenv("DEBUG_TRACE");
       trace && fmt::format("{} {} {}", p.name, obj.name, seed) == trace)
     for (const auto& d : r.decisions)
@@ -261,7 +263,7 @@ int main(int argc, char** argv) {
   Tally sim_total, replay_total, sim_metrics, replay_metrics;  // metrics: E, EDP, EDS without a budget
   std::string per_case;
   for (const Profile& p : bench_profiles()) {
-    const SimulatedJob job(p.simulate, ww::tune::TuneKnob::kPowerLimit);
+    const SimulatedJob job(p.simulate, ww::tune::TuneKnob::kPowerLimit, ww::experiment::read_replay_table);
     const Curve curve = noise_free_curve(job, job.with_gpu_range({}));
     const bool replayed = p.name.starts_with("replay:");
     for (const Objective& obj : objectives()) {
