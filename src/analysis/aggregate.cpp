@@ -42,7 +42,13 @@ SettingAggregate summarize_group(const Group& group) {
   SettingAggregate aggregate;
   aggregate.setting = group.setting;
   std::vector<double> energy, time, power, j_per_sample, gflops_per_w;
+  double uncertainty_sum = 0;
+  bool every_bar_known = true;
   for (const RunRecord* run : group.runs) {
+    if (run->energy_uncertainty_j)
+      uncertainty_sum += *run->energy_uncertainty_j;
+    else
+      every_bar_known = false;
     aggregate.runs.push_back({run->time_s, run->energy_j});
     energy.push_back(run->energy_j);
     time.push_back(run->time_s);
@@ -59,6 +65,8 @@ SettingAggregate summarize_group(const Group& group) {
   aggregate.power_w = summarize(power);
   aggregate.j_per_sample = summarize_present(j_per_sample);
   aggregate.gflops_per_w = summarize_present(gflops_per_w);
+  if (every_bar_known && !group.runs.empty())
+    aggregate.energy_uncertainty_j = uncertainty_sum / static_cast<double>(group.runs.size());
   return aggregate;
 }
 

@@ -21,6 +21,10 @@ struct SettingAggregate {
   Setting setting;
   std::vector<RunPoint> runs;
   Summary energy_j;
+  // The measurement's error bar (+-) of energy_j's mean: the repeats' own bars averaged (kept whole, not
+  // divided by sqrt(n): what biases one repeat's accounting, an alignment or a posting grid, may bias
+  // them all). Separate from energy_j.stddev, the spread of the repeats. Absent when any repeat's is unknown.
+  std::optional<double> energy_uncertainty_j;
   Summary time_s;
   Summary power_w;                      // per run E / t
   std::optional<Summary> j_per_sample;  // over runs that report work

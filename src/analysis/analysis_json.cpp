@@ -36,6 +36,7 @@ json setting_entry(const Analysis& analysis, std::size_t index) {
   return {{"setting", setting_json(aggregate.setting)},
           {"n", aggregate.energy_j.n},
           {"energy_j", summary_json(aggregate.energy_j)},
+          {"energy_uncertainty_j", optional_json(aggregate.energy_uncertainty_j)},
           {"time_s", summary_json(aggregate.time_s)},
           {"power_w", summary_json(aggregate.power_w)},
           {"j_per_sample", summary_json(aggregate.j_per_sample)},

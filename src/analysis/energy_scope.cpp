@@ -115,7 +115,10 @@ ScopedRuns apply_energy_scope(const std::vector<RunRecord>& runs, std::optional<
   }
   result.runs = runs;
   if (basis.scope == EnergyScope::kNode)
-    for (RunRecord& run : result.runs) run.energy_j = node_total(*run.node, basis.node_parts);
+    for (RunRecord& run : result.runs) {
+      run.energy_j = node_total(*run.node, basis.node_parts);
+      run.energy_uncertainty_j.reset();  // the bar is the job's GPUs' (idle GPUs and node sources have none)
+    }
   return result;
 }
 

@@ -89,6 +89,7 @@ PhasedRuns judge_on_phase(const std::vector<RunRecord>& runs, const std::optiona
     RunRecord judged = run;
     judged.time_s = phase->time_s;
     judged.energy_j = *phase->energy_j;
+    judged.energy_uncertainty_j = phase->energy_uncertainty_j;
     judged.node = phase->node;  // the node over the phase's time, where stored
     result.runs.push_back(std::move(judged));
   }

@@ -21,6 +21,7 @@ struct PhaseRecord {
   double time_s = 0;                             // summed over its occurrences
   std::optional<double> energy_j;                // absent: not measured
   std::optional<NodeParts> node = std::nullopt;  // the node over the phase's time; absent: not stored
+  std::optional<double> energy_uncertainty_j = std::nullopt;  // energy_j's error bar (+-); absent: unknown
 };
 
 // One measured run, wherever it came from (a sweep database, a CSV of published results).
@@ -39,6 +40,9 @@ struct RunRecord {
   std::optional<NodeParts> node;
   std::optional<unsigned> job_gpus;       // how many GPUs the job was given, when known
   std::optional<unsigned> measured_gpus;  // how many were measured (the job's and idle ones), when known
+  // energy_j's error bar (+-) from the measurement's accounting (counter brackets, postings, alignment); not
+  // the spread of repeats. Absent: unknown (a runs CSV without the column, a database before schema 7).
+  std::optional<double> energy_uncertainty_j;
 };
 
 // "power_limit_w=150,batch=64": knobs in name order, values in their shortest exact form.

@@ -38,7 +38,7 @@ constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
 
 // How each column of the header is used.
 struct Columns {
-  std::optional<std::size_t> time_s, energy_j, energy_kj, repeat, work, flops, label;
+  std::optional<std::size_t> time_s, energy_j, energy_kj, energy_uncertainty_j, repeat, work, flops, label;
   std::vector<std::pair<std::size_t, std::string>> knobs;  // column index, knob name
   std::size_t count = 0;
 };
@@ -55,6 +55,8 @@ Columns read_header(const std::vector<std::string>& names, const std::string& wh
       slot = &columns.energy_j;
     else if (name == "energy_kj")
       slot = &columns.energy_kj;
+    else if (name == "energy_uncertainty_j")
+      slot = &columns.energy_uncertainty_j;
     else if (name == "repeat")
       slot = &columns.repeat;
     else if (name == "work")
@@ -131,6 +133,11 @@ RunRecord read_row(const std::vector<std::string>& fields, const Columns& column
       throw data_error(fmt::format("{}: column 'repeat' has {}, expected a whole number from 0 to {}", where,
                                    *repeat, kMaxRepeat));
     if (repeat) run.repeat = static_cast<int>(*repeat);
+  }
+  if (columns.energy_uncertainty_j) {
+    run.energy_uncertainty_j =
+        number_cell(fields, *columns.energy_uncertainty_j, "energy_uncertainty_j", false, where);
+    if (run.energy_uncertainty_j) check_not_negative(*run.energy_uncertainty_j, "energy_uncertainty_j", true, where);
   }
   if (columns.work) run.work = number_cell(fields, *columns.work, "work", false, where);
   if (columns.flops) run.flops = number_cell(fields, *columns.flops, "flops", false, where);

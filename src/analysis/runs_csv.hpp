@@ -12,6 +12,7 @@ namespace wattwise::analysis {
 //   time_s, energy_j        required (energy_kj is accepted instead of energy_j and converted to joules)
 //   repeat, work, flops     optional numbers (empty cell = absent)
 //   label                   optional free text, kept
+//   energy_uncertainty_j    optional: energy_j's error bar (+-) from the measurement, not a knob
 //   avg_power_w, power_w    ignored: power is always recomputed as energy / time
 //   every other column      a knob, named with its unit (power_limit_w, sm_clock_mhz, batch, gpus); numeric
 // Column names are trimmed and lower-cased, so published spellings such as power_limit_W and energy_kJ

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sampling/energy_accounting.hpp"
+
 namespace wattwise::exporter {
 namespace {
 
@@ -28,20 +30,23 @@ void place_counter_reads_on_postings(std::vector<sampling::CounterReading>& read
   for (sampling::CounterReading& reading : readings) reading.t = grid.at_or_before(reading.t);
 }
 
-double EnergyTotal::extension_j(Nanos until, Nanos max_hold) const {
+EnergyTotal::Extension EnergyTotal::extension(Nanos until, Nanos max_hold) const {
   Nanos from = committed_t_;
   std::optional<double> last_w;
   if (last_power_ && last_power_->t <= committed_t_) last_w = last_power_->power_w;
-  double joules = integrate(samples_after_, from, until, last_w);
-  joules += integrate(instants_after_, from, until, last_w);
-  if (last_w && until > from) joules += *last_w * to_seconds(std::min(until - from, max_hold));
-  return joules;
+  const double samples_j = integrate(samples_after_, from, until, last_w);
+  const double instants_j = integrate(instants_after_, from, until, last_w);
+  double held_j = 0;
+  if (last_w && until > from) held_j = *last_w * to_seconds(std::min(until - from, max_hold));
+  // A held power is a guess: the GPU may have drawn anything meanwhile, so all of it is the bar.
+  return {samples_j + instants_j + held_j, sampling::kSamplesRelativeBar * samples_j +
+                                               sampling::kInstantRelativeBar * instants_j + held_j};
 }
 
 void EnergyTotal::on_counter(const sampling::CounterReading& reading) {
   if (!started_ || !has_counter_) {
     // The first read is the baseline; a GPU that had been integrated from power switches to its counter.
-    if (started_) committed_j_ += extension_j(reading.t, kMaxPowerHold);
+    if (started_) commit(extension(reading.t, kMaxPowerHold));
     started_ = true;
     has_counter_ = true;
   } else if (reading.energy_mj >= last_counter_mj_) {
@@ -49,7 +54,7 @@ void EnergyTotal::on_counter(const sampling::CounterReading& reading) {
   } else {
     // The counter went down: its increment across the break is unknown, the power readings are not.
     ++counter_breaks_;
-    committed_j_ += extension_j(reading.t, reading.t - committed_t_);
+    commit(extension(reading.t, reading.t - committed_t_));
   }
   last_counter_mj_ = reading.energy_mj;
   committed_t_ = std::max(committed_t_, reading.t);
@@ -77,7 +82,7 @@ void EnergyTotal::commit_power_until_last() {
   Nanos until = committed_t_;
   if (!samples_after_.empty()) until = std::max(until, samples_after_.back().t);
   if (!instants_after_.empty()) until = std::max(until, instants_after_.back().t);
-  committed_j_ += extension_j(until, Nanos{0});
+  commit(extension(until, Nanos{0}));
   committed_t_ = until;
   samples_after_.clear();
   instants_after_.clear();
@@ -107,6 +112,18 @@ double EnergyTotal::joules_at(Nanos now) {
   const double joules = committed_j_ + extension_j(std::max(now, committed_t_), kMaxPowerHold);
   served_j_ = std::max(served_j_, joules);
   return served_j_;
+}
+
+double EnergyTotal::uncertainty_j_at(Nanos now) const {
+  if (!started_) return 0;
+  const Extension e = extension(std::max(now, committed_t_), kMaxPowerHold);
+  double bar = committed_bar_j_ + e.bar_j;
+  // The latest counter value was posted up to a period before its read (less where the read was placed on
+  // its posting): the power of that stretch may be counted on the wrong side of committed_t_.
+  if (has_counter_ && last_power_) bar += last_power_->power_w * to_seconds(sampling::kAssumedPostingPeriod);
+  // A total served earlier stays up until the counter passes it: it is above the estimate by that much.
+  bar += std::max(0.0, served_j_ - (committed_j_ + e.joules));
+  return bar;
 }
 
 std::optional<double> EnergyTotal::last_power_w() const {

@@ -50,6 +50,15 @@ class EnergyTotal {
   // returned before.
   double joules_at(Nanos now);
 
+  // The error bar (+-) of joules_at(now), from what the total knows: the energy integrated from power readings
+  // rather than counted (across counter breaks, a GPU without a counter: the samples' and instantaneous
+  // power's relative bars of sampling/energy_accounting.hpp; power held past the readings: all of it), where
+  // the latest counter value lies in time (one posting period at the latest power), and what a total served
+  // earlier is above the present estimate. Call after joules_at(now). 0 before the first reading.
+  double uncertainty_j_at(Nanos now) const;
+  // The part of the bar that only grows: the energy estimated from power readings, folded into the total.
+  double committed_uncertainty_j() const { return committed_bar_j_; }
+
   // The most recent power reading (samples or instantaneous), absent before the first.
   std::optional<double> last_power_w() const;
   // How many times the driver's counter went down.
@@ -58,7 +67,16 @@ class EnergyTotal {
  private:
   // Energy from committed_t_ to `until`, from the power readings since then, holding the last one for at
   // most `max_hold` past the readings.
-  double extension_j(Nanos until, Nanos max_hold) const;
+  struct Extension {
+    double joules = 0;
+    double bar_j = 0;  // its error bar
+  };
+  Extension extension(Nanos until, Nanos max_hold) const;
+  double extension_j(Nanos until, Nanos max_hold) const { return extension(until, max_hold).joules; }
+  void commit(const Extension& e) {
+    committed_j_ += e.joules;
+    committed_bar_j_ += e.bar_j;
+  }
   void on_counter(const sampling::CounterReading& reading);
   void on_power(std::vector<sampling::PowerReading>& buffer, const sampling::PowerReading& reading);
   void commit_power_until_last();
@@ -68,6 +86,7 @@ class EnergyTotal {
   std::uint64_t last_counter_mj_ = 0;
   Nanos committed_t_{0};    // the instant committed_j_ describes (the last counter read)
   double committed_j_ = 0;  // counter increments (and power across breaks) up to committed_t_
+  double committed_bar_j_ = 0;  // the error bar of committed_j_: the energy in it integrated from power
   std::vector<sampling::PowerReading> samples_after_;   // buffered samples after committed_t_
   std::vector<sampling::PowerReading> instants_after_;  // instantaneous power after committed_t_
   std::optional<sampling::PowerReading> last_power_;    // the latest power reading of any source

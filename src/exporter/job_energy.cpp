@@ -90,19 +90,29 @@ JobEnergy::Job& JobEnergy::find_or_insert(const JobId& id, Nanos now) {
     jobs_.erase(oldest);
     ++evicted_[static_cast<int>(id.source)];
   }
-  jobs_.push_back(Job{id, 0, now, now});
+  jobs_.push_back(Job{.job = id, .first_seen = now, .last_seen = now});
   return jobs_.back();
 }
 
-void JobEnergy::add(std::vector<JobId> jobs, double joules, Nanos now) {
+void JobEnergy::add(std::vector<JobId> jobs, double joules, Nanos now, double bar_growth_j) {
   std::sort(jobs.begin(), jobs.end());
   jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
   if (jobs.empty()) return;
   const double share_j = std::max(joules, 0.0) / static_cast<double>(jobs.size());
+  const double bar_share_j = std::max(bar_growth_j, 0.0) / static_cast<double>(jobs.size());
   for (const JobId& id : jobs) {
     Job& job = find_or_insert(id, now);
     job.energy_j += share_j;
+    job.grown_bar_j += bar_share_j;
+    // Every GPU is polled at the same instant: the shares of one instant make up one poll.
+    if (now == job.first_seen) {
+      job.first_poll_j += share_j;
+    } else {
+      if (now != job.last_seen) job.last_poll_j = 0;
+      job.last_poll_j += share_j;
+    }
     job.last_seen = now;
+    job.uncertainty_j = job.grown_bar_j + job.first_poll_j + job.last_poll_j;
   }
 }
 

@@ -54,12 +54,22 @@ class JobEnergy {
   struct Job {
     JobId job;
     double energy_j = 0;
+    // energy_j's error bar (+-): the shares of the GPUs' bars that grew while the job was on them (energy
+    // integrated from power), plus its first and its latest poll's shares whole (a job is resolved to the
+    // poll: it may have started or ended anywhere inside them).
+    double uncertainty_j = 0;
     Nanos first_seen{0};
     Nanos last_seen{0};
+    // The parts of uncertainty_j: the grown bars' shares, the first poll's shares, the latest poll's.
+    double grown_bar_j = 0;
+    double first_poll_j = 0;
+    double last_poll_j = 0;
   };
 
-  // `joules` that one GPU used since the previous poll, shared by `jobs` (duplicates count once).
-  void add(std::vector<JobId> jobs, double joules, Nanos now);
+  // `joules` that one GPU used since the previous poll, shared by `jobs` (duplicates count once);
+  // `bar_growth_j`: how much the GPU total's committed error bar grew meanwhile
+  // (EnergyTotal::committed_uncertainty_j).
+  void add(std::vector<JobId> jobs, double joules, Nanos now, double bar_growth_j = 0);
   // Most recently seen first.
   std::vector<Job> jobs() const;
   // Jobs of `source` pushed out by newer ones since the start.

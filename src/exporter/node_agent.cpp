@@ -80,8 +80,10 @@ void NodeAgent::poll_gpus(Nanos now) {
     GpuState& state = state_[i];
     if (limit_w) state.power_limit_w = limit_w;
     const double total_j = state.energy.joules_at(now);
-    jobs_.add(std::move(job_ids), total_j - state.polled_j, now);
+    const double bar_j = state.energy.committed_uncertainty_j();
+    jobs_.add(std::move(job_ids), total_j - state.polled_j, now, bar_j - state.polled_bar_j);
     state.polled_j = total_j;
+    state.polled_bar_j = bar_j;
   }
 }
 
@@ -96,6 +98,7 @@ NodeSnapshot NodeAgent::snapshot() {
     gpu.identity = gpus_[i]->identity();
     gpu.up = !sampler_->failed(i);
     gpu.energy_j = state.energy.joules_at(now);
+    gpu.energy_uncertainty_j = state.energy.uncertainty_j_at(now);
     if (gpu.up) gpu.power_w = state.energy.last_power_w();
     gpu.power_limit_w = state.power_limit_w;
     gpu.telemetry = state.telemetry;

@@ -61,6 +61,7 @@ class NodeAgent {
     std::optional<double> power_limit_w;
     hw::Telemetry telemetry;
     double polled_j = 0;  // the energy total at the previous job poll
+    double polled_bar_j = 0;  // its committed error bar then
   };
 
   void harvest(Nanos now);

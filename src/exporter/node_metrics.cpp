@@ -27,6 +27,18 @@ MetricFamily per_gpu(const NodeSnapshot& snapshot, std::string name, std::string
   return family;
 }
 
+// One family with a sample per job.
+MetricFamily per_job(const NodeSnapshot& snapshot, std::string name, std::string help, MetricType type,
+                     const std::function<double(const JobEnergy::Job&)>& value) {
+  MetricFamily family{std::move(name), std::move(help), type, {}};
+  for (const JobEnergy::Job& job : snapshot.jobs)
+    family.samples.push_back({{{"job_id", job.job.id},
+                               {"job_id_source", std::string(job_source_label(job.job.source))},
+                               {"Hostname", snapshot.hostname}},
+                              value(job)});
+  return family;
+}
+
 std::optional<double> scaled(const std::optional<unsigned>& value, double factor) {
   if (!value) return std::nullopt;
   return static_cast<double>(*value) * factor;
@@ -42,6 +54,12 @@ std::vector<MetricFamily> node_metrics(const NodeSnapshot& s) {
               "Energy the GPU used since the exporter started (driver energy counter, extended "
               "between reads by the power readings; never decreases).",
               T::kCounter, [](const GpuSnapshot& g) { return g.energy_j; }));
+  families.push_back(
+      per_gpu(s, "wattwise_gpu_energy_uncertainty_joules",
+              "Error bar (+-) of wattwise_gpu_energy_joules_total: the true energy lies within the total +- "
+              "this (energy integrated from power readings rather than counted, the latest counter value's "
+              "posting, a total served ahead of the counter).",
+              T::kGauge, [](const GpuSnapshot& g) { return g.energy_uncertainty_j; }));
   families.push_back(per_gpu(s, "wattwise_gpu_power_watts", "Latest power reading of the GPU.", T::kGauge,
                              [](const GpuSnapshot& g) { return g.power_w; }));
   families.push_back(per_gpu(s, "wattwise_gpu_power_limit_watts", "Power limit set on the GPU.", T::kGauge,
@@ -69,21 +87,19 @@ std::vector<MetricFamily> node_metrics(const NodeSnapshot& s) {
                              T::kCounter,
                              [](const GpuSnapshot& g) { return static_cast<double>(g.counter_breaks); }));
 
-  MetricFamily jobs{
-      "wattwise_job_energy_joules_total",
+  families.push_back(per_job(
+      s, "wattwise_job_energy_joules_total",
       fmt::format("Energy of the node's GPUs used by a job, since the exporter first saw it. job_id_source "
                   "says who named the job: slurm (the job's cgroup or SLURM_JOB_ID) or user "
                   "(WATTWISE_JOB_ID, which any user may set); the {} most recently seen jobs of each "
                   "source are kept.",
                   kMaxJobs),
-      T::kCounter,
-      {}};
-  for (const JobEnergy::Job& job : s.jobs)
-    jobs.samples.push_back({{{"job_id", job.job.id},
-                             {"job_id_source", std::string(job_source_label(job.job.source))},
-                             {"Hostname", s.hostname}},
-                            job.energy_j});
-  families.push_back(std::move(jobs));
+      T::kCounter, [](const JobEnergy::Job& job) { return job.energy_j; }));
+  families.push_back(per_job(s, "wattwise_job_energy_uncertainty_joules",
+                             "Error bar (+-) of wattwise_job_energy_joules_total: the GPUs' bars grown while "
+                             "the job was on them, and its first and latest polls' energy (a job is resolved "
+                             "to the poll).",
+                             T::kGauge, [](const JobEnergy::Job& job) { return job.uncertainty_j; }));
   families.push_back(
       {"wattwise_exporter_jobs_evicted_total",
        fmt::format("Jobs whose series were dropped to keep at most {} job series per source.", kMaxJobs),

@@ -17,6 +17,7 @@ struct GpuSnapshot {
   hw::GpuIdentity identity;
   bool up = true;                       // false once the sampler gave the GPU up (lost, or failing)
   double energy_j = 0;                  // EnergyTotal::joules_at(the scrape)
+  double energy_uncertainty_j = 0;      // its error bar, EnergyTotal::uncertainty_j_at(the scrape)
   std::optional<double> power_w;        // the latest power reading
   std::optional<double> power_limit_w;  // the limit that is set
   hw::Telemetry telemetry;              // the latest telemetry; absent fields are left out

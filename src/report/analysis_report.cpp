@@ -101,8 +101,13 @@ std::string analysis_text(const analysis::Analysis& a) {
                      ref.runs.size(), ref.runs.size() == 1 ? "" : "s", format_energy_j(ref.energy_j.mean),
                      format_seconds(ref.time_s.mean));
 
-  std::vector<std::string> headers = {"setting",      "runs",   "energy (± std)", "vs ref",
-                                      "time (± std)", "vs ref", "avg power"};
+  std::vector<std::string> headers = {"setting", "runs", "energy (± std)"};
+  // The measurement's own error bar (docs/sweep.md "Tables"), apart from the spread of repeats; shown when
+  // the runs carry one (a database of schema 7 or later, a runs CSV with energy_uncertainty_j).
+  bool any_bar = false;
+  for (const auto& s : a.settings) any_bar = any_bar || s.energy_uncertainty_j.has_value();
+  if (any_bar) headers.push_back("meas. ±");
+  for (const char* header : {"vs ref", "time (± std)", "vs ref", "avg power"}) headers.push_back(header);
   bool any_work = false;
   for (const auto& s : a.settings) any_work = any_work || s.j_per_sample.has_value();
   if (any_work) headers.push_back("J/sample");
@@ -120,11 +125,12 @@ std::string analysis_text(const analysis::Analysis& a) {
     const auto& s = a.settings[i];
     std::vector<std::string> row = {setting_text(s.setting) + (i == a.reference_index ? " (ref)" : ""),
                                     std::to_string(s.runs.size()),
-                                    format_energy_spread_j(s.energy_j.mean, s.energy_j.stddev),
-                                    format_percent(100 * (s.energy_j.mean / ref_point.energy_j - 1)),
+                                    format_energy_spread_j(s.energy_j.mean, s.energy_j.stddev)};
+    if (any_bar) row.push_back(s.energy_uncertainty_j ? format_energy_j(*s.energy_uncertainty_j) : "n/a");
+    row.insert(row.end(), {format_percent(100 * (s.energy_j.mean / ref_point.energy_j - 1)),
                                     format_seconds_spread(s.time_s.mean, s.time_s.stddev),
                                     format_percent(100 * (s.time_s.mean / ref_point.time_s - 1)),
-                                    format_power_w(s.power_w.mean)};
+                                    format_power_w(s.power_w.mean)});
     if (any_work) row.push_back(s.j_per_sample ? format_number(s.j_per_sample->mean, 4) : "n/a");
     if (other)
       row.push_back(

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "plan/knob.hpp"
+#include "store/energy_uncertainty_columns.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace wattwise::store {
@@ -109,7 +110,7 @@ std::vector<analysis::PhaseRecord> combine_phases(const std::vector<PhaseResult>
   for (const PhaseResult& p : results) {
     const std::string name = valid_utf8(p.name);  // any bytes until repaired here
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    const analysis::PhaseRecord record{name, p.count, p.time_s, p.energy_j};
+    const analysis::PhaseRecord record{name, p.count, p.time_s, p.energy_j, std::nullopt, p.energy_uncertainty_j};
     if (!p.gpu_index) {
       all_gpus[name] = record;
       continue;
@@ -122,6 +123,10 @@ std::vector<analysis::PhaseRecord> combine_phases(const std::vector<PhaseResult>
     combined.count = std::max(combined.count, p.count);
     combined.energy_j =
         combined.energy_j && p.energy_j ? std::optional(*combined.energy_j + *p.energy_j) : std::nullopt;
+    // The GPUs' bars added, as a measurement adds them (measure::PhaseInstance::uncertainty_j).
+    combined.energy_uncertainty_j = combined.energy_uncertainty_j && p.energy_uncertainty_j
+                                        ? std::optional(*combined.energy_uncertainty_j + *p.energy_uncertainty_j)
+                                        : std::nullopt;
   }
   std::vector<analysis::PhaseRecord> phases;
   for (const auto& name : names) phases.push_back(all_gpus.contains(name) ? all_gpus[name] : per_gpu[name]);
@@ -174,6 +179,15 @@ AnalysisRuns read_analysis_runs(const ResultsStore& store) {
     phase.time_s = phase_rows.real(4);
     phase.energy_j = phase_rows.optional_real(5);
     phases[it->second].push_back(std::move(phase));
+  }
+  for (const auto& [id, bars] : read_energy_uncertainty(store.db_, path)) {
+    const auto it = position.find(id);
+    if (it == position.end()) continue;
+    result.runs[it->second].energy_uncertainty_j = bars.run_j;
+    for (PhaseResult& phase : phases[it->second]) {
+      const auto bar = bars.phases_j.find({phase.gpu_index ? std::int64_t{*phase.gpu_index} : -1, phase.name});
+      if (bar != bars.phases_j.end()) phase.energy_uncertainty_j = bar->second;
+    }
   }
   for (std::size_t i = 0; i < result.runs.size(); ++i) result.runs[i].phases = combine_phases(phases[i]);
   read_node_figures(store.db_, path, position, result.runs);

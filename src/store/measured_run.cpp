@@ -40,6 +40,7 @@ RunRecord record_of(const plan::PlannedRun& run, const measure::Measurement& m,
   RunRecord r = planned_run_record(run, started_at, ended_at, m.outcome.exit_code);
   r.time_s = m.wall_s();
   r.energy_j = m.total_energy_j();
+  if (r.energy_j) r.energy_uncertainty_j = m.total_energy_uncertainty_j();
   r.error = failure_of(m.outcome);
   // A GPU that failed during the run makes it a failed run: its figures are partial. The next run's
   // settings or read-back then fail on that GPU, which stops the sweep and restores the others.
@@ -77,6 +78,7 @@ RunRecord record_of(const plan::PlannedRun& run, const measure::Measurement& m,
     phase.count = static_cast<unsigned>(p.count);
     phase.time_s = p.time_s;
     phase.energy_j = p.energy_j;
+    if (p.energy_j) phase.energy_uncertainty_j = p.uncertainty_j;
     phase.method = sampling::to_string(p.method);
     r.phases.push_back(phase);
     r.phase_node.push_back({p.name, p.node});

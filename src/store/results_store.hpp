@@ -26,7 +26,7 @@ namespace wattwise::store {
 // run_gpu_usage (which GPUs the job's processes were seen on) and run_node_energy (node power beside the
 // GPUs, store/node_energy_table.hpp). Older files are read as they are and upgraded in place when resumed
 // (each version only adds). Version 5: table run_cluster_nodes (a multi-node run's nodes, `sweep --slurm`).
-inline constexpr int kResultsSchemaVersion = 6;
+inline constexpr int kResultsSchemaVersion = 7;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
 // timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.
@@ -81,6 +81,7 @@ struct PhaseResult {
   std::optional<double> energy_j;
   std::size_t samples = 0;  // readings the energy was cut from
   std::string method;
+  std::optional<double> energy_uncertainty_j = std::nullopt;  // energy_j's error bar (+-); absent: unknown (schema < 7)
 };
 
 // One GPU's trace of a run, in the trace CSV format.
@@ -110,6 +111,7 @@ struct RunRecord {
   std::vector<GpuRunUsage> gpu_usage;       // every GPU of the node; empty when not detected
   std::vector<ClusterNodeEnergy> cluster_nodes;  // a multi-node run's nodes (`sweep --slurm`); else empty
   std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
+  std::optional<double> energy_uncertainty_j = std::nullopt;  // energy_j's error bar (+-); absent: unknown (schema < 7)
 };
 
 // A failed run that a resumed sweep ran again: kept for the record, out of `runs` (so that each plan index

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "store/database.hpp"
+#include "store/energy_uncertainty_columns.hpp"
 #include "store/results_store.hpp"
 #include "store/sqlite_statement.hpp"
 
@@ -153,6 +154,15 @@ std::vector<RunRecord> ResultsStore::runs() const {
     phase.method = phases.text(7);
     run->phases.push_back(phase);
   }
+  for (const auto& [run_id, bars] : read_energy_uncertainty(db_, p)) {
+    const auto it = position.find(run_id);
+    if (it == position.end()) continue;
+    runs[it->second].energy_uncertainty_j = bars.run_j;
+    for (auto& phase : runs[it->second].phases) {
+      const auto bar = bars.phases_j.find({phase.gpu_index ? std::int64_t{*phase.gpu_index} : -1, phase.name});
+      if (bar != bars.phases_j.end()) phase.energy_uncertainty_j = bar->second;
+    }
+  }
   for (auto& [run_id, node] : read_node_energy(db_, p))
     if (const auto it = position.find(run_id); it != position.end()) runs[it->second].node = std::move(node);
   for (auto& [run_id, nodes] : read_cluster_nodes(db_, p))
@@ -194,7 +204,7 @@ void ResultsStore::export_runs_csv(std::ostream& out) const {
   std::vector<std::string> knobs;
   for (const auto& knob : plan().value("knobs", nlohmann::json::array())) knobs.push_back(knob.at("name"));
   for (const auto& knob : knobs) out << csv_field(knob) << ',';
-  out << "time_s,energy_j,repeat,work,label\n";
+  out << "time_s,energy_j,repeat,work,label,energy_uncertainty_j\n";
   for (const auto& run : runs()) {
     // Warm-ups are not analysed, and a failed run has no trustworthy time or energy.
     if (run.warmup || !run.error.empty() || !run.time_s || !run.energy_j) continue;
@@ -203,8 +213,8 @@ void ResultsStore::export_runs_csv(std::ostream& out) const {
           std::find_if(run.settings.begin(), run.settings.end(), [&](auto& s) { return s.knob == knob; });
       out << (it == run.settings.end() ? std::string() : csv_field(it->value)) << ',';
     }
-    out << fmt::format("{},{},{},{},{}\n", *run.time_s, *run.energy_j, run.repeat, optional_number(run.work),
-                       csv_field(run.label));
+    out << fmt::format("{},{},{},{},{},{}\n", *run.time_s, *run.energy_j, run.repeat, optional_number(run.work),
+                       csv_field(run.label), optional_number(run.energy_uncertainty_j));
   }
 }
 

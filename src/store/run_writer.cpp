@@ -5,6 +5,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "store/energy_uncertainty_columns.hpp"
 #include "store/results_store.hpp"
 #include "store/sqlite_statement.hpp"
 
@@ -100,6 +101,7 @@ void ResultsStore::add_run_once(const RunRecord& run) {
     s.bind(5, phase.time_s).bind(6, phase.energy_j).bind(7, static_cast<std::int64_t>(phase.samples));
     s.bind(8, phase.method).run();
   }
+  write_energy_uncertainty(db_, p, run_id, run);
   for (const auto& u : run.gpu_usage) {
     Statement s(
         db_, p,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "store/cluster_node_table.hpp"
+#include "store/energy_uncertainty_columns.hpp"
 #include "store/node_energy_table.hpp"
 #include "store/results_store.hpp"
 #include "store/sqlite_statement.hpp"
@@ -58,13 +59,15 @@ constexpr const char* kIndexes = R"sql(
 CREATE INDEX IF NOT EXISTS run_phases_run_id ON run_phases (run_id);
 )sql";
 
-// The tables every version after 1 added; each CREATE is IF NOT EXISTS, so it serves creation and upgrade.
+// The tables (and columns) every version after 1 added; each CREATE is IF NOT EXISTS and each column is
+// added where missing, so it serves creation and upgrade.
 void create_added_tables(sqlite3* db, const std::string& path) {
   exec_sql(db, path, kEarlierAttemptsTable);
   exec_sql(db, path, kGpuUsageTableV3);
   create_node_energy_table(db, path);
   create_tune_tables(db, path);
   create_cluster_node_table(db, path);
+  add_energy_uncertainty_columns(db, path);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ inline constexpr std::int64_t kApplicationId = 0x57415454;
 
 // Every table and index of the current version, and the application id (inside the creator's transaction).
 void create_schema(sqlite3* db, const std::string& path);
-// A version 1 to 5 file brought to the current version: only additions (tables, meta entries), in one
+// A version 1 to 6 file brought to the current version: only additions (tables, columns, meta entries), in one
 // transaction.
 void upgrade_schema(sqlite3* db, const std::string& path);
 // The indexes (an index on every foreign key that no primary key starts with): on a file of any version,

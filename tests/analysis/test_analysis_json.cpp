@@ -52,5 +52,20 @@ TEST(AnalysisJson, SettingsCarrySpreadMetricsAndParetoFlag) {
   EXPECT_DOUBLE_EQ(reference["metrics"]["EDS(k=2.0)"].get<double>(), 1.0);
 }
 
+// A setting's measurement error bar (the repeats' own bars averaged) stands beside the spread of its repeats,
+// apart from it; unknown where any repeat's bar is unknown.
+TEST(AnalysisJson, SettingsCarryTheMeasurementsErrorBarApartFromTheSpread) {
+  RunRecord a = run_at(300, 100, 10), b = run_at(300, 104, 10, 1), c = run_at(200, 120, 12), d = run_at(200, 118, 12, 1);
+  a.energy_uncertainty_j = 1.5;
+  b.energy_uncertainty_j = 2.5;
+  c.energy_uncertainty_j = 4.0;  // d's is unknown
+  const auto json = to_json(analyze({a, b, c, d}));
+  const auto& settings = json["settings"];
+  ASSERT_EQ(settings.size(), 2u);
+  EXPECT_TRUE(settings[0]["energy_uncertainty_j"].is_null());
+  EXPECT_DOUBLE_EQ(settings[1]["energy_uncertainty_j"].get<double>(), 2.0);
+  EXPECT_NEAR(settings[1]["energy_j"]["std"].get<double>(), 2.8284271247, 1e-9);
+}
+
 }  // namespace
 }  // namespace wattwise::analysis

@@ -50,6 +50,14 @@ TEST_F(AdaptiveTest, SimulatedV100SweepUsesAThirdOfTheExhaustiveRunsAndSaysWhatI
   EXPECT_GE(total(runs), 7);
   EXPECT_LT(runs.size(), 31u) << "some limits are never run";
   for (const auto& [w, k] : runs) EXPECT_LE(k, 4) << w;
+  // Each run's error bar is stored and carried: the setting's bar in the JSON, its own column in the table.
+  for (const auto& setting : nlohmann::json::parse(a.out).at("settings")) {
+    ASSERT_TRUE(setting.at("energy_uncertainty_j").is_number()) << setting.dump();
+    EXPECT_GT(setting.at("energy_uncertainty_j").get<double>(), 0) << setting.dump();
+    EXPECT_LT(setting.at("energy_uncertainty_j").get<double>(), 0.1 * setting.at("energy_j").at("mean").get<double>())
+        << setting.dump();
+  }
+  EXPECT_NE(r.out.find("meas. ±"), std::string::npos) << r.out;
 }
 
 TEST_F(AdaptiveTest, SummaryGivesOneAnswerAnalyzesRecommendationFromTheFittedCurve) {

@@ -208,13 +208,14 @@ TEST_F(StoreTest, ExportsTheAnalysisCsvContractWithoutWarmupsOrFailedRuns) {
   store.add_run(failed);
   store::RunRecord with_work = record_of(plan.runs[3], 12.5);
   with_work.work = 512;
+  with_work.energy_uncertainty_j = 12.25;  // the measurement's error bar
   store.add_run(with_work);
   std::ostringstream csv;
   store.export_runs_csv(csv);
   EXPECT_EQ(csv.str(),
-            "power_limit_w,batch,time_s,energy_j,repeat,work,label\n"
-            "150,64,10,2000,0,,\"a,b\"\n"
-            "150,64,12.5,2500,1,512,\n");
+            "power_limit_w,batch,time_s,energy_j,repeat,work,label,energy_uncertainty_j\n"
+            "150,64,10,2000,0,,\"a,b\",\n"
+            "150,64,12.5,2500,1,512,,12.25\n");
 }
 
 // A second connection, as a `sqlite3` shell or a report would hold one.

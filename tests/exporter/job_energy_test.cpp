@@ -80,6 +80,21 @@ TEST(JobEnergy, SplitsASharedGpuEvenlyAndCountsDuplicatesOnce) {
   EXPECT_DOUBLE_EQ(list[1].energy_j, 50);
 }
 
+// A job's bar: the shares of the GPUs' grown bars, and its first and latest polls' energy whole (a job is
+// resolved to the poll: it may have started or ended anywhere inside them).
+TEST(JobEnergy, CarriesTheGrownBarsAndItsFirstAndLatestPolls) {
+  JobEnergy jobs;
+  jobs.add({user("a")}, 10, 1s, 1);  // two GPUs polled at one instant: one poll
+  jobs.add({user("a"), user("b")}, 20, 1s, 2);
+  jobs.add({user("a")}, 30, 2s, 1);
+  jobs.add({user("a")}, 40, 3s, 1);
+  const auto list = jobs.jobs();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_DOUBLE_EQ(list[0].energy_j, 10 + 10 + 30 + 40);
+  EXPECT_DOUBLE_EQ(list[0].uncertainty_j, (1 + 1 + 1 + 1) + (10 + 10) + 40);
+  EXPECT_DOUBLE_EQ(list[1].uncertainty_j, 1 + 10);  // seen once: that poll's share, once
+}
+
 TEST(JobEnergy, NoJobOnTheGpuAttributesNothing) {
   JobEnergy jobs;
   jobs.add({}, 100, 1s);

@@ -100,6 +100,10 @@ TEST(NodeAgent, MetricsTextCarriesTheDcgmStyleLabels) {
       text.find("# TYPE wattwise_gpu_energy_joules_total counter\nwattwise_gpu_energy_joules_total" + labels),
       std::string::npos)
       << text;
+  EXPECT_NE(text.find("# TYPE wattwise_gpu_energy_uncertainty_joules gauge\nwattwise_gpu_energy_uncertainty_joules" +
+                      labels),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("wattwise_gpu_power_watts" + labels + " 250\n"), std::string::npos) << text;
   EXPECT_NE(text.find("wattwise_gpu_up" + labels + " 1\n"), std::string::npos) << text;
 }

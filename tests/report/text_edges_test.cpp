@@ -46,5 +46,25 @@ TEST(AnalyzeText, ARunThatSetNothingIsNamedAsFound) {
   EXPECT_NE(text.find("Reference: as found"), std::string::npos) << text;
 }
 
+// The table shows the measurement's error bar in a column of its own ("meas. ±"), apart from "energy (± std)",
+// the spread of repeats, and only when the runs carry one.
+TEST(AnalyzeText, TheMeasurementsErrorBarHasAColumnApartFromTheSpread) {
+  std::vector<analysis::RunRecord> runs(2);
+  runs[0].setting = {{"power_limit_w", 300}};
+  runs[1].setting = {{"power_limit_w", 200}};
+  runs[0].time_s = 10;
+  runs[0].energy_j = 3000;
+  runs[1].time_s = 12;
+  runs[1].energy_j = 2500;
+  EXPECT_EQ(analysis_text(analysis::analyze(runs)).find("meas. ±"), std::string::npos);
+  runs[0].energy_uncertainty_j = 12.5;
+  const auto text = analysis_text(analysis::analyze(runs));
+  const auto header = text.find("energy (± std)");
+  ASSERT_NE(header, std::string::npos) << text;
+  EXPECT_NE(text.find("meas. ±", header), std::string::npos) << text;
+  EXPECT_NE(text.find("12.500 J"), std::string::npos) << text;
+  EXPECT_NE(text.find("n/a"), std::string::npos) << text;  // the other setting's bar is unknown
+}
+
 }  // namespace
 }  // namespace wattwise::report

@@ -61,13 +61,14 @@ TEST(TablesCsv, KnobColumnsThenQuantitiesWithFullPrecision) {
   const auto lines = lines_of(render_tables_csv(testing::sweep_model()));
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0],
-            "power_limit_w,power_w,energy_j,energy_vs_ref_pct,time_s,time_vs_ref_pct,reference,optimum_for");
+            "power_limit_w,power_w,energy_j,energy_vs_ref_pct,time_s,time_vs_ref_pct,reference,optimum_for,"
+            "energy_uncertainty_j");
   EXPECT_EQ(lines[1].rfind("200,66.66666666666", 0), 0u) << lines[1];
   EXPECT_NE(lines[1].find(",800,-19.99999999"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find(",12,19.99999999"), std::string::npos) << lines[1];
-  EXPECT_EQ(lines[1].substr(lines[1].size() - 4), ",0,E");  // not the reference, the pick for E
-  EXPECT_EQ(lines[2].substr(lines[2].size() - 27), ",0,EDP;EDS(k=2.0);gain-loss");
-  EXPECT_EQ(lines[3], "300,100.9090909090909,1000,0,10,0,1,ED2P;EDS(k=1.5);time");
+  EXPECT_EQ(lines[1].substr(lines[1].size() - 5), ",0,E,");  // not the reference, the pick for E; no bar
+  EXPECT_EQ(lines[2].substr(lines[2].size() - 28), ",0,EDP;EDS(k=2.0);gain-loss,");
+  EXPECT_EQ(lines[3], "300,100.9090909090909,1000,0,10,0,1,ED2P;EDS(k=1.5);time,");
 }
 
 TEST(TablesCsv, AbsentValuesAreEmptyNotZero) {
@@ -76,6 +77,25 @@ TEST(TablesCsv, AbsentValuesAreEmptyNotZero) {
   const auto lines = lines_of(render_tables_csv(model));
   EXPECT_EQ(lines[1].rfind("200,,800,", 0), 0u) << lines[1];
   EXPECT_NE(render_tables_markdown(model).find("| power_limit_w=200 | n/a | 800.0 |"), std::string::npos);
+}
+
+// The measurement's error bar: its own column beside the energy (markdown, HTML) and the CSV's last one,
+// apart from any spread of repeats; the column is left out of the tables for people where no run has one.
+TEST(Tables, TheMeasurementsErrorBarHasItsOwnColumn) {
+  auto model = testing::sweep_model();
+  EXPECT_EQ(render_tables_markdown(model).find("meas. ±"), std::string::npos);
+  model.table[0].energy_uncertainty_j = 12.5;
+  const auto md = lines_of(render_tables_markdown(model));
+  ASSERT_GE(md.size(), 9u);
+  EXPECT_EQ(md[4],
+            "| setting | avg power (W) | energy (J) | meas. ± (J) | energy vs ref (%) | time (s) | time vs ref (%) | "
+            "optimum for |");
+  EXPECT_EQ(md[5], "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+  EXPECT_EQ(md[6], "| power_limit_w=200 | 66.7 | 800.0 | 12.5 | -20.0 | 12.000 | +20.0 | E |");
+  EXPECT_EQ(md[7].rfind("| power_limit_w=250 | 77.3 | 850.0 | n/a | -15.0 |", 0), 0u) << md[7];
+  const auto csv = lines_of(render_tables_csv(model));
+  ASSERT_EQ(csv.size(), 4u);
+  EXPECT_EQ(csv[1].substr(csv[1].size() - 9), ",0,E,12.5") << csv[1];
 }
 
 }  // namespace

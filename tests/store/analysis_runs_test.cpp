@@ -2,6 +2,7 @@
 #include "store/analysis_runs.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -52,6 +53,11 @@ RunRecord stored_run(std::size_t index, const std::string& batch, double time_s,
   run.energy_j = energy_j;
   run.method = "counter";
   return run;
+}
+
+std::vector<analysis::RunRecord> parse_csv(const std::string& text) {
+  std::istringstream in(text);
+  return analysis::parse_runs_csv(in, "runs.csv");
 }
 
 struct AnalysisRunsTest : ::testing::Test {
@@ -198,6 +204,91 @@ TEST_F(AnalysisRunsTest, RefusesANonNumericKnobValueNamingIt) {
     EXPECT_NE(std::string(e.what()).find("batch"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("'large'"), std::string::npos) << e.what();
   }
+}
+
+
+// Schema 7: a run's and each phase's energy error bar, stored, read back by runs() and by the analysis (a
+// phase over GPUs adds the GPUs' bars), exported in the runs CSV; a database before the columns reads as
+// unknown and is upgraded on resume.
+TEST_F(AnalysisRunsTest, EnergyErrorBarsOfRunsAndPhasesAreStoredAndReadBack) {
+  {
+    ResultsStore store = create();
+    EXPECT_EQ(store.schema_version(), 7);
+    RunRecord run = stored_run(0, "64", 30, 6000);
+    run.energy_uncertainty_j = 12.5;
+    run.phases.push_back({std::nullopt, "training", 1, 20, 4000.0, 0, "counter", 7.25});
+    run.phases.push_back({0u, "epoch", 2, 10, 1000.0, 0, "counter", 2.0});
+    run.phases.push_back({1u, "epoch", 2, 11, 1100.0, 0, "counter", 3.0});
+    store.add_run(run);
+    store.add_run(stored_run(1, "256", 20, 5000));  // no bar: unknown
+  }
+  const ResultsStore read_only = ResultsStore::open_read_only(dir.path() / "sweep.db");
+  const auto stored = read_only.runs();
+  ASSERT_EQ(stored.size(), 2u);
+  EXPECT_EQ(stored[0].energy_uncertainty_j, 12.5);
+  EXPECT_EQ(stored[0].phases.at(0).energy_uncertainty_j, 7.25);
+  EXPECT_EQ(stored[0].phases.at(2).energy_uncertainty_j, 3.0);
+  EXPECT_FALSE(stored[1].energy_uncertainty_j);
+
+  const AnalysisRuns read = read_analysis_runs(read_only);
+  ASSERT_EQ(read.runs.size(), 2u);
+  EXPECT_EQ(read.runs[0].energy_uncertainty_j, 12.5);
+  ASSERT_EQ(read.runs[0].phases.size(), 2u);
+  EXPECT_EQ(read.runs[0].phases[0].energy_uncertainty_j, 7.25);
+  EXPECT_EQ(read.runs[0].phases[1].energy_uncertainty_j, 5.0);  // the two GPUs' bars added
+  EXPECT_FALSE(read.runs[1].energy_uncertainty_j);
+
+  std::ostringstream csv;
+  read_only.export_runs_csv(csv);
+  const auto from_csv = parse_csv(csv.str());
+  ASSERT_EQ(from_csv.size(), 2u);
+  EXPECT_EQ(from_csv[0].setting, (analysis::Setting{{"batch", 64}}));  // the column is no knob
+  EXPECT_EQ(from_csv[0].energy_uncertainty_j, 12.5);
+  EXPECT_FALSE(from_csv[1].energy_uncertainty_j);
+}
+
+TEST_F(AnalysisRunsTest, ADatabaseBeforeTheErrorBarsReadsThemAsUnknownAndGainsThemOnResume) {
+  {
+    ResultsStore store = create();
+    RunRecord run = stored_run(0, "64", 30, 6000);
+    run.energy_uncertainty_j = 12.5;
+    store.add_run(run);
+  }
+  // What a schema 6 wattwise wrote: no energy_uncertainty_j columns.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir.path() / "sweep.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "ALTER TABLE runs DROP COLUMN energy_uncertainty_j; ALTER TABLE run_phases DROP "
+                           "COLUMN energy_uncertainty_j; UPDATE meta SET value = '6' WHERE key = "
+                           "'schema_version';",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    const ResultsStore old = ResultsStore::open_read_only(dir.path() / "sweep.db");
+    ASSERT_EQ(old.runs().size(), 1u);
+    EXPECT_FALSE(old.runs()[0].energy_uncertainty_j);
+    const AnalysisRuns read = read_analysis_runs(old);
+    ASSERT_EQ(read.runs.size(), 1u);
+    EXPECT_FALSE(read.runs[0].energy_uncertainty_j);
+    std::ostringstream csv;
+    old.export_runs_csv(csv);
+    EXPECT_FALSE(parse_csv(csv.str()).at(0).energy_uncertainty_j);
+  }
+  {
+    ResultsStore resumed = ResultsStore::open_for_resume(dir.path() / "sweep.db", plan_json(true));
+    EXPECT_EQ(resumed.schema_version(), 7);
+    RunRecord run = stored_run(1, "64", 31, 6100);
+    run.energy_uncertainty_j = 9.0;
+    resumed.add_run(run);
+  }
+  const auto runs = ResultsStore::open_read_only(dir.path() / "sweep.db").runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].energy_uncertainty_j);  // stored before the column: stays unknown
+  EXPECT_EQ(runs[1].energy_uncertainty_j, 9.0);
 }
 
 }  // namespace

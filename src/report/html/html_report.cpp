@@ -83,8 +83,9 @@ std::string header_html(const ReportModel& model) {
 
 std::string table_html(const ReportModel& model) {
   // Node energy columns only where the sweep measured it (docs/node-power.md).
-  bool cpu_dram = false, meter = false;
+  bool cpu_dram = false, meter = false, bar = false;
   for (const auto& row : model.table) {
+    bar = bar || row.energy_uncertainty_j.has_value();  // the measurement's error bar (docs/report.md)
     cpu_dram = cpu_dram || row.node_cpu_dram_j.has_value();
     meter = meter || row.node_meter_j.has_value();
   }
@@ -96,16 +97,18 @@ std::string table_html(const ReportModel& model) {
     std::string node;
     if (cpu_dram) node += fmt::format("<td>{}</td>", table_number(row.node_cpu_dram_j, 1));
     if (meter) node += fmt::format("<td>{}</td>", table_number(row.node_meter_j, 1));
+    const std::string bar_cell =
+        bar ? fmt::format("<td>{}</td>", table_number(row.energy_uncertainty_j, 1)) : std::string();
     rows += fmt::format(
-        "<tr{}><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>\n",
+        "<tr{}><td>{}{}</td><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>\n",
         reference ? " class=\"reference\"" : "", escape_html(row.setting), reference ? " (reference)" : "",
-        table_number(row.power_w, 1), table_number(row.energy_j, 1), table_percent(row.energy_vs_ref_pct),
+        table_number(row.power_w, 1), table_number(row.energy_j, 1), bar_cell, table_percent(row.energy_vs_ref_pct),
         table_number(row.time_s, 3), table_percent(row.time_vs_ref_pct), node, optimum);
   }
   const std::string node_headers =
       std::string(cpu_dram ? "<th>node CPU+DRAM (J)</th>" : "") + (meter ? "<th>node meter (J)</th>" : "");
-  return "<table class=\"results\"><thead><tr><th>setting</th><th>avg power (W)</th><th>energy (J)</th>"
-         "<th>energy vs ref (%)</th><th>time (s)</th><th>time vs ref (%)</th>" +
+  return std::string("<table class=\"results\"><thead><tr><th>setting</th><th>avg power (W)</th><th>energy (J)</th>") +
+         (bar ? "<th>meas. ± (J)</th>" : "") + "<th>energy vs ref (%)</th><th>time (s)</th><th>time vs ref (%)</th>" +
          node_headers + "<th>optimum for</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
 }
 

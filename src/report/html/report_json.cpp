@@ -90,6 +90,7 @@ json table_json(const TableRow& r) {
           {"setting", r.setting},
           {"power_w", number(r.power_w)},
           {"energy_j", number(r.energy_j)},
+          {"energy_uncertainty_j", number(r.energy_uncertainty_j)},
           {"energy_vs_ref_pct", number(r.energy_vs_ref_pct)},
           {"time_s", number(r.time_s)},
           {"time_vs_ref_pct", number(r.time_vs_ref_pct)},

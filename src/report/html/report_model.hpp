@@ -33,6 +33,7 @@ struct SettingResult {
   std::string label;  // "power_limit_w=150"
   std::size_t repeats = 0;
   analysis::Summary energy_j;
+  std::optional<double> energy_uncertainty_j;  // the measurement's error bar on energy_j.mean (not the spread)
   analysis::Summary time_s;
   analysis::Summary power_w;
   std::map<std::string, NormalisedValue> normalised;  // metric name ("P", "E", "t", "EDP", "EDS(k=2.0)")
@@ -112,6 +113,7 @@ struct TableRow {
   std::string setting;
   std::optional<double> power_w;
   std::optional<double> energy_j;
+  std::optional<double> energy_uncertainty_j;  // the measurement's error bar (+-) on energy_j; absent: unknown
   std::optional<double> energy_vs_ref_pct;
   std::optional<double> time_s;
   std::optional<double> time_vs_ref_pct;

@@ -90,6 +90,7 @@ std::vector<TableRow> table_rows(const ReportModel& model) {
     row.setting = s.label;
     row.power_w = s.power_w.mean;
     row.energy_j = s.energy_j.mean;
+    row.energy_uncertainty_j = s.energy_uncertainty_j;
     row.time_s = s.time_s.mean;
     if (ref.energy_j.mean > 0) row.energy_vs_ref_pct = 100 * (s.energy_j.mean / ref.energy_j.mean - 1);
     if (ref.time_s.mean > 0) row.time_vs_ref_pct = 100 * (s.time_s.mean / ref.time_s.mean - 1);
@@ -131,6 +132,7 @@ void fill_settings(ReportModel& model, const analysis::Analysis& analysis) {
     if (r.label.empty()) r.label = "as measured";
     r.repeats = s.runs.size();
     r.energy_j = s.energy_j;
+    r.energy_uncertainty_j = s.energy_uncertainty_j;
     r.time_s = s.time_s;
     r.power_w = s.power_w;
     for (const auto& q : quantities) r.normalised[q.name] = normalise(q, s, ref);

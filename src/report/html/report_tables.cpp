@@ -53,13 +53,18 @@ std::string render_tables_markdown(const ReportModel& model) {
     out += fmt::format("{}.\n\n", md_cell(scope));
   for (const auto& line : model.scope_warnings)
     out += fmt::format("**Warning:** the energy scopes pick differently for {}.\n\n", md_cell(line));
-  out +=
-      "| setting | avg power (W) | energy (J) | energy vs ref (%) | time (s) | time vs ref (%) | optimum for "
-      "|\n";
-  out += "| --- | ---: | ---: | ---: | ---: | ---: | --- |\n";
+  // The measurement's error bar in a column of its own where the runs carry one (docs/report.md).
+  bool bar = false;
+  for (const auto& row : model.table) bar = bar || row.energy_uncertainty_j.has_value();
+  out += fmt::format(
+      "| setting | avg power (W) | energy (J) |{} energy vs ref (%) | time (s) | time vs ref (%) | optimum for "
+      "|\n",
+      bar ? " meas. ± (J) |" : "");
+  out += fmt::format("| --- | ---: | ---: |{} ---: | ---: | ---: | --- |\n", bar ? " ---: |" : "");
   for (const auto& row : model.table) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", md_cell(setting_text(model, row)),
+    out += fmt::format("| {} | {} | {} |{} {} | {} | {} | {} |\n", md_cell(setting_text(model, row)),
                        table_number(row.power_w, 1), table_number(row.energy_j, 1),
+                       bar ? fmt::format(" {} |", table_number(row.energy_uncertainty_j, 1)) : std::string(),
                        table_percent(row.energy_vs_ref_pct), table_number(row.time_s, 3),
                        table_percent(row.time_vs_ref_pct), md_cell(join(row.optimum_for, ", ")));
   }
@@ -90,17 +95,17 @@ std::string render_tables_markdown(const ReportModel& model) {
 std::string render_tables_csv(const ReportModel& model) {
   std::string out;
   for (const auto& knob : model.knobs) out += csv_cell(knob) + ",";
-  out += "power_w,energy_j,energy_vs_ref_pct,time_s,time_vs_ref_pct,reference,optimum_for\n";
+  out += "power_w,energy_j,energy_vs_ref_pct,time_s,time_vs_ref_pct,reference,optimum_for,energy_uncertainty_j\n";
   for (const auto& row : model.table) {
     const auto& setting = model.settings.at(row.setting_index).setting;
     for (const auto& knob : model.knobs) {
       const auto it = setting.find(knob);
       out += (it == setting.end() ? std::string() : fmt::format("{}", it->second)) + ",";
     }
-    out += fmt::format("{},{},{},{},{},{},{}\n", csv_number(row.power_w), csv_number(row.energy_j),
+    out += fmt::format("{},{},{},{},{},{},{},{}\n", csv_number(row.power_w), csv_number(row.energy_j),
                        csv_number(row.energy_vs_ref_pct), csv_number(row.time_s),
                        csv_number(row.time_vs_ref_pct), row.setting_index == model.reference_index ? 1 : 0,
-                       csv_cell(join(row.optimum_for, ";")));
+                       csv_cell(join(row.optimum_for, ";")), csv_number(row.energy_uncertainty_j));
   }
   return out;
 }
