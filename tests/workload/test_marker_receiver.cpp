@@ -274,6 +274,12 @@ TEST(MarkerReceiver, CClientThatChangedUserFallsBackToTheChangedUserSocket) {
     ::execve(WW_MARKER_SENDER, argv, env.data());
     ::_exit(127);
   }
+  // Exited but not reaped: its /proc entry stays until waitpid, so the receiver's ancestry check can still
+  // find it however late the receiving thread runs on a loaded machine (reaped first, it was refused).
+  siginfo_t exited{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), &exited, WEXITED | WNOWAIT), 0);
+  for (int i = 0; i < 1000 && receiver.markers().size() + static_cast<std::size_t>(receiver.refused_count()) < 5; ++i)
+    std::this_thread::sleep_for(10ms);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
