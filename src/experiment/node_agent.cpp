@@ -4,8 +4,7 @@
 #include <numeric>
 
 #include "experiment/runner.hpp"
-#include "safety/guarded_gpus.hpp"
-#include "safety/settings_guard.hpp"
+#include "safety/settings_access.hpp"
 
 namespace wattwise::experiment {
 
@@ -29,22 +28,26 @@ AgentOutcome measure_under_settings(hw::GpuSystem& system, const std::vector<std
     return outcome;
   }
   const std::vector<std::size_t> job_gpus = job_gpu_positions(measure_options, system.count());
-  safety::validate_hardware_settings(system, job_gpus, {options.settings});
-  safety::GuardedGpus guarded(system, job_gpus, options.state_dir, options.watchdog);
+  const std::shared_ptr<const safety::SettingsAccess> access =
+      options.settings_access ? options.settings_access
+                              : std::make_shared<safety::LocalSettingsAccess>(options.state_dir, options.watchdog);
+  access->validate(system, job_gpus, {options.settings});
+  const std::unique_ptr<safety::HeldSettings> held = access->hold(system, job_gpus, {options.settings});
+  outcome.changed_by = std::string(access->name());
   try {
-    guarded.apply(options.settings);
+    held->apply(options.settings);
     outcome.read_back = read_back_settings(system, job_gpus);
     outcome.measurement = measure::measure_command(system, argv, measure_options);
   } catch (...) {
     // Restore before the exception leaves: the caller prints the error, the GPUs are already back.
-    const safety::RestoreReport report = guarded.restore();
+    const safety::RestoreReport report = held->restore();
     if (!report.all_ok())
       std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", report.summary().c_str());
     throw;
   }
   outcome.changed_settings = true;
   // A GPU whose driver stopped answering is left to the watchdog with its journal; the others go back.
-  outcome.restore = guarded.restore(outcome.measurement.unanswering_gpus());
+  outcome.restore = held->restore(outcome.measurement.unanswering_gpus());
   return outcome;
 }
 
@@ -66,6 +69,7 @@ nlohmann::json settings_json(const plan::HardwareSettings& asked, const AgentOut
           {"mem_clock_mhz", optional(asked.mem_clock_mhz)},
           {"gpus", gpus},
           {"restored", outcome.changed_settings && outcome.restore.all_ok()},
+          {"changed_by", outcome.changed_by},
           {"restore_failures", outcome.restore.failed_uuids()}};
 }
 

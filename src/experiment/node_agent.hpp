@@ -12,12 +12,14 @@
 #include "measure/session.hpp"
 #include "plan/plan.hpp"
 #include "safety/restore.hpp"
+#include "safety/settings_access.hpp"
 #include "safety/watchdog.hpp"
 #include "store/results_store.hpp"
 
 // The per-node agent of a multi-node sweep (`sweep --slurm`, docs/slurm.md): under srun, each node's
 // `wattwise measure --power-limit W --out-dir DIR -- CMD` sets its own job GPUs to the run's setting with
-// the sweep's safety (lock, journal, watchdog: safety::GuardedGpus), measures the node's part of the job,
+// the sweep's safety (lock, journal, watchdog: safety::GuardedGpus as root; the settings daemon otherwise),
+// measures the node's part of the job,
 // and restores before it writes its result. No node depends on another to be put back.
 namespace wattwise::experiment {
 
@@ -25,12 +27,16 @@ struct AgentOptions {
   plan::HardwareSettings settings;  // empty: nothing is changed (a plain measurement)
   std::filesystem::path state_dir;  // the journal and the GPU locks
   safety::WatchdogLaunch watchdog;  // empty: none (tests that cannot exec)
+  // The path that changes the settings (root or the daemon); null: safety::LocalSettingsAccess with
+  // `state_dir` and `watchdog`.
+  std::shared_ptr<const safety::SettingsAccess> settings_access;
 };
 
 struct AgentOutcome {
   measure::Measurement measurement;
   std::vector<store::GpuRunEnergy> read_back;  // what each job GPU enforced once set (read_back_settings)
   bool changed_settings = false;               // the restore below ran
+  std::string changed_by = "none";             // "root" or "daemon" when settings were changed
   safety::RestoreReport restore;
 };
 

@@ -10,10 +10,7 @@
 
 #include "core/error.hpp"
 #include "store/measured_run.hpp"
-#include "safety/gpu_lock.hpp"
-#include "safety/journal.hpp"
-#include "safety/settings_guard.hpp"
-#include "safety/state_dir.hpp"
+#include "safety/settings_access.hpp"
 #include "workload/stop_signals.hpp"
 
 namespace wattwise::experiment {
@@ -58,24 +55,6 @@ void check_db_path(const SweepOptions& options) {
                     dir.string(), std::strerror(errno)));
 }
 
-// The capabilities cannot tell whether the driver will let us set a limit (root is not always enough: a
-// container, an admin setting). Setting each GPU's limit to the value it already has asks the driver without
-// changing anything. Done under the GPU locks, so no other wattwise is changing that value meanwhile.
-void probe_power_limit_permission(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices) {
-  for (std::size_t index : gpu_indices) {
-    hw::Gpu& gpu = system.gpu(index);
-    const auto limits = gpu.power_limits();
-    if (!limits) continue;  // safety::validate_hardware_settings refused this already
-    try {
-      gpu.set_power_limit_w(limits->current_w);
-    } catch (const std::exception& e) {
-      throw safety::refused_change(
-          gpu, "power limit",
-          fmt::format("setting it to its own value {} W: {}", limits->current_w, e.what()), ::geteuid() == 0);
-    }
-  }
-}
-
 // A stop signal that reached wattwise during the run was passed on to the job (or, for a run measured
 // elsewhere, to its nodes' agents): the run was cut, whatever the job made of it (a job that checkpoints on
 // SIGTERM exits 0). It is not stored, so --resume runs it again, and the sweep stops here. So is a job that
@@ -100,12 +79,12 @@ void report_run(Progress& progress, const store::RunRecord& record, const measur
     progress.last_run_result(record.energy_j, record.time_s.value_or(0), false);
 }
 
-bool has_power_limits(const plan::Plan& plan) {
-  return std::any_of(plan.runs.begin(), plan.runs.end(),
-                     [](const plan::PlannedRun& r) { return r.hardware.power_limit_w.has_value(); });
-}
-
 }  // namespace
+
+std::shared_ptr<const safety::SettingsAccess> settings_access_of(const SweepOptions& options) {
+  if (options.settings_access) return options.settings_access;
+  return std::make_shared<safety::LocalSettingsAccess>(options.state_dir, options.watchdog);
+}
 
 std::vector<store::StoredGpu> stored_gpus_of(hw::GpuSystem& system,
                                              const std::vector<std::size_t>& gpu_indices) {
@@ -188,7 +167,7 @@ void validate_sweep(hw::GpuSystem& system, const SweepOptions& options) {
   }
   if (options.plan.runs.empty()) throw usage_error("the plan has no runs: give knob values or --repeat >= 1");
   if (changes_hardware(options.plan))
-    safety::validate_hardware_settings(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
+    settings_access_of(options)->validate(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
   check_db_path(options);
 }
 
@@ -220,13 +199,13 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   SweepOutcome outcome;
   outcome.changed_hardware = changes_hardware(plan) && !options.run_elsewhere;
 
-  // Destroyed in reverse order: the watchdog is dismissed and the guard restored before the locks go.
-  std::vector<safety::GpuLock> locks;
+  // Held before the store is opened (a GPU another wattwise holds leaves no database behind) and before
+  // the idle baseline is read: locks, journal and watchdog as root, the daemon's connection otherwise.
+  std::unique_ptr<safety::HeldSettings> held;
   if (outcome.changed_hardware) {
-    safety::ensure_state_dir(options.state_dir);
-    for (std::size_t index : gpus)
-      locks.push_back(safety::GpuLock::acquire(options.state_dir, system.gpu(index).identity().uuid));
-    if (has_power_limits(plan)) probe_power_limit_permission(system, gpus);
+    const auto access = settings_access_of(options);
+    held = access->hold(system, gpus, plan::hardware_settings_of(plan));
+    outcome.settings_changed_by = std::string(access->name());
   }
   const nlohmann::json plan_json =
       options.plan_json.is_null() ? plan::plan_spec_to_json(plan.spec) : options.plan_json;
@@ -236,6 +215,7 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
       options.resume ? store::ResultsStore::open_for_resume(options.db_path, plan_json)
                      : store::ResultsStore::create(options.db_path, options.meta, plan_json, stored_gpus);
   if (options.resume) store.check_same_job(options.meta, stored_gpus, options.allow_mixed_results);
+  if (!options.run_elsewhere) store.record_settings_changed_by(outcome.settings_changed_by);
   // Failed runs are run again on resume ("fix the job and continue with --resume"); successful ones not.
   const std::vector<plan::PlannedRun> remaining = plan::runs_not_done(plan, store.succeeded_plan_indices());
   outcome.runs_skipped = plan.runs.size() - remaining.size();
@@ -243,18 +223,6 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   for (const auto& run : remaining) outcome.runs_retried += stored_before.contains(run.index) ? 1 : 0;
   // Idle power before the first change and the first job: the level a cool-down waits for.
   const IdleBaseline idle = options.cooldown ? read_idle_baseline(system, gpus) : IdleBaseline{};
-
-  std::optional<safety::SettingsGuard> guard;
-  std::optional<safety::Watchdog> watchdog;
-  if (outcome.changed_hardware) {
-    guard.emplace(system, gpus, safety::journal_path_for(options.state_dir, static_cast<long>(::getpid())));
-    guard->capture();  // the journal is on disk before the first change
-    if (options.watchdog) {
-      std::vector<int> lock_fds;  // the watchdog keeps the GPUs locked until it has restored them
-      for (const auto& lock : locks) lock_fds.push_back(lock.fd());
-      watchdog.emplace(options.watchdog, guard->journal_path(), lock_fds);
-    }
-  }
 
   Progress* progress = options.progress;
   if (progress) progress->begin(options.progress_total.value_or(plan.runs.size()), outcome.runs_skipped);
@@ -283,7 +251,7 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
         record = options.run_elsewhere(run);
         if (cut_by_stop_signal(nullptr, outcome)) break;
       } else {
-        if (guard) guard->apply(run.hardware);
+        if (held) held->apply(run.hardware);
         const std::vector<store::GpuRunEnergy> read_back = read_back_settings(system, gpus);
         m = measure_run(run);
         const std::string ended_at = utc_now_iso8601();
@@ -315,23 +283,17 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   } catch (...) {
     // Restore before the exception leaves: the caller prints the error, the GPUs are already back.
     if (progress) progress->end();
-    if (guard) {
-      const safety::RestoreReport report = guard->restore();
+    if (held) {
+      const safety::RestoreReport report = held->restore();
       if (!report.all_ok())
         std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", report.summary().c_str());
     }
-    if (watchdog) watchdog->dismiss();
     throw;
   }
   if (progress) progress->end();
-  if (guard) outcome.restore = guard->restore(unanswering);
   // The GPUs left unrestored for want of an answer stay in the journal: the watchdog restores them in its
   // own process, should their driver answer again, and holds their locks meanwhile.
-  if (watchdog && !unanswering.empty()) {
-    watchdog->hand_over();
-  } else if (watchdog) {
-    watchdog->dismiss();
-  }
+  if (held) outcome.restore = held->restore(unanswering);
   return outcome;
 }
 

@@ -14,6 +14,7 @@
 #include "measure/measurement.hpp"
 #include "plan/plan.hpp"
 #include "safety/restore.hpp"
+#include "safety/settings_access.hpp"
 #include "safety/watchdog.hpp"
 #include "store/results_store.hpp"
 
@@ -47,6 +48,9 @@ struct SweepOptions {
   // no watchdog (a simulated GPU's settings die with the process, there is nothing to restore after a
   // SIGKILL).
   safety::WatchdogLaunch watchdog;
+  // The path that changes the GPUs' settings (cli/settings_path.hpp chooses: root or the daemon). Null:
+  // safety::LocalSettingsAccess with `state_dir` and `watchdog`.
+  std::shared_ptr<const safety::SettingsAccess> settings_access;
   RunExtrasFn keep_extras;
   Progress* progress = nullptr;
   // An adaptive sweep: asked before each run for the next one, given the store with every run so far;
@@ -74,6 +78,9 @@ struct SweepOutcome {
   std::size_t runs_done = 0;      // run and stored by this invocation, failed ones included
   std::size_t runs_failed = 0;    // of runs_done
   bool changed_hardware = false;  // the sweep had hardware knobs: restore ran
+  // Which path changed them, as the database's meta `settings_changed_by` records it: "root", "daemon",
+  // or "none" (nothing changed here: read-only knobs, or `sweep --slurm`, whose agents record their own).
+  std::string settings_changed_by = "none";
   safety::RestoreReport restore;
 
   // 0: all runs ran (some may have failed) and the GPUs are restored; 128+N after stop signal N; 1 after
@@ -89,13 +96,17 @@ struct SweepOutcome {
 // the database path (a new file in a writable directory, or an existing one for --resume).
 void validate_sweep(hw::GpuSystem& system, const SweepOptions& options);
 
-// Runs the plan in the order of docs/safety.md: validate, lock the GPUs, capture and journal their
-// settings, start the watchdog, then for each run not yet in the database: apply the settings, read back
-// what the GPU enforces, measure, store the run at once, cool down. Restores at the end, on a stop signal,
-// after --max-failures and when an exception unwinds (then it rethrows after restoring). `clock` is the
-// time line of cool-downs (a VirtualClock for simulated GPUs).
+// Runs the plan in the order of docs/safety.md: validate, hold the GPUs (as root safety::GuardedGpus:
+// lock, capture and journal their settings, start the watchdog; otherwise through the daemon), then for
+// each run not yet in the database: apply the settings, read back what the GPU enforces, measure, store the
+// run at once, cool down. Restores at the end, on a stop signal, after --max-failures and when an exception
+// unwinds (then it rethrows after restoring). `clock` is the time line of cool-downs (a VirtualClock for
+// simulated GPUs).
 SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const MeasureRunFn& measure_run,
                        Clock& clock);
+
+// The sweep's settings path: options.settings_access, else the local one (root: locks, journal, watchdog).
+std::shared_ptr<const safety::SettingsAccess> settings_access_of(const SweepOptions& options);
 
 // The readings of every GPU right after its settings were applied: what the GPU enforces, which may differ
 // from what was asked (other caps, clocks the GPU rounds).

@@ -50,7 +50,7 @@ Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::str
 }
 
 void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
-                                const std::vector<plan::HardwareSettings>& settings) {
+                                const std::vector<plan::HardwareSettings>& settings, bool check_permission) {
   bool any_limit = false, any_sm = false, any_mem = false;
   for (const auto& s : settings) {
     any_limit = any_limit || s.power_limit_w.has_value();
@@ -61,7 +61,7 @@ void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::si
     hw::Gpu& gpu = system.gpu(index);
     const hw::Capabilities caps = gpu.capabilities();
     if (any_limit) {
-      if (!caps.power_limit_set) throw no_permission(gpu, caps, "power limit");
+      if (check_permission && !caps.power_limit_set) throw no_permission(gpu, caps, "power limit");
       const auto limits = gpu.power_limits();
       if (!limits) {
         throw environment_error(
@@ -76,8 +76,8 @@ void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::si
         }
       }
     }
-    if (any_sm && !caps.sm_clock_lock) throw no_permission(gpu, caps, "SM clocks");
-    if (any_mem && !caps.mem_clock_lock) throw no_permission(gpu, caps, "memory clocks");
+    if (check_permission && any_sm && !caps.sm_clock_lock) throw no_permission(gpu, caps, "SM clocks");
+    if (check_permission && any_mem && !caps.mem_clock_lock) throw no_permission(gpu, caps, "memory clocks");
   }
 }
 

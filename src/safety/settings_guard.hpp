@@ -14,9 +14,10 @@ namespace wattwise::safety {
 
 // Checked before any run starts, so a sweep never fails half-way on a setting it could have refused up
 // front: each power limit within every GPU's [min, max] (usage_error naming the range and the GPU), and the
-// permission to change it (environment_error with the driver's note on what is missing).
+// permission to change it (environment_error with the driver's note on what is missing). `check_permission`
+// false: the ranges only (the settings daemon, not this process, changes them and has the permission).
 void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
-                                const std::vector<plan::HardwareSettings>& settings);
+                                const std::vector<plan::HardwareSettings>& settings, bool check_permission = true);
 
 // The environment_error for a refused change of `what` ("power limit") on `gpu`: the driver's own reason
 // from `failure` (the control's error text, without advice meant for another user) and hw::permission_advice.

@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -239,6 +241,21 @@ void ResultsStore::check_same_job(const StoreMeta& meta, const std::vector<Store
                    {"gpus", uuids}});
   Statement s(db_, p, "INSERT OR REPLACE INTO meta (key, value) VALUES ('mixed_results', ?)");
   s.bind(1, json_text(mixed)).run();
+}
+
+void ResultsStore::record_settings_changed_by(const std::string& path) {
+  const std::string p = path_.string();
+  std::string value = meta("settings_changed_by");
+  std::vector<std::string> paths;
+  for (std::size_t start = 0; start < value.size();) {
+    const auto comma = std::min(value.find(',', start), value.size());
+    paths.push_back(value.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (std::find(paths.begin(), paths.end(), path) != paths.end()) return;
+  value += (value.empty() ? "" : ",") + path;
+  Statement s(db_, p, "INSERT OR REPLACE INTO meta (key, value) VALUES ('settings_changed_by', ?)");
+  s.bind(1, value).run();
 }
 
 }  // namespace wattwise::store

@@ -153,6 +153,9 @@ class ResultsStore {
   // ones, unless `allow_different`; then the difference is recorded in meta `mixed_results`.
   void check_same_job(const StoreMeta& meta, const std::vector<StoredGpu>& gpus, bool allow_different);
   void set_busy_timeout(std::chrono::milliseconds timeout);
+  // Meta `settings_changed_by`: which path changed the GPU settings of the runs ("root", "daemon", "none").
+  // A resumed sweep that took another path adds it after a comma ("root,daemon"), in the order first used.
+  void record_settings_changed_by(const std::string& path);
 
   ResultsStore(ResultsStore&& other) noexcept;
   ResultsStore& operator=(ResultsStore&& other) noexcept;

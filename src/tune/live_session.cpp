@@ -14,7 +14,7 @@
 #include "measure/job_watchers.hpp"
 #include "measure/session.hpp"
 #include "plan/plan.hpp"
-#include "safety/guarded_gpus.hpp"
+#include "safety/settings_access.hpp"
 #include "safety/settings_guard.hpp"
 
 namespace wattwise::tune {
@@ -136,19 +136,20 @@ TuneJobOutcome run_tune_job(hw::GpuSystem& system, const std::vector<std::string
   const bool dry_run = options.live.dry_run;
 
   // Before anything is locked or changed: every value the search may try is accepted by every job GPU,
-  // and the driver lets us change it (the same check as sweep's).
-  if (!dry_run) {
-    safety::validate_hardware_settings(
-        system, job_gpus,
-        {settings_for(knob, options.live.tuner.min_value), settings_for(knob, options.live.tuner.max_value)});
-  }
+  // and the driver (as root) lets us change it (the same check as sweep's).
+  const std::shared_ptr<const safety::SettingsAccess> access =
+      options.settings_access ? options.settings_access
+                              : std::make_shared<safety::LocalSettingsAccess>(options.state_dir, options.watchdog);
+  const std::vector<plan::HardwareSettings> extremes{settings_for(knob, options.live.tuner.min_value),
+                                                     settings_for(knob, options.live.tuner.max_value)};
+  if (!dry_run) access->validate(system, job_gpus, extremes);
   PrivateDir state;
   options.live.state_file = state.path() / "tuning.json";
   options.measure.extra_environment[kStateVariable] = options.live.state_file.string();
 
-  std::optional<safety::GuardedGpus> guarded;
+  std::unique_ptr<safety::HeldSettings> guarded;
   if (!dry_run) {
-    guarded.emplace(system, job_gpus, options.state_dir, options.watchdog);
+    guarded = access->hold(system, job_gpus, extremes);
     const std::vector<unsigned> sm = knob == TuneKnob::kSmClock
                                          ? supported_sm_clocks(system.gpu(job_gpus.front()))
                                          : std::vector<unsigned>{};
@@ -180,6 +181,7 @@ TuneJobOutcome run_tune_job(hw::GpuSystem& system, const std::vector<std::string
   outcome.tuning = live.result();
   if (guarded) {
     outcome.changed_settings = true;
+    outcome.changed_by = std::string(access->name());
     // A GPU whose driver stopped answering is left to the watchdog with its journal; the others go back.
     outcome.restore = guarded->restore(outcome.measurement.unanswering_gpus());
   }

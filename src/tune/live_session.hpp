@@ -2,9 +2,10 @@
 
 // `wattwise tune -- CMD` below the CLI: the job measured as `measure` does (measure::measure_command), the
 // live tuner watching it (LiveTuning), and its decisions applied to every job GPU through the same safety
-// as `sweep` (docs/safety.md): GPU locks, the settings guard with its journal on disk before the first
-// change, the watchdog that restores if wattwise is killed (SIGKILL included), and the restore when the job
-// ends however it ends. A dry run reads the GPUs through safety::ReadOnlyGpuSystem: no lock, no journal, no
+// as `sweep` (safety::SettingsAccess, docs/safety.md): as root GPU locks, the settings guard with its
+// journal on disk before the first change, the watchdog that restores if wattwise is killed (SIGKILL
+// included); as another user the settings daemon, which restores when this process's connection closes; and
+// the restore when the job ends however it ends. A dry run reads the GPUs through safety::ReadOnlyGpuSystem: no lock, no journal, no
 // change can happen.
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include "measure/measurement.hpp"
 #include "measure/session.hpp"
 #include "safety/restore.hpp"
+#include "safety/settings_access.hpp"
 #include "safety/watchdog.hpp"
 #include "tune/live_tuning.hpp"
 #include "tune/tuner.hpp"
@@ -47,12 +49,16 @@ struct TuneJobOptions {
   LiveTuningOptions live;           // tuner config (range filled by tuner_range_for), grace, dry run
   std::filesystem::path state_dir;  // the journal and the GPU locks (not used in a dry run)
   safety::WatchdogLaunch watchdog;  // empty: none (tests that cannot exec)
+  // The path that changes the settings (root or the daemon, as for `sweep`); null:
+  // safety::LocalSettingsAccess with `state_dir` and `watchdog`.
+  std::shared_ptr<const safety::SettingsAccess> settings_access;
 };
 
 struct TuneJobOutcome {
   measure::Measurement measurement;
   LiveTuningResult tuning;
   bool changed_settings = false;  // the guard held changes: the restore below ran
+  std::string changed_by = "none";  // "root" or "daemon" when settings were held (not in a dry run)
   safety::RestoreReport restore;
 };
 
