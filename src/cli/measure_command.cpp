@@ -14,6 +14,7 @@
 #include "cli/gpu_system.hpp"
 #include "cli/node_flags.hpp"
 #include "cli/nvtx_flags.hpp"
+#include "cli/settings_path.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -49,6 +50,7 @@ struct MeasureFlags {
   std::string trace;
   std::string json;
   bool no_status = false;                // no live status line on a terminal
+  bool no_daemon = false;                // --power-limit etc. never through the settings daemon
   std::string output;                    // the summary for people; default stderr
   std::string out_dir;                   // under SLURM: this task's result, named by job, step, node and task
   std::optional<std::string> timeout_s;  // absent: no time-out
@@ -202,6 +204,7 @@ int run_measure(const MeasureFlags& flags) {
     if (!agent.settings.empty()) {
       agent.state_dir = safety::state_dir();
       agent.watchdog = safety::WatchdogLaunch::exec_self();
+      agent.settings_access = settings_access_for(flags.no_daemon);  // root, the daemon, or a refusal
     }
     agent_outcome = experiment::measure_under_settings(*system, flags.command, options, agent);
     m = std::move(agent_outcome.measurement);
@@ -290,6 +293,7 @@ CommandRun add_measure_command(CLI::App& app) {
       "--pcie-interval", flags->pcie_interval_ms,
       "read PCIe throughput every this many ms, 1000 to 3600000, into the trace's pcie_tx_mbps and "
       "pcie_rx_mbps (default: not read: each read blocks sampling ~42 ms on an H100)");
+  app.add_flag("--no-daemon", flags->no_daemon, kNoDaemonHelp);
   app.add_flag(
       "--no-status", flags->no_status,
       "no live status line (elapsed, energy so far, power) on stderr while the job runs; it is shown "

@@ -29,6 +29,7 @@
 #include "cli/gpu_system.hpp"
 #include "cli/node_flags.hpp"
 #include "cli/nvtx_flags.hpp"
+#include "cli/settings_path.hpp"
 #include "cli/sweep_flags.hpp"
 #include "core/error.hpp"
 #include "experiment/multi_node_run.hpp"
@@ -545,9 +546,15 @@ int run_sweep_command(SweepFlags flags) {
   if (simulated) {
     private_state.emplace();
     options.state_dir = private_state->path();
+    options.settings_access =
+        std::make_shared<safety::LocalSettingsAccess>(options.state_dir, safety::WatchdogLaunch{}, "simulated");
   } else {
     options.state_dir = safety::state_dir();
     options.watchdog = safety::WatchdogLaunch::exec_self();
+    // Root, the daemon, or a one-line refusal before the database is created or a job runs.
+    const auto settings = plan::hardware_settings_of(options.plan);
+    if (std::any_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); }))
+      options.settings_access = settings_access_for(flags.no_daemon);
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   options.progress = &progress;
@@ -631,6 +638,7 @@ CommandRun add_sweep_command(CLI::App& app) {
                "with --resume: accept a job command or GPUs other than the stored ones (recorded in the "
                "database)");
   app.add_flag("--dry-run", flags->dry_run, "print the plan and every change it would make; touch nothing");
+  app.add_flag("--no-daemon", flags->no_daemon, kNoDaemonHelp);
   app.add_option("--max-failures", flags->max_failures, "stop after this many failed runs (0: never)")
       ->capture_default_str();
   app.add_option(

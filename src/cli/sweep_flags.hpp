@@ -36,6 +36,7 @@ struct SweepFlags {
   bool resume = false;
   bool allow_mixed_results = false;
   bool dry_run = false;
+  bool no_daemon = false;  // refuse the settings daemon (not root: a one-line error instead)
   unsigned max_failures = 3;
   std::optional<std::string> gpus;  // absent: CUDA_VISIBLE_DEVICES if set, else all
   std::string other_gpus = "omit";

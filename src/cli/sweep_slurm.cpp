@@ -56,6 +56,7 @@ std::vector<std::string> agent_args(const SweepFlags& flags) {
   if (flags.interval_option->count() > 0 || flags.interval_from_db)
     args.insert(args.end(), {"--interval", flags.interval_ms});
   if (flags.timeout_s) args.insert(args.end(), {"--timeout", *flags.timeout_s});
+  if (flags.no_daemon) args.push_back("--no-daemon");  // each agent chooses root or the daemon itself
   return args;
 }
 

@@ -13,6 +13,7 @@
 #include "cli/gpu_selection.hpp"
 #include "cli/gpu_system.hpp"
 #include "cli/nvtx_flags.hpp"
+#include "cli/settings_path.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -44,6 +45,7 @@ struct TuneFlags {
   std::string json;
   std::string db;
   bool dry_run = false;
+  bool no_daemon = false;  // never change settings through the settings daemon
   std::string marker_grace_s = "60";
   std::string stationary_window_s = "30";
   std::optional<std::string> timeout_s;
@@ -208,6 +210,7 @@ int run_tune(const TuneFlags& flags) {
   if (!flags.dry_run) {
     options.state_dir = safety::state_dir();
     options.watchdog = safety::WatchdogLaunch::exec_self();
+    options.settings_access = settings_access_for(flags.no_daemon);  // root, the daemon, or a refusal
   }
 
   auto real = open_real_gpus(OfferSimulate::kYes);
@@ -236,10 +239,11 @@ int run_tune(const TuneFlags& flags) {
   if (outcome.changed_settings && !outcome.restore.all_ok())
     std::fprintf(stderr, "wattwise: restoring GPU settings failed:\n%s", outcome.restore.summary().c_str());
   // Files first, then the summary: if the terminal is gone, the data is still saved.
-  if (db) db->write(outcome.measurement, outcome.tuning, std::move(stored_gpus));
+  if (db) db->write(outcome.measurement, outcome.tuning, std::move(stored_gpus), outcome.changed_by);
   if (json) {
     nlohmann::json out = report::measure_json(outcome.measurement, rates);
     out.update(tune::tune_json(outcome.tuning));
+    out["settings_changed_by"] = outcome.changed_by;
     json->stream() << json_text(out, 1) << "\n";
     json->commit();
   }
@@ -269,6 +273,7 @@ CommandRun add_tune_command(CLI::App& app) {
                  "CUDA_VISIBLE_DEVICES names if it is set, else all)");
   app.add_option("--json", flags->json, "write the result as JSON to this file ('-' for stdout)");
   app.add_option("--db", flags->db, "keep the job and the decision trace in this new results database");
+  app.add_flag("--no-daemon", flags->no_daemon, kNoDaemonHelp);
   app.add_flag(
       "--dry-run", flags->dry_run,
       "measure and print the decisions it would take; change no setting (for shared machines). Every "

@@ -14,6 +14,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "safety/settings_guard.hpp"
 
 namespace wattwise::daemon {
 
@@ -96,6 +97,75 @@ std::string DaemonClient::ask_ok(const Request& request) {
       throw environment_error("the wattwise daemon failed: " + reply.text);
   }
   return reply.text;
+}
+
+namespace {
+
+// One hold(): the connection that keeps the daemon's changes alive, and the GPUs it may change.
+class DaemonHeldSettings final : public safety::HeldSettings {
+ public:
+  struct HeldGpu {
+    unsigned index = 0;  // NVML index: the protocol's <gpu>
+    std::string uuid;
+  };
+  DaemonHeldSettings(const std::filesystem::path& socket_path, std::vector<HeldGpu> gpus)
+      : client_(socket_path), gpus_(std::move(gpus)) {}
+
+  void apply(const plan::HardwareSettings& settings) override {
+    for (const HeldGpu& gpu : gpus_) {
+      const auto set = [&](Knob knob, double value) {
+        client_.ask_ok(Request{.kind = Request::Kind::kSet, .gpu = gpu.index, .knob = knob, .value = value});
+      };
+      if (settings.power_limit_w) set(Knob::kPowerLimitW, *settings.power_limit_w);
+      if (settings.sm_clock_mhz) set(Knob::kSmClockMhz, *settings.sm_clock_mhz);
+      if (settings.mem_clock_mhz) set(Knob::kMemClockMhz, *settings.mem_clock_mhz);
+    }
+  }
+
+  safety::RestoreReport restore(const std::set<std::string>& unanswering) override {
+    safety::RestoreReport report;
+    if (restored_) return report;
+    restored_ = true;
+    for (const HeldGpu& gpu : gpus_) {
+      safety::GpuRestoreOutcome outcome{gpu.uuid, gpu.index, false, ""};
+      if (unanswering.contains(gpu.uuid)) {
+        outcome.message = "its driver stopped answering: the daemon puts it back when this connection closes";
+      } else {
+        try {
+          const Reply reply = client_.ask(Request{.kind = Request::Kind::kRelease, .gpu = gpu.index});
+          outcome.ok = reply.status == Reply::Status::kOk;
+          outcome.message = outcome.ok ? "put back by the wattwise daemon" : "the wattwise daemon: " + reply.text;
+        } catch (const Error& e) {
+          outcome.message = fmt::format("{}: the daemon puts it back from its journal when it runs again", e.what());
+        }
+      }
+      report.gpus.push_back(outcome);
+    }
+    return report;
+  }
+
+ private:
+  DaemonClient client_;
+  std::vector<HeldGpu> gpus_;
+  bool restored_ = false;
+};
+
+}  // namespace
+
+void DaemonSettingsAccess::validate(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+                                    const std::vector<plan::HardwareSettings>& settings) const {
+  safety::validate_hardware_settings(system, gpu_indices, settings, /*check_permission=*/false);
+}
+
+std::unique_ptr<safety::HeldSettings> DaemonSettingsAccess::hold(hw::GpuSystem& system,
+                                                                 const std::vector<std::size_t>& gpu_indices,
+                                                                 const std::vector<plan::HardwareSettings>&) const {
+  std::vector<DaemonHeldSettings::HeldGpu> gpus;
+  for (std::size_t position : gpu_indices) {
+    const hw::GpuIdentity& identity = system.gpu(position).identity();
+    gpus.push_back({identity.index, identity.uuid});
+  }
+  return std::make_unique<DaemonHeldSettings>(socket_path_, std::move(gpus));
 }
 
 bool daemon_socket_exists(const std::filesystem::path& socket_path) {

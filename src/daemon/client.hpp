@@ -6,6 +6,8 @@
 #include <string>
 
 #include "daemon/protocol.hpp"
+#include "hw/gpu.hpp"
+#include "safety/settings_access.hpp"
 
 namespace wattwise::daemon {
 
@@ -34,6 +36,26 @@ class DaemonClient {
   int fd_ = -1;
   std::chrono::milliseconds reply_timeout_;
   std::string received_;
+};
+
+// The settings path of a process that is not root (safety::SettingsAccess): each hold() is one connection
+// to the daemon at `socket_path`; apply() asks it to set each knob of each GPU (by its NVML index), restore()
+// asks it to put every GPU back, and a process that ends in any way has its connection closed, so the
+// daemon puts them back then. The daemon's policy decides what may be set; a refusal is a usage error
+// with the daemon's line (docs/operators.md "What each refusal means").
+class DaemonSettingsAccess final : public safety::SettingsAccess {
+ public:
+  explicit DaemonSettingsAccess(std::filesystem::path socket_path) : socket_path_(std::move(socket_path)) {}
+  std::string_view name() const override { return "daemon"; }
+  // The ranges of every GPU; the permission is the daemon's to decide (its policy), at the first change.
+  void validate(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+                const std::vector<plan::HardwareSettings>& settings) const override;
+  std::unique_ptr<safety::HeldSettings> hold(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+                                             const std::vector<plan::HardwareSettings>& settings) const override;
+  const std::filesystem::path& socket_path() const { return socket_path_; }
+
+ private:
+  std::filesystem::path socket_path_;
 };
 
 // Whether a daemon socket exists at `socket_path` (a socket file; not whether it answers).

@@ -50,7 +50,7 @@ TuneStore TuneStore::check_new(const std::filesystem::path& path) {
 }
 
 void TuneStore::write(const measure::Measurement& m, const LiveTuningResult& result,
-                      std::vector<store::StoredGpu> gpus) const {
+                      std::vector<store::StoredGpu> gpus, const std::string& settings_changed_by) const {
   store::StoreMeta meta;
   meta.command = fmt::format("tune {}", fmt::join(m.command, " "));
   meta.command_argv = m.command;
@@ -67,6 +67,7 @@ void TuneStore::write(const measure::Measurement& m, const LiveTuningResult& res
   plan::PlannedRun run;  // the job, once, at the settings the trace names
   db.add_run(store::record_of(run, m, {}, started_at_, utc_now_iso8601()));
   db.add_tune_trace(tune_trace_of(result));
+  db.record_settings_changed_by(settings_changed_by);
 }
 
 }  // namespace wattwise::tune

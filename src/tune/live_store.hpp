@@ -23,9 +23,10 @@ class TuneStore {
   // saying what to do), so a bad --db never costs a job.
   static TuneStore check_new(const std::filesystem::path& path);
   // After the job: creates the database with the run, the trace and the job's GPUs (`gpus`: their
-  // identities and power-limit constraints, experiment::stored_gpus_of, read before the job).
-  void write(const measure::Measurement& m, const LiveTuningResult& result,
-             std::vector<store::StoredGpu> gpus) const;
+  // identities and power-limit constraints, experiment::stored_gpus_of, read before the job), and meta
+  // `settings_changed_by` ("root", "daemon", or "none" in a dry run).
+  void write(const measure::Measurement& m, const LiveTuningResult& result, std::vector<store::StoredGpu> gpus,
+             const std::string& settings_changed_by) const;
 
  private:
   TuneStore(std::filesystem::path path, std::string started_at)

@@ -10,12 +10,15 @@
 
 #include <chrono>
 #include <fstream>
+#include <algorithm>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "safety/journal.hpp"
 #include "safety_support.hpp"
+#include "store/results_store.hpp"
 #include "start_in_own_group.hpp"
 
 namespace wattwise::safety {
@@ -398,6 +401,179 @@ TEST_F(DaemonTest, InfoSaysWhetherTheDaemonIsReachableAndWhatThePolicyLetsThisUs
   EXPECT_NE(none.out().find("settings daemon: none at " + socket_.string() + ": changing settings needs root"),
             std::string::npos)
       << none.out();
+}
+
+// The commands as a user who is not root (docs/operators.md "Who changes the settings"): `sweep`, `tune` and
+// the node agent (`measure --power-limit`) change the GPU through the daemon, and it is back when they end.
+class CommandsThroughTheDaemon : public DaemonTest {
+ protected:
+  void SetUp() override {
+    DaemonTest::SetUp();
+    if (IsSkipped()) return;
+    user_dir_ = world_->dir() / "user";
+    std::filesystem::create_directories(user_dir_);
+    ::chmod(user_dir_.c_str(), 0777);
+    // The fake driver's state lock, which the real driver does not have, open to the other uid.
+    const auto lock = world_->dir() / "fake_nvml.json.state.lock";
+    std::ofstream{lock};
+    ::chmod(lock.c_str(), 0666);
+  }
+
+  // wattwise ARGS as uid 65534, with its own state directory and the daemon's socket.
+  std::unique_ptr<Child> as_nobody(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{kSetpriv,
+                                  "--reuid=65534",
+                                  "--regid=65534",
+                                  "--clear-groups",
+                                  "/usr/bin/env",
+                                  "WATTWISE_DAEMON_SOCKET=" + socket_.string(),
+                                  "WATTWISE_STATE_DIR=" + (user_dir_ / "state").string(),
+                                  "HOME=" + user_dir_.string(),
+                                  std::string("PYTHONPATH=") + PYTHON_DIR,
+                                  WATTWISE_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return std::make_unique<Child>(argv, world_->dir(), "wattwise-" + std::to_string(++started_));
+  }
+
+  // Waits for `c` to end, noting every limit GPU 0 held meanwhile.
+  int wait_noting_limits(Child& c, std::set<double>& seen) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!c.exited() && std::chrono::steady_clock::now() < deadline) {
+      seen.insert(limit(kGpu0));
+      std::this_thread::sleep_for(10ms);
+    }
+    return c.wait();
+  }
+
+  std::filesystem::path user_dir_;
+};
+
+TEST_F(CommandsThroughTheDaemon, ASweepAsAnotherUserSetsTheGpuThroughTheDaemonAndItIsPutBack) {
+  auto daemon = start_daemon();
+  const auto db = user_dir_ / "sweep.db";
+  auto sweep = as_nobody({"sweep", "--gpus", "0", "--power-limit", "300,400", "--db", db.string(), "--",
+                          "/bin/sh", "-c", "sleep 0.3"});
+  std::set<double> seen;
+  ASSERT_EQ(wait_noting_limits(*sweep, seen), 0) << sweep->err() << daemon->err();
+  EXPECT_TRUE(seen.contains(300) && seen.contains(400)) << sweep->err();
+  // What each run read back is what the daemon set; the database says who changed it.
+  const auto store = store::ResultsStore::open_read_only(db);
+  std::set<double> enforced;
+  for (const auto& run : store.runs())
+    for (const auto& gpu : run.gpus)
+      if (gpu.enforced_power_limit_w) enforced.insert(*gpu.enforced_power_limit_w);
+  EXPECT_EQ(enforced, (std::set<double>{300, 400}));
+  EXPECT_EQ(store.meta("settings_changed_by"), "daemon");
+  EXPECT_TRUE(world_->wait_restored(650)) << daemon->err();
+  EXPECT_EQ(limit(kGpu1), 650);
+  const std::string log = daemon->err();
+  EXPECT_NE(log.find("set uid=65534 (" + name_of(kNobody) + ")"), std::string::npos) << log;
+  EXPECT_NE(log.find("restored uid=65534"), std::string::npos) << log;
+  EXPECT_TRUE(world_->journals().empty());
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0) << daemon->err();
+}
+
+TEST_F(CommandsThroughTheDaemon, TuneAsAnotherUserSetsTheGpuThroughTheDaemonAndItIsPutBack) {
+  // The system's Python, which every user may run (a per-user one, e.g. pyenv's, may not be).
+  constexpr const char* kPython = "/usr/bin/python3";
+  if (::access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " runs the tune job";
+  auto daemon = start_daemon();
+  const auto db = user_dir_ / "tune.db";
+  const auto json = user_dir_ / "tune.json";
+  // The captured 650 W lies outside --range 300:450: the search starts by applying 450 W.
+  auto tune = as_nobody({"tune", "--gpus", "0", "--range", "300:450", "--stationary-window", "1", "--db",
+                         db.string(), "--json", json.string(), "--", kPython, std::string(E2E_JOBS_DIR) + "/tune_job.py",
+                         "4", "40", "ok", user_dir_.string()});
+  std::set<double> seen;
+  ASSERT_EQ(wait_noting_limits(*tune, seen), 0) << tune->err() << daemon->err();
+  EXPECT_TRUE(seen.contains(450)) << tune->err();
+  for (double w : seen) EXPECT_TRUE(w == 650 || (w >= 300 && w <= 450)) << w;
+  EXPECT_EQ(nlohmann::json::parse(read_file(json)).at("settings_changed_by"), "daemon");
+  EXPECT_EQ(store::ResultsStore::open_read_only(db).meta("settings_changed_by"), "daemon");
+  EXPECT_TRUE(world_->wait_restored(650)) << daemon->err();
+  EXPECT_NE(daemon->err().find("set uid=65534"), std::string::npos) << daemon->err();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0) << daemon->err();
+}
+
+TEST_F(CommandsThroughTheDaemon, TheNodeAgentAsAnotherUserSetsTheGpuThroughTheDaemonAndSaysSo) {
+  auto daemon = start_daemon();
+  const auto json = user_dir_ / "measure.json";
+  auto agent = as_nobody({"measure", "--no-status", "--gpus", "0", "--power-limit", "350", "--json", json.string(),
+                          "--", "/bin/sh", "-c", "sleep 0.3"});
+  std::set<double> seen;
+  ASSERT_EQ(wait_noting_limits(*agent, seen), 0) << agent->err() << daemon->err();
+  EXPECT_TRUE(seen.contains(350));
+  const auto settings = nlohmann::json::parse(read_file(json)).at("settings");
+  EXPECT_EQ(settings.at("changed_by"), "daemon");
+  EXPECT_EQ(settings.at("restored"), true);
+  EXPECT_EQ(settings.at("gpus").at(0).at("enforced_power_limit_w"), 350);
+  EXPECT_TRUE(world_->wait_restored(650)) << daemon->err();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0) << daemon->err();
+}
+
+// One line on stderr that holds `text`, and nothing else there.
+void expect_one_line(const std::string& err, const std::string& text) {
+  EXPECT_NE(err.find(text), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+TEST_F(CommandsThroughTheDaemon, NoDaemonAsAnotherUserIsOneLineBeforeTheJobStarts) {
+  auto daemon = start_daemon();
+  const auto ran = user_dir_ / "ran";
+  const std::vector<std::string> job{"--", "/bin/sh", "-c", "touch " + ran.string()};
+  const auto with_job = [&](std::vector<std::string> args) {
+    args.insert(args.end(), job.begin(), job.end());
+    return args;
+  };
+  const std::string line = "changing GPU settings needs root, and --no-daemon refuses the wattwise daemon";
+  auto sweep = as_nobody(with_job({"sweep", "--no-daemon", "--gpus", "0", "--power-limit", "300", "--db",
+                                   (user_dir_ / "sweep.db").string()}));
+  EXPECT_EQ(sweep->wait(), 3);
+  expect_one_line(sweep->err(), line);
+  EXPECT_FALSE(std::filesystem::exists(user_dir_ / "sweep.db"));
+  auto tune = as_nobody(with_job({"tune", "--no-daemon", "--gpus", "0"}));
+  EXPECT_EQ(tune->wait(), 3);
+  expect_one_line(tune->err(), line);
+  auto agent = as_nobody(with_job({"measure", "--no-daemon", "--gpus", "0", "--power-limit", "300"}));
+  EXPECT_EQ(agent->wait(), 3);
+  expect_one_line(agent->err(), line);
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "a job ran";
+  EXPECT_EQ(limit(kGpu0), 650);
+  EXPECT_EQ(daemon->err().find("set uid="), std::string::npos) << daemon->err();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+}
+
+TEST_F(CommandsThroughTheDaemon, NeitherRootNorADaemonIsOneLineBeforeTheJobStarts) {
+  const auto ran = user_dir_ / "ran";
+  const std::string line = "changing GPU settings needs root or the wattwise daemon, and no daemon listens at " +
+                           socket_.string();
+  auto sweep = as_nobody({"sweep", "--gpus", "0", "--power-limit", "300", "--db", (user_dir_ / "sweep.db").string(),
+                          "--", "/bin/sh", "-c", "touch " + ran.string()});
+  EXPECT_EQ(sweep->wait(), 3);
+  expect_one_line(sweep->err(), line);
+  auto tune = as_nobody({"tune", "--gpus", "0", "--", "/bin/sh", "-c", "touch " + ran.string()});
+  EXPECT_EQ(tune->wait(), 3);
+  expect_one_line(tune->err(), line);
+  EXPECT_FALSE(std::filesystem::exists(user_dir_ / "sweep.db"));
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "a job ran";
+  EXPECT_EQ(limit(kGpu0), 650);
+}
+
+TEST_F(CommandsThroughTheDaemon, RootChangesTheSettingsItselfAndTheResultsSaySo) {
+  auto daemon = start_daemon();  // there, but root needs it not
+  const auto db = world_->dir() / "root.db";
+  const Finished root = run_wattwise(world_->dir(), {"sweep", "--gpus", "0", "--power-limit", "300", "--db",
+                                                     db.string(), "--", "/bin/sh", "-c", "true"});
+  ASSERT_EQ(root.exit_code, 0) << root.err;
+  EXPECT_EQ(store::ResultsStore::open_read_only(db).meta("settings_changed_by"), "root");
+  EXPECT_EQ(daemon->err().find("set uid="), std::string::npos) << daemon->err();
+  EXPECT_EQ(limit(kGpu0), 650);
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
 }
 
 }  // namespace
