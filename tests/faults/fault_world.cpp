@@ -86,12 +86,14 @@ std::vector<std::string> FaultWorld::job(const std::string& mode, int ms) const 
   return {FAULT_JOB, job_dir().string(), "{power_limit_w}", mode, std::to_string(ms)};
 }
 
-Wattwise::Wattwise(const std::filesystem::path& dir, const std::vector<std::string>& args) {
+Wattwise::Wattwise(const std::filesystem::path& dir, const std::vector<std::string>& args,
+                   const std::vector<std::string>& before) {
   static int counter = 0;
   const std::string stem = "wattwise-" + std::to_string(++counter);
   out_ = dir / (stem + ".out");
   err_ = dir / (stem + ".err");
-  std::vector<std::string> argv{WATTWISE_BIN};
+  std::vector<std::string> argv = before;
+  argv.push_back(WATTWISE_BIN);
   argv.insert(argv.end(), args.begin(), args.end());
   pid_ = safety::start_in_own_group(argv, out_, err_);
 }

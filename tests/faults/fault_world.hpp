@@ -63,7 +63,9 @@ class FaultWorld {
 // wattwise started in its own process group (like a shell job), output to files in `dir`.
 class Wattwise {
  public:
-  Wattwise(const std::filesystem::path& dir, const std::vector<std::string>& args);
+  // `before`: the argv that starts wattwise (e.g. setpriv ... /usr/bin/env VAR=...), none by default.
+  Wattwise(const std::filesystem::path& dir, const std::vector<std::string>& args,
+           const std::vector<std::string>& before = {});
   ~Wattwise();
   Wattwise(const Wattwise&) = delete;
   Wattwise& operator=(const Wattwise&) = delete;
