@@ -514,6 +514,23 @@ TEST_F(CommandsThroughTheDaemon, TheNodeAgentAsAnotherUserSetsTheGpuThroughTheDa
   EXPECT_EQ(daemon->wait(), 0) << daemon->err();
 }
 
+TEST_F(CommandsThroughTheDaemon, AValueThePolicyRefusesStopsTheSweepBeforeItsJobWithTheRuleNamed) {
+  auto daemon = start_daemon();
+  const auto ran = user_dir_ / "ran";
+  // The policy lets nobody set 300-650 W on GPU 0: 250 W is the GPU's to take, not the policy's.
+  auto sweep = as_nobody({"sweep", "--gpus", "0", "--power-limit", "250", "--db", (user_dir_ / "sweep.db").string(),
+                          "--", "/bin/sh", "-c", "touch " + ran.string()});
+  EXPECT_EQ(sweep->wait(), 2) << sweep->err();
+  EXPECT_NE(sweep->err().find("the wattwise daemon refused: the policy " + policy_.string() + " (rules[0]) lets " +
+                              name_of(kNobody) + " set power_limit_w on GPU 0 only within 300-650 W, not 250 W"),
+            std::string::npos)
+      << sweep->err();
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "the job ran";
+  EXPECT_EQ(limit(kGpu0), 650);
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+}
+
 // One line on stderr that holds `text`, and nothing else there.
 void expect_one_line(const std::string& err, const std::string& text) {
   EXPECT_NE(err.find(text), std::string::npos) << err;

@@ -107,5 +107,24 @@ TEST_F(NodeEnergyStoreTest, FailedRunStoredAgainReplacesItsNodeRows) {
   EXPECT_EQ(runs[0].node[0].energy_j, 2.0);
 }
 
+// Meta settings_changed_by (docs/results-schema.md): the path of the first invocation, and a resume that
+// took another path adds it once.
+TEST_F(NodeEnergyStoreTest, SettingsChangedByRecordsEachPathOnceInTheOrderFirstUsed) {
+  {
+    auto store = ResultsStore::create(dir_ / "s.db", {}, plan_, {});
+    EXPECT_EQ(store.meta("settings_changed_by"), "");  // a file that never said
+    store.record_settings_changed_by("root");
+    store.record_settings_changed_by("root");
+  }
+  EXPECT_EQ(ResultsStore::open_read_only(dir_ / "s.db").meta("settings_changed_by"), "root");
+  {
+    auto store = ResultsStore::open_for_resume(dir_ / "s.db", plan_);
+    store.record_settings_changed_by("daemon");
+    store.record_settings_changed_by("root");
+    store.record_settings_changed_by("daemon");
+  }
+  EXPECT_EQ(ResultsStore::open_read_only(dir_ / "s.db").meta("settings_changed_by"), "root,daemon");
+}
+
 }  // namespace
 }  // namespace wattwise::store
