@@ -31,5 +31,6 @@ CommandRun add_counter_command(CLI::App& app);
 CommandRun add_tune_command(CLI::App& app);
 CommandRun add_exporter_command(CLI::App& app);
 CommandRun add_daemon_command(CLI::App& app);
+CommandRun add_runs_command(CLI::App& app);
 
 }  // namespace wattwise::cli

@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
       wattwise::cli::add_sweep_command);
   add("tune", "run a job and tune its power limit or SM clock while it runs, from its iteration markers",
       wattwise::cli::add_tune_command);
+  add("runs", "list a sweep database's runs; --failed: the failed ones with the end of their output",
+      wattwise::cli::add_runs_command);
   add("report", "tables and charts of a sweep database or a measured trace (HTML, Markdown, CSV)",
       wattwise::cli::add_report_command);
   add("merge", "gather the per-task results of one SLURM job step into per-node and total figures",

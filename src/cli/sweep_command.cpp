@@ -557,6 +557,7 @@ int run_sweep_command(SweepFlags flags) {
       options.settings_access = settings_access_for(flags.no_daemon);
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
+  progress.name_database(options.db_path.string());
   options.progress = &progress;
   std::function<std::string(const std::map<std::string, double>&)> adaptive_summary;
   std::optional<experiment::AdaptiveConfig> adaptive;
@@ -576,6 +577,7 @@ int run_sweep_command(SweepFlags flags) {
     clock = monotonic.get();
     measure_run = [&](const plan::PlannedRun& run) {
       measure::MeasureOptions per_run = measure_options;
+      per_run.keep_output_tail = true;  // stored with the run: `wattwise runs DB --failed` shows it
       for (const auto& [name, value] : plan::param_environment(run.params))
         per_run.extra_environment[name] = value;
       if (flags.job_gpus) {

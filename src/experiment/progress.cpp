@@ -1,5 +1,6 @@
 #include "experiment/progress.hpp"
 
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +9,20 @@
 #include <cmath>
 
 namespace wattwise::experiment {
+
+namespace {
+
+// `path` as one word of a shell command line: as it is when it needs no quoting, else in single quotes.
+std::string shell_word(const std::string& path) {
+  const bool plain = !path.empty() && path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789_-./+,:@%=") == std::string::npos;
+  if (plain) return path;
+  std::string quoted = "'";
+  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
 
 Progress::Progress(std::FILE* out, bool rewrite_in_place) : out_(out), rewrite_in_place_(rewrite_in_place) {}
 
@@ -38,6 +53,16 @@ void Progress::run_finished(double run_time_s, bool ok) {
   ++done_here_;
   if (!ok) ++failed_;
   run_time_sum_s_ += run_time_s;
+}
+
+void Progress::run_failed(const std::string& error) {
+  if (line_open_) std::fputc('\n', out_);
+  line_open_ = false;
+  std::string text = fmt::format("wattwise: run {} failed ({})", setting_, error);
+  if (!database_.empty())
+    text += fmt::format(": `wattwise runs {} --failed` shows the end of its output", for_terminal(shell_word(database_)));
+  std::fprintf(out_, "%s\n", text.c_str());
+  std::fflush(out_);
 }
 
 void Progress::last_run_result(std::optional<double> energy_j, double job_time_s, bool simulated) {

@@ -26,6 +26,11 @@ class Progress {
   // The run's wall time on this machine (a simulated run's virtual time would give a useless ETA).
   void run_finished(bool ok);
   void run_finished(double run_time_s, bool ok);
+  // A line of its own for a failed run: its setting, why (the error column) and, once the database is
+  // named, the command that shows the end of its output: "wattwise: run power_limit_w=200 failed (exit
+  // status 7): `wattwise runs sweep.db --failed` shows its output".
+  void run_failed(const std::string& error);
+  void name_database(std::string path) { database_ = std::move(path); }
   // What the run just finished measured, shown on the following lines with its setting ("last:
   // power_limit_w=200 used 54.27 kJ in 294.98 s"). A simulated run's time is virtual: the line says so and
   // shows no ETA (its runs take no wall time). Call it before the next run_started().
@@ -51,6 +56,7 @@ class Progress {
   std::string setting_;
   std::string stage_;
   std::string last_result_;
+  std::string database_;
   bool simulated_ = false;
   bool line_open_ = false;
   std::chrono::steady_clock::time_point run_start_{};

@@ -71,6 +71,7 @@ bool cut_by_stop_signal(const measure::Measurement* m, SweepOutcome& outcome) {
 // The progress line after a stored run; `m` absent for a run measured elsewhere (its row has the figures).
 void report_run(Progress& progress, const store::RunRecord& record, const measure::Measurement* m) {
   progress.run_finished(record.error.empty());
+  if (!record.error.empty()) progress.run_failed(record.error);
   if (m)
     progress.last_run_result(m->total_energy_j(),
                              std::chrono::duration<double>(m->job_end - m->job_start).count(),

@@ -14,6 +14,7 @@
 #include "sampling/sampler_cost.hpp"
 #include "sampling/trace.hpp"
 #include "workload/marker.hpp"
+#include "workload/output_tail.hpp"
 
 namespace wattwise::measure {
 
@@ -133,6 +134,10 @@ struct Measurement {
   Nanos job_start{0};
   Nanos job_end{0};
   JobOutcome outcome;
+  // The end of what the job wrote on its stdout and stderr (MeasureOptions::keep_output_tail: a sweep's
+  // runs); absent when not kept.
+  std::optional<workload::StreamTail> job_stdout;
+  std::optional<workload::StreamTail> job_stderr;
   double wattwise_cpu_s = 0;                      // CPU time wattwise itself used (all its threads)
   std::optional<SamplerCostReport> sampler_cost;  // real runs only
 

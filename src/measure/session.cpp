@@ -1,6 +1,7 @@
 #include "measure/session.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -151,6 +152,13 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   spec.argv = argv;
   spec.extra_environment = options.extra_environment;
   spec.stdout_to_stderr = options.job_stdout_to_stderr;
+  std::optional<workload::OutputTee> stdout_tee, stderr_tee;
+  if (options.keep_output_tail) {
+    stdout_tee.emplace(options.job_stdout_to_stderr ? STDERR_FILENO : STDOUT_FILENO);
+    stderr_tee.emplace(STDERR_FILENO);
+    spec.stdout_fd = stdout_tee->write_fd();
+    spec.stderr_fd = stderr_tee->write_fd();
+  }
   spec.extra_environment[workload::MarkerReceiver::kEnvironmentVariable] = receiver.socket_path().string();
   spec.extra_environment[workload::MarkerReceiver::kChangedUserEnvironmentVariable] =
       receiver.changed_user_socket_path().string();
@@ -185,6 +193,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
     // Start fails (command not found) before any time is spent: the driver's destructor stops sampling.
     // From its fork on, the job's group gets every stop signal (Process::start registers it).
     auto process = workload::Process::start(spec);
+    if (stdout_tee) stdout_tee->close_write_end();  // the job holds its own: its end is the pipe's end
+    if (stderr_tee) stderr_tee->close_write_end();
     GpuUsageMonitor usage(usage_tracker(system, m), process.pid());
     LiveJob live{sampler, receiver, clock, m.job_start, {}};
     for (std::size_t k = 0; k < m.gpu_energy.size(); ++k)
@@ -201,6 +211,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
     m.outcome.exit_code = process.exit_code();
     m.outcome.signal = process.signal();
     m.outcome.timed_out = process.timed_out();
+    if (stdout_tee) m.job_stdout = stdout_tee->finish();
+    if (stderr_tee) m.job_stderr = stderr_tee->finish();
   }
   clock.sleep_until(m.job_end + kTailAfterJob);
   driver.stop();

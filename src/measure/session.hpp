@@ -47,6 +47,9 @@ struct MeasureOptions {
   std::optional<Nanos> timeout;
   std::map<std::string, std::string> extra_environment;
   bool job_stdout_to_stderr = false;  // `--json -`: stdout carries the JSON alone
+  // Pass the job's stdout and stderr on through pipes and keep the end of each (Measurement::job_stdout,
+  // job_stderr): a sweep stores them with the run, so a failed run says more than its exit status.
+  bool keep_output_tail = false;
   NodeOptions node;                   // node power beside the GPUs (real runs only)
   // Told at once when a sampled GPU is lost or its readings keep failing (from a sampling thread); the
   // measurement goes on without it and says so in the result.

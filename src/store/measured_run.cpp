@@ -38,6 +38,8 @@ RunRecord record_of(const plan::PlannedRun& run, const measure::Measurement& m,
                     const std::vector<GpuRunEnergy>& read_back, const std::string& started_at,
                     const std::string& ended_at) {
   RunRecord r = planned_run_record(run, started_at, ended_at, m.outcome.exit_code);
+  for (const auto& [stream, kept] : {std::pair{"stdout", &m.job_stdout}, std::pair{"stderr", &m.job_stderr}})
+    if (*kept) r.output.push_back({stream, (*kept)->tail, (*kept)->bytes, (*kept)->truncated()});
   r.time_s = m.wall_s();
   r.energy_j = m.total_energy_j();
   if (r.energy_j) r.energy_uncertainty_j = m.total_energy_uncertainty_j();

@@ -15,6 +15,7 @@
 #include "plan/plan.hpp"
 #include "store/cluster_node_table.hpp"
 #include "store/node_energy_table.hpp"
+#include "store/run_output_table.hpp"
 #include "store/tune_table.hpp"
 
 struct sqlite3;
@@ -26,7 +27,9 @@ namespace wattwise::store {
 // run_gpu_usage (which GPUs the job's processes were seen on) and run_node_energy (node power beside the
 // GPUs, store/node_energy_table.hpp). Older files are read as they are and upgraded in place when resumed
 // (each version only adds). Version 5: table run_cluster_nodes (a multi-node run's nodes, `sweep --slurm`).
-inline constexpr int kResultsSchemaVersion = 7;
+// Version 7: energy_uncertainty_j columns. Version 8: table run_output (the end of each run's stdout and
+// stderr, store/run_output_table.hpp).
+inline constexpr int kResultsSchemaVersion = 8;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
 // timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.
@@ -111,6 +114,9 @@ struct RunRecord {
   std::vector<GpuRunUsage> gpu_usage;       // every GPU of the node; empty when not detected
   std::vector<ClusterNodeEnergy> cluster_nodes;  // a multi-node run's nodes (`sweep --slurm`); else empty
   std::vector<TraceCsv> traces;  // stored in the run's own transaction: a run is never stored without them
+  // The end of the job's stdout and stderr (schema 8), stored with the run; runs() does not read it back
+  // (ResultsStore::run_output does, one run at a time: 128 KiB a run).
+  std::vector<RunOutput> output;
   std::optional<double> energy_uncertainty_j = std::nullopt;  // energy_j's error bar (+-); absent: unknown (schema < 7)
 };
 
@@ -179,6 +185,9 @@ class ResultsStore {
   // Where the job of the run at `plan_index` was seen (schema 3; empty for older files and simulated runs).
   std::vector<GpuRunUsage> gpu_usage(std::size_t plan_index) const;
   int schema_version() const;
+  // The end of the stdout and stderr of the run stored at `plan_index` (schema 8; empty for older files,
+  // simulated runs and runs measured elsewhere).
+  std::vector<RunOutput> run_output(std::size_t plan_index) const;
   // Every stored run with its settings, GPUs, phases and node figures (one query per table).
   std::vector<RunRecord> runs() const;
   nlohmann::json plan() const;

@@ -171,6 +171,10 @@ std::vector<RunRecord> ResultsStore::runs() const {
   return runs;
 }
 
+std::vector<RunOutput> ResultsStore::run_output(std::size_t plan_index) const {
+  return read_run_output(db_, path_.string(), static_cast<std::int64_t>(plan_index));
+}
+
 nlohmann::json ResultsStore::plan() const {
   Statement query(db_, path_.string(), "SELECT spec_json FROM plan WHERE id = 1");
   if (!query.step())

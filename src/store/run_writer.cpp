@@ -47,7 +47,8 @@ void ResultsStore::add_run_once(const RunRecord& run) {
                    "plan_index = ?");
     keep.bind(1, utc_now_iso8601()).bind(2, static_cast<std::int64_t>(run.plan_index)).run();
     for (const char* table : {"run_settings", "run_gpu_energy", "run_phases", "run_node_energy",
-                              "run_phase_node_energy", "run_gpu_usage", "traces", "run_cluster_nodes"}) {
+                              "run_phase_node_energy", "run_gpu_usage", "traces", "run_cluster_nodes",
+                              "run_output"}) {
       const std::string sql =
           fmt::format("DELETE FROM {} WHERE run_id IN (SELECT id FROM runs WHERE plan_index = ?)", table);
       Statement remove(db_, p, sql.c_str());
@@ -115,6 +116,7 @@ void ResultsStore::add_run_once(const RunRecord& run) {
   }
   insert_node_energy(db_, p, run_id, run.node, run.phase_node);
   insert_cluster_nodes(db_, p, run_id, run.cluster_nodes);
+  insert_run_output(db_, p, run_id, run.output);
   for (const auto& trace : run.traces) {
     Statement s(db_, p, "INSERT INTO traces (run_id, gpu_index, csv) VALUES (?, ?, ?)");
     s.bind(1, run_id).bind(2, static_cast<std::int64_t>(trace.gpu_index)).bind(3, trace.csv).run();

@@ -5,6 +5,7 @@
 #include "store/cluster_node_table.hpp"
 #include "store/energy_uncertainty_columns.hpp"
 #include "store/node_energy_table.hpp"
+#include "store/run_output_table.hpp"
 #include "store/results_store.hpp"
 #include "store/sqlite_statement.hpp"
 #include "store/tune_table.hpp"
@@ -68,6 +69,7 @@ void create_added_tables(sqlite3* db, const std::string& path) {
   create_tune_tables(db, path);
   create_cluster_node_table(db, path);
   add_energy_uncertainty_columns(db, path);
+  create_run_output_table(db, path);
 }
 
 }  // namespace

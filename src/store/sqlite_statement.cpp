@@ -71,6 +71,10 @@ Statement& Statement::bind(int position, const std::string& value) {
   sqlite3_bind_text(statement_, position, value.c_str(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   return *this;
 }
+Statement& Statement::bind_blob(int position, const std::string& bytes) {
+  sqlite3_bind_blob(statement_, position, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  return *this;
+}
 Statement& Statement::bind_null(int position) {
   sqlite3_bind_null(statement_, position);
   return *this;
@@ -100,6 +104,11 @@ double Statement::real(int column) const {
 std::string Statement::text(int column) const {
   const auto* text = sqlite3_column_text(statement_, column);
   return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text));
+}
+std::string Statement::blob(int column) const {
+  const void* bytes = sqlite3_column_blob(statement_, column);
+  const int size = sqlite3_column_bytes(statement_, column);
+  return bytes == nullptr ? std::string() : std::string(static_cast<const char*>(bytes), static_cast<std::size_t>(size));
 }
 std::optional<double> Statement::optional_real(int column) const {
   return is_null(column) ? std::nullopt : std::optional<double>(real(column));

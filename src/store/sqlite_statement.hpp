@@ -48,6 +48,7 @@ class Statement {
       return bind(position, static_cast<std::int64_t>(*value));
   }
   Statement& bind_null(int position);
+  Statement& bind_blob(int position, const std::string& bytes);  // any bytes, NUL included
 
   bool step();  // true while there is a row
   void run();   // a statement that returns no rows
@@ -56,6 +57,7 @@ class Statement {
   std::int64_t integer(int column) const;
   double real(int column) const;
   std::string text(int column) const;
+  std::string blob(int column) const;  // every byte of a BLOB (or TEXT) column, NUL included
   std::optional<double> optional_real(int column) const;
   std::optional<std::int64_t> optional_integer(int column) const;
 

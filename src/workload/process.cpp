@@ -93,9 +93,12 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 // into the CLOEXEC pipe, which the parent reads; a successful exec closes the pipe with nothing in it.
 // The parent blocked every signal around fork(): the dispositions are reset before any can arrive here.
 [[noreturn]] void exec_child(const char* path, char* const argv[], char* const envp[], const char* cwd,
-                             int error_pipe, int guardian_fd, pid_t parent, bool stdout_to_stderr) {
+                             int error_pipe, int guardian_fd, pid_t parent, bool stdout_to_stderr,
+                             int stdout_fd, int stderr_fd) {
   ::setpgid(0, 0);
   if (stdout_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  if (stdout_fd >= 0) ::dup2(stdout_fd, STDOUT_FILENO);
+  if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
   // The guardian knows the group before the job can run any code of its own.
   JobGuardian::announce_group_from_child(guardian_fd, ::getpid());
   // A second line of defence if the guardian died with wattwise (fires when the forking thread ends).
@@ -155,7 +158,7 @@ Process Process::start(const LaunchSpec& spec) {
   if (pid == 0) {
     ::close(error_pipe[0]);
     exec_child(path->c_str(), argv.data(), envp.data(), cwd.empty() ? nullptr : cwd.c_str(), error_pipe[1],
-               process.guardian_->socket_fd(), parent, spec.stdout_to_stderr);
+               process.guardian_->socket_fd(), parent, spec.stdout_to_stderr, spec.stdout_fd, spec.stderr_fd);
   }
   const int fork_errno = errno;
   if (pid > 0) {

@@ -24,6 +24,9 @@ struct LaunchSpec {
   std::optional<std::filesystem::path> working_directory;
   // The job's stdout goes to wattwise's stderr: `--json -` keeps stdout for the JSON alone.
   bool stdout_to_stderr = false;
+  // Where the job's stdout and stderr go instead of ours (an OutputTee's write end); -1: ours.
+  int stdout_fd = -1;
+  int stderr_fd = -1;
 };
 
 // How long a job may take to end after wattwise passed it a stop signal (SIGINT/SIGTERM/SIGHUP) before

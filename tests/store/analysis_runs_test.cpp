@@ -213,7 +213,7 @@ TEST_F(AnalysisRunsTest, RefusesANonNumericKnobValueNamingIt) {
 TEST_F(AnalysisRunsTest, EnergyErrorBarsOfRunsAndPhasesAreStoredAndReadBack) {
   {
     ResultsStore store = create();
-    EXPECT_EQ(store.schema_version(), 7);
+    EXPECT_EQ(store.schema_version(), kResultsSchemaVersion);
     RunRecord run = stored_run(0, "64", 30, 6000);
     run.energy_uncertainty_j = 12.5;
     run.phases.push_back({std::nullopt, "training", 1, 20, 4000.0, 0, "counter", 7.25});
@@ -280,7 +280,7 @@ TEST_F(AnalysisRunsTest, ADatabaseBeforeTheErrorBarsReadsThemAsUnknownAndGainsTh
   }
   {
     ResultsStore resumed = ResultsStore::open_for_resume(dir.path() / "sweep.db", plan_json(true));
-    EXPECT_EQ(resumed.schema_version(), 7);
+    EXPECT_EQ(resumed.schema_version(), kResultsSchemaVersion);
     RunRecord run = stored_run(1, "64", 31, 6100);
     run.energy_uncertainty_j = 9.0;
     resumed.add_run(run);
@@ -289,6 +289,73 @@ TEST_F(AnalysisRunsTest, ADatabaseBeforeTheErrorBarsReadsThemAsUnknownAndGainsTh
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_FALSE(runs[0].energy_uncertainty_j);  // stored before the column: stays unknown
   EXPECT_EQ(runs[1].energy_uncertainty_j, 9.0);
+}
+
+// Schema 8: the end of each run's stdout and stderr, stored with the run (any bytes, NUL included), read
+// back one run at a time; a failed run's output goes with it when --resume runs it again.
+TEST_F(AnalysisRunsTest, TheEndOfARunsOutputIsStoredAndReadBackAndReplacedWithTheRun) {
+  {
+    ResultsStore store = create();
+    EXPECT_EQ(store.schema_version(), 8);
+    RunRecord failed = stored_run(0, "64", 3, 600);
+    failed.exit_status = 7;
+    failed.error = "exit status 7";
+    failed.output = {{"stdout", "epoch 1\n", 8, false},
+                     {"stderr", std::string("...\0CUDA out of memory\n", 23), 70000, true}};
+    store.add_run(failed);
+    store.add_run(stored_run(1, "256", 20, 5000));
+  }
+  {
+    const ResultsStore read = ResultsStore::open_read_only(dir.path() / "sweep.db");
+    const auto output = read.run_output(0);
+    ASSERT_EQ(output.size(), 2u);
+    EXPECT_EQ(output[0].stream, "stdout");
+    EXPECT_EQ(output[0].tail, "epoch 1\n");
+    EXPECT_FALSE(output[0].truncated);
+    EXPECT_EQ(output[1].stream, "stderr");
+    EXPECT_EQ(output[1].tail, std::string("...\0CUDA out of memory\n", 23));
+    EXPECT_EQ(output[1].bytes, 70000u);
+    EXPECT_TRUE(output[1].truncated);
+    EXPECT_TRUE(read.run_output(1).empty());  // none kept (as a simulated run)
+  }
+  {
+    ResultsStore resumed = ResultsStore::open_for_resume(dir.path() / "sweep.db", plan_json(true));
+    RunRecord again = stored_run(0, "64", 30, 6000);
+    again.output = {{"stdout", "done\n", 5, false}, {"stderr", "", 0, false}};
+    resumed.add_run(again);
+  }
+  const auto output = ResultsStore::open_read_only(dir.path() / "sweep.db").run_output(0);
+  ASSERT_EQ(output.size(), 2u);
+  EXPECT_EQ(output[0].tail, "done\n");
+  EXPECT_EQ(output[1].bytes, 0u);
+}
+
+TEST_F(AnalysisRunsTest, ADatabaseBeforeRunOutputReadsNoneAndGainsTheTableOnResume) {
+  { create().add_run(stored_run(0, "64", 30, 6000)); }
+  {  // what a schema 7 wattwise wrote
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir.path() / "sweep.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE run_output; UPDATE meta SET value = '7' WHERE key = 'schema_version';",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    const ResultsStore old = ResultsStore::open_read_only(dir.path() / "sweep.db");
+    EXPECT_EQ(old.schema_version(), 7);
+    EXPECT_TRUE(old.run_output(0).empty());
+  }
+  {
+    ResultsStore resumed = ResultsStore::open_for_resume(dir.path() / "sweep.db", plan_json(true));
+    EXPECT_EQ(resumed.schema_version(), 8);
+    RunRecord run = stored_run(1, "64", 31, 6100);
+    run.output = {{"stderr", "warning\n", 8, false}};
+    resumed.add_run(run);
+  }
+  const auto output = ResultsStore::open_read_only(dir.path() / "sweep.db").run_output(1);
+  ASSERT_EQ(output.size(), 1u);
+  EXPECT_EQ(output[0].tail, "warning\n");
 }
 
 }  // namespace

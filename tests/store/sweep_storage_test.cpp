@@ -221,5 +221,43 @@ TEST(Resume, WithAnotherCommandIsRefusedUnlessMixingIsAllowed) {
   EXPECT_NE(store.meta("mixed_results").find("\"true\""), std::string::npos) << store.meta("mixed_results");
 }
 
+// Issue 22, item 11: before, a failed run said only "exit status 7" and its job's output was gone with the
+// terminal. The sweep keeps the end of each run's stdout and stderr; its line for the failed run names
+// `wattwise runs DB --failed`, which shows it. The output still reached the terminal as the job wrote it.
+TEST(RunOutput, AFailedRunsOutputIsKeptAndListedByRunsFailed) {
+  SafetyWorld world;
+  const auto db = world.dir() / "output.db";
+  const Finished sweep = run_wattwise(
+      world.dir(), {"sweep", "--power-limit", "300", "--param", "x=0,7", "--db", db.string(), "--", "sh", "-c",
+                    "echo 'loading data x={x}'; echo 'Traceback: CUDA out of memory x={x}' >&2; exit {x}"});
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("loading data x=7"), std::string::npos) << sweep.out;  // passed on, as before
+  EXPECT_NE(sweep.err.find("Traceback: CUDA out of memory x=7"), std::string::npos) << sweep.err;
+  EXPECT_NE(sweep.err.find("failed (exit status 7): `wattwise runs " + db.string() + " --failed`"),
+            std::string::npos)
+      << sweep.err;
+  EXPECT_TRUE(world.all_at_w(650));
+
+  const Finished all = run_wattwise(world.dir(), {"runs", db.string()});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("x=0"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("exit status 7"), std::string::npos) << all.out;
+
+  const Finished failed = run_wattwise(world.dir(), {"runs", db.string(), "--failed"});
+  EXPECT_EQ(failed.exit_code, 0) << failed.err;
+  EXPECT_EQ(failed.out.find("x=0 "), std::string::npos) << failed.out;  // the run that succeeded is not listed
+  EXPECT_NE(failed.out.find("x=7"), std::string::npos) << failed.out;
+  EXPECT_NE(failed.out.find("    Traceback: CUDA out of memory x=7"), std::string::npos) << failed.out;
+  EXPECT_NE(failed.out.find("    loading data x=7"), std::string::npos) << failed.out;
+}
+
+TEST(RunOutput, RunsRefusesWhatIsNotASweepDatabase) {
+  SafetyWorld world;
+  std::ofstream(world.dir() / "runs.csv") << "time_s,energy_j\n1,2\n";
+  const Finished f = run_wattwise(world.dir(), {"runs", (world.dir() / "runs.csv").string()});
+  EXPECT_EQ(f.exit_code, 2) << f.err;
+  EXPECT_NE(f.err.find("is not a sweep database"), std::string::npos) << f.err;
+}
+
 }  // namespace
 }  // namespace wattwise::safety
