@@ -1,5 +1,7 @@
 #include "analysis/runs_csv.hpp"
 
+#include "core/input_file.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/numbers.hpp"
 #include "core/text.hpp"
 
@@ -210,6 +213,7 @@ std::vector<RunRecord> read_runs_csv(const std::string& path) {
   std::error_code ignored;
   if (std::filesystem::is_directory(path, ignored))
     throw usage_error(fmt::format("{} is a directory: give a runs CSV file (or a sweep database)", path));
+  require_regular_file(path, "a runs CSV (or a sweep database)");  // a FIFO hangs, /dev/zero fills memory
   std::ifstream in(path);
   if (!in)
     throw environment_error(fmt::format("cannot open runs CSV {}; check the path and permissions", path));

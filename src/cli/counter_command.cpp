@@ -1,4 +1,5 @@
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "cli/gpu_system.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/json_text.hpp"
 #include "slurm/counter_snapshot.hpp"
 
@@ -26,16 +28,17 @@ double unix_now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// A snapshot is a few hundred bytes per GPU: 1 MiB is far more than one ever is.
+constexpr std::size_t kMaxSnapshotBytes = std::size_t{1} << 20;
+
 slurm::CounterSnapshot read_since_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
+  std::error_code ignored;
+  if (!std::filesystem::exists(path, ignored))
     throw usage_error(
         fmt::format("--since '{}' cannot be read: give the file `wattwise counter` wrote", path));
-  try {
-    return slurm::counter_snapshot_from_json(nlohmann::json::parse(in), path);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw data_error(fmt::format("--since '{}' is not JSON ({})", path, e.what()));
-  }
+  // Through core/input_file: a FIFO would hang the read (a prolog waiting forever), /dev/zero fill memory.
+  const std::string text = read_regular_file(path, kMaxSnapshotBytes, "the file `wattwise counter` wrote");
+  return slurm::counter_snapshot_from_json(parse_json_limited(text, fmt::format("--since '{}'", path)), path);
 }
 
 int run_counter(const CounterFlags& flags) {

@@ -31,22 +31,48 @@ Error not_regular(const std::filesystem::path& path, mode_t mode, std::string_vi
       fmt::format("'{}' is {}, not a regular file: give {}", path.string(), file_kind(mode), what));
 }
 
+// Opens `path` for reading only once it is known to be a regular file: first with O_PATH (which opens no
+// device and cannot wait for a FIFO's writer), checked by fstat, then the same inode for reading through
+// /proc/self/fd, so that a path swapped in between is not the file read. -1 with errno when it cannot be
+// opened; a usage error when it is not a regular file.
+int open_regular(const std::filesystem::path& path, std::string_view what, FollowLinks follow) {
+  const int flags = O_PATH | O_NONBLOCK | O_CLOEXEC | (follow == FollowLinks::kNo ? O_NOFOLLOW : 0);
+  const int handle = ::open(path.c_str(), flags);
+  if (handle < 0) return -1;
+  struct stat info {};
+  if (::fstat(handle, &info) != 0 || !S_ISREG(info.st_mode)) {
+    const mode_t mode = info.st_mode;
+    ::close(handle);
+    throw not_regular(path, mode, what);
+  }
+  const std::string through = "/proc/self/fd/" + std::to_string(handle);
+  int fd = ::open(through.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) fd = ::open(path.c_str(), flags & ~O_PATH);  // no /proc: the path again
+  const int error_number = errno;
+  ::close(handle);
+  errno = error_number;
+  return fd;
+}
+
 }  // namespace
 
 void require_regular_file(const std::filesystem::path& path, std::string_view what) {
+  const int handle = ::open(path.c_str(), O_PATH | O_NONBLOCK | O_CLOEXEC);
+  if (handle < 0) return;  // the caller's own open says why, in its words
   struct stat info {};
-  if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) throw not_regular(path, info.st_mode, what);
+  const bool regular = ::fstat(handle, &info) == 0 && S_ISREG(info.st_mode);
+  ::close(handle);
+  if (!regular) throw not_regular(path, info.st_mode, what);
 }
 
 std::string read_regular_file(const std::filesystem::path& path, std::size_t max_bytes, std::string_view what,
                               FollowLinks follow) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-                                          (follow == FollowLinks::kNo ? O_NOFOLLOW : 0));
+  const int fd = open_regular(path, what, follow);
   if (fd < 0)
     throw environment_error(fmt::format("cannot read '{}' ({}): check the path and its permissions",
                                         path.string(), std::strerror(errno)));
   struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {  // the same inode: cannot fail but for a race
     const mode_t mode = info.st_mode;
     ::close(fd);
     throw not_regular(path, mode, what);

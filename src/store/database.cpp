@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/numbers.hpp"
 #include "store/results_store.hpp"
 #include "store/schema.hpp"
@@ -34,6 +35,7 @@ bool has_sqlite_header(std::ifstream& in) {
 
 // Reads the header ourselves before SQLite sees the file, so a foreign file is never opened for writing.
 void check_sqlite_header(const std::filesystem::path& path) {
+  require_regular_file(path, "a sweep database");  // a FIFO would hang the read, /dev/zero fill memory
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw environment_error(fmt::format("cannot read {}: check the path and its permissions", path.string()));
@@ -161,6 +163,7 @@ std::string host_name() {
 }
 
 bool is_database_input(const std::filesystem::path& path) {
+  require_regular_file(path, "a sweep database or a runs CSV");
   std::ifstream in(path, std::ios::binary);
   if (in && has_sqlite_header(in)) return true;
   // A damaged database read as a CSV gave a parse error about its bytes, or worse, a table.

@@ -210,5 +210,63 @@ TEST_F(FirstContactTest, StdoutLinesComeBeforeTheStderrLineThatFollowsThem) {
   EXPECT_LT(results - lines.begin(), complete - lines.begin()) << file_text(both);
 }
 
+// Issue 22, item 5, every other command that reads a file the user names: a FIFO (no writer: a read would
+// wait for ever) and a link to /dev/zero (a read would never end) are refused at once, with one line naming
+// the file and what it is, exit 2. Before: `counter --since` and `sweep --resume --db` hung on the FIFO and
+// read /dev/zero until memory ran out; `--simulate csv:` and `runs` likewise through the store's reader.
+TEST_F(FirstContactTest, HostileSpecialFilesAreRefusedByEveryReaderWithOneLine) {
+  SpawnOptions quick;
+  quick.guard = std::chrono::seconds(10);
+  ASSERT_EQ(::mkfifo(path("fifo.db").c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", path("zero.db"));
+  const std::vector<std::vector<std::string>> commands = {
+      {"runs", "IN"},
+      {"runs", "IN", "--failed"},
+      {"analyze", "IN"},
+      {"report", "IN"},
+      {"report", "IN", "--format", "md"},
+      {"counter", "--since", "IN"},
+      {"sweep", "--resume", "--db", "IN"},
+      {"measure", "--simulate", "csv:IN"},
+      {"sweep", "--simulate", "csv:IN", "--power-limit", "200,250", "--db", path("new.db").string()},
+  };
+  for (const auto& [input, kind] : {std::pair{"fifo.db", "is a FIFO, not a regular file"},
+                                    {"zero.db", "is a character device, not a regular file"}}) {
+    for (auto args : commands) {
+      for (auto& arg : args)
+        if (auto at = arg.find("IN"); at != std::string::npos) arg.replace(at, 2, path(input).string());
+      std::string what;
+      for (const auto& arg : args) what += arg + " ";
+      const auto r = wattwise(args, quick);
+      EXPECT_FALSE(r.killed_by_guard) << what << " hung";
+      EXPECT_EQ(r.exit_code, kUsage) << what << "\n" << r.err;
+      const auto line = single_error_line(r);
+      EXPECT_NE(line.find(path(input).string() + "' " + kind), std::string::npos) << what << "\n" << r.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(path("new.db")));
+}
+
+// Issue 22, item 1 for the other output flags: `--trace` and `report --format md -o` into a link write the
+// file it names and leave the link a link (before: each was replaced by a regular file).
+TEST_F(FirstContactTest, TraceAndReportOutputsWriteThroughALinkToo) {
+  std::ofstream(path("trace-real.csv")) << "old\n";
+  std::ofstream(path("report-real.md")) << "old\n";
+  fs::create_symlink(path("trace-real.csv"), path("trace.csv"));
+  fs::create_symlink(path("report-real.md"), path("report.md"));
+  const auto m = wattwise({"measure", "--simulate", "v100:resnet50", "--epochs", "1", "--trace",
+                           path("trace.csv").string()});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(kind_of(path("trace.csv")), S_IFLNK) << "the trace's link was replaced by a file";
+  EXPECT_NE(file_text(path("trace-real.csv")).find("time_s,gpu,energy_mj"), std::string::npos);
+  const auto s = wattwise({"sweep", "--simulate", "v100:resnet50", "--power-limit", "150,250", "--samples", "2000",
+                           "--db", path("s.db").string()});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const auto r = wattwise({"report", path("s.db").string(), "--format", "md", "-o", path("report.md").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(kind_of(path("report.md")), S_IFLNK) << "the report's link was replaced by a file";
+  EXPECT_NE(file_text(path("report-real.md")).find("power_limit_w"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace wattwise::e2e
