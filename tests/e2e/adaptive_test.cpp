@@ -163,5 +163,23 @@ TEST_F(AdaptiveTest, ASharpOptimumOnAWideGridDoesNotAbortTheSweep) {
   EXPECT_NE(r.out.find("recommended power_limit_w="), std::string::npos) << r.out;
 }
 
+// Issue 22 item 6's other cases: alexnet and vgg19 on the H100, a step of 10 W, the RTX 6000 at 100:260:5,
+// and `--resume` of a finished adaptive sweep (each exited 4 with the same "got 0 points").
+TEST_F(AdaptiveTest, TheIssuesOtherSharpOptimaAndTheirResumeDoNotAbort) {
+  const std::vector<std::pair<std::string, std::string>> cases = {{"h100:alexnet", "200:700:25"},
+                                                                  {"h100:vgg19", "200:700:25"},
+                                                                  {"h100:resnet50", "200:700:10"},
+                                                                  {"rtx6000:resnet50", "100:260:5"}};
+  int n = 0;
+  for (const auto& [job, grid] : cases) {
+    const std::string db = path("case" + std::to_string(n++) + ".db").string();
+    const auto r = wattwise({"sweep", "--adaptive", "--simulate", job, "--power-limit", grid, "--db", db});
+    ASSERT_EQ(r.exit_code, 0) << job << " " << grid << "\n" << r.err << r.out;
+    EXPECT_NE(r.out.find("recommended power_limit_w="), std::string::npos) << job << "\n" << r.out;
+    const auto resumed = wattwise({"sweep", "--resume", "--db", db});
+    EXPECT_EQ(resumed.exit_code, 0) << job << " --resume\n" << resumed.err << resumed.out;
+  }
+}
+
 }  // namespace
 }  // namespace wattwise::e2e

@@ -113,5 +113,18 @@ TEST(MeasureJson, EachNameKeepsItsShareEvenlySpreadWithItsEnds) {
   EXPECT_EQ(listed.back(), 999u);
 }
 
+// Issue 22, item 4: markers the job's own clients dropped (wattwise's queue full: a flood, or a stall) are
+// said in the summary and the JSON, so a phase count that fell is not read as the job's.
+TEST(MeasureSummary, MarkersTheJobLostAreSaidInTheSummaryAndTheJson) {
+  measure::Measurement m = marked_job(30);
+  account(m);
+  m.dropped_markers = 1223;
+  EXPECT_NE(measure_summary(m).find(", 1223 dropped by the job (wattwise's queue was full)"), std::string::npos)
+      << measure_summary(m);
+  EXPECT_EQ(measure_json(m).at("markers").at("dropped"), 1223);
+  m.dropped_markers = 0;
+  EXPECT_EQ(measure_summary(m).find("dropped"), std::string::npos) << measure_summary(m);
+}
+
 }  // namespace
 }  // namespace wattwise::report
