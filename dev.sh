@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 
 BUILD_DIR=${WATTWISE_BUILD_DIR:-build}
 PACKAGES=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev python3 libjs-chart.js chromium
+          libboost-math-dev libgtest-dev libgmock-dev libbenchmark-dev python3 libjs-chart.js chromium
           python3-pip python3-setuptools python3-wheel python3-venv  # pip install ./python offline; cmake --install into a venv (tests)
           python3-torch  # wattwise.torch in a real (CPU) training loop (python/tests/test_torch_helpers.py)
           libcpp-httplib-dev prometheus  # the exporter's HTTP server; the real Prometheus of `ctest -R prometheus`

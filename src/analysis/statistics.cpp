@@ -1,19 +1,12 @@
 #include "analysis/statistics.hpp"
 
-#include <array>
+#include <algorithm>
 #include <cmath>
+
+#include <boost/math/distributions/students_t.hpp>
 
 namespace wattwise::analysis {
 namespace {
-
-constexpr std::array<double, 30> kT975 = {
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-    2.120,  2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-
-// One-sided 95% (two-sided 90%) quantiles of Student's t, df 1..30.
-constexpr std::array<double, 30> kT95 = {
-    6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753,
-    1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697};
 
 struct Moments {
   int n = 0;
@@ -47,21 +40,15 @@ Summary summarize(std::span<const double> values) {
   return summary;
 }
 
-double t_quantile_975(double df) {
-  const double whole = std::floor(df);
-  if (whole < 1) return kT975[0];
-  if (whole <= 30) return kT975[static_cast<std::size_t>(whole) - 1];
-  constexpr double z = 1.959964;
-  return z + (z * z * z + z) / (4 * whole);
+double students_t_quantile(double probability, double df) {
+  // Below one degree of freedom the interval is not worth having; one is the widest we state (12.7 at 97.5%).
+  const boost::math::students_t distribution(std::max(df, 1.0));
+  return boost::math::quantile(distribution, probability);
 }
 
-double t_quantile_95(double df) {
-  const double whole = std::floor(df);
-  if (whole < 1) return kT95[0];
-  if (whole <= 30) return kT95[static_cast<std::size_t>(whole) - 1];
-  constexpr double z = 1.644854;
-  return z + (z * z * z + z) / (4 * whole);
-}
+double t_quantile_975(double df) { return students_t_quantile(0.975, df); }
+
+double t_quantile_95(double df) { return students_t_quantile(0.95, df); }
 
 std::optional<bool> welch_differs(std::span<const double> a, std::span<const double> b) {
   const Moments ma = moments(a);

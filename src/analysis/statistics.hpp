@@ -15,13 +15,14 @@ struct Summary {
 
 Summary summarize(std::span<const double> values);
 
-// Two-sided 95% quantile of Student's t with `df` degrees of freedom (t such that P(|T| <= t) = 0.95):
-// table for df 1..30, beyond it the normal quantile with its first-order correction 1.96 + (z^3 + z) / (4
-// df). A fractional df (Welch) is rounded down, which makes the interval slightly wider, never narrower.
+// Quantile of Student's t with `df` degrees of freedom: t such that P(T <= t) = probability, from
+// Boost.Math, for any real df (Welch's fractional degrees of freedom included). df below 1 is taken as 1.
+double students_t_quantile(double probability, double df);
+
+// Two-sided 95% quantile (P(|T| <= t) = 0.95): students_t_quantile(0.975, df).
 double t_quantile_975(double df);
 
-// One-sided 95% quantile of Student's t (P(T <= t) = 0.95), in the same way: table for df 1..30, beyond it
-// 1.645 + (z^3 + z) / (4 df); a fractional df is rounded down.
+// One-sided 95% quantile (P(T <= t) = 0.95): students_t_quantile(0.95, df).
 double t_quantile_95(double df);
 
 // Welch's two-sample t-test at 95%: do the means of `a` and `b` differ by more than the noise?

@@ -32,7 +32,10 @@ void IterationAssembler::add_one(const workload::Marker& marker) {
   const long long key = rank_key(marker);
   auto [it, inserted] = ranks_.try_emplace(key);
   Rank& rank = it->second;
-  if (inserted) rank.next_number = next_emit_;
+  if (inserted) {
+    rank.next_number = next_emit_;
+    rank.aligning = next_emit_ > 0;
+  }
   if (marker.kind == workload::MarkerKind::kBegin) {
     if (rank.depth++ == 0) rank.open_begin = marker.t;
     return;
@@ -40,6 +43,12 @@ void IterationAssembler::add_one(const workload::Marker& marker) {
   if (rank.depth == 0) return;  // an end without its begin (the begin was dropped): no duration to take
   if (--rank.depth > 0) return;
   if (marker.t < rank.open_begin) return;  // a clock that went backwards cannot give a duration
+  if (rank.aligning) {
+    // Half of it or more before the latest emitted iteration's end: it ran during an iteration its peers
+    // have already completed without it.
+    if (rank.open_begin + (marker.t - rank.open_begin) / 2 < last_emitted_end_) return;
+    rank.aligning = false;
+  }
   rank.completed[rank.next_number++] = {rank.open_begin, marker.t};
 }
 
@@ -59,6 +68,7 @@ std::optional<LiveIteration> IterationAssembler::next_complete() {
   }
   for (auto& [key, rank] : ranks_) rank.completed.erase(next_emit_);
   iteration.ranks = ranks_.size();
+  last_emitted_end_ = iteration.end;
   ++next_emit_;
   return iteration;
 }

@@ -27,7 +27,10 @@ struct LiveIteration {
 // Matches each rank's begin/end markers of one name into iterations and emits iteration k once every rank
 // heard so far has ended its k-th. A rank is the marker's rank when it says, else its process. A rank
 // heard for the first time joins at the next iteration to emit (a rank that starts late is not waited for
-// over iterations it never ran). Nested markers of the same name count once (the outermost).
+// over iterations it never ran); those of its iterations that ran during iterations already emitted (its
+// markers came later than its peers') are dropped, so that its numbers line up with its peers' in time: one
+// off, every joined iteration would span two and count their energy twice. Nested markers of the same name
+// count once (the outermost).
 class IterationAssembler {
  public:
   explicit IterationAssembler(std::string name = "iteration");
@@ -42,6 +45,7 @@ class IterationAssembler {
     std::uint64_t next_number = 0;  // the number its next completed iteration gets
     int depth = 0;                  // open begins of the name
     Nanos open_begin{0};
+    bool aligning = false;  // joined after an iteration was emitted: not yet lined up with its peers
     std::map<std::uint64_t, std::pair<Nanos, Nanos>> completed;  // number -> (begin, end), not yet emitted
   };
   void add_one(const workload::Marker& marker);
@@ -50,6 +54,7 @@ class IterationAssembler {
   std::string name_;
   std::map<long long, Rank> ranks_;
   std::uint64_t next_emit_ = 0;
+  Nanos last_emitted_end_{0};  // the end of the latest iteration emitted
   bool heard_any_ = false;
 };
 

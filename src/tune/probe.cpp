@@ -46,8 +46,8 @@ double half_width(double ss, double lag_sp, double df, double n, double confiden
 }  // namespace
 
 double t_quantile(double confidence, double df) {
-  // 0.90 two-sided is the one-sided 0.95 quantile.
-  return confidence < 0.925 ? analysis::t_quantile_95(df) : analysis::t_quantile_975(df);
+  // Two-sided: the interval leaves (1 - confidence) / 2 in each tail.
+  return analysis::students_t_quantile((1 + confidence) / 2, df);
 }
 
 void Probe::add(double time_s, std::optional<double> energy_j) {

@@ -12,8 +12,8 @@
 
 namespace wattwise::tune {
 
-// The two-sided quantile of Student's t behind an interval at `confidence` (0.90 or 0.95), from
-// analysis/statistics' table.
+// The two-sided quantile of Student's t behind an interval at `confidence` (e.g. 0.90 or 0.95), from
+// analysis/statistics (Boost.Math).
 double t_quantile(double confidence, double df);
 
 struct ProbeEstimate {

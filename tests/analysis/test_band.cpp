@@ -119,9 +119,9 @@ TEST(Band, ReferencePickedInsideTheBandIsNotCalledTheBest) {
 }
 
 TEST(Band, OneSidedQuantilesMatchTheTable) {
-  EXPECT_DOUBLE_EQ(t_quantile_95(1), 6.314);
-  EXPECT_DOUBLE_EQ(t_quantile_95(4.7), 2.132);  // rounded down: wider, never narrower
-  EXPECT_NEAR(t_quantile_95(1000), 1.645, 2e-3);
+  EXPECT_NEAR(t_quantile_95(1), 6.314, 5e-4);
+  EXPECT_NEAR(t_quantile_95(4), 2.132, 5e-4);
+  EXPECT_NEAR(t_quantile_95(1000), 1.646, 5e-4);
   EXPECT_LT(t_quantile_95(10), t_quantile_975(10));
 }
 
