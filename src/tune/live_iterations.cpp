@@ -68,6 +68,7 @@ std::optional<LiveIteration> IterationAssembler::next_complete() {
   }
   for (auto& [key, rank] : ranks_) rank.completed.erase(next_emit_);
   iteration.ranks = ranks_.size();
+  if (next_emit_ > 0) iteration.begin = std::clamp(last_emitted_end_, iteration.begin, iteration.end);
   last_emitted_end_ = iteration.end;
   ++next_emit_;
   return iteration;

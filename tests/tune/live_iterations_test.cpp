@@ -1,5 +1,7 @@
 #include "tune/live_iterations.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace wattwise::tune {
@@ -80,6 +82,30 @@ TEST(IterationAssembler, ARankHeardLateJoinsAtTheNextIteration) {
   EXPECT_EQ(done[0].number, 1u);
   EXPECT_EQ(done[0].ranks, 2u);
   EXPECT_NEAR(done[0].time_s, 0.15, 1e-9);
+}
+
+TEST(IterationAssembler, RanksOutOfStepGiveIterationsThatTileTimeWithoutOverlap) {
+  // Two ranks marking 0.1 s iterations, rank 1 half an iteration behind rank 0. Each joined iteration spans
+  // 0.15 s from the earliest begin to the latest end; taken whole, consecutive ones would overlap by 0.05 s
+  // and their energies add up to 1.5x the job's.
+  IterationAssembler a;
+  std::vector<Marker> markers;
+  for (int i = 0; i < 5; ++i) {
+    markers.push_back(marker(MarkerKind::kBegin, 1.0 + 0.1 * i, 10, 0));
+    markers.push_back(marker(MarkerKind::kEnd, 1.1 + 0.1 * i, 10, 0));
+    markers.push_back(marker(MarkerKind::kBegin, 1.05 + 0.1 * i, 11, 1));
+    markers.push_back(marker(MarkerKind::kEnd, 1.15 + 0.1 * i, 11, 1));
+  }
+  std::stable_sort(markers.begin(), markers.end(), [](const Marker& x, const Marker& y) { return x.t < y.t; });
+  const auto done = a.add(markers);
+  ASSERT_EQ(done.size(), 5u);
+  EXPECT_EQ(done[0].begin, from_seconds(1.0));
+  for (std::size_t i = 1; i < done.size(); ++i) {
+    EXPECT_EQ(done[i].begin, done[i - 1].end) << "iteration " << i;
+    EXPECT_NEAR(to_seconds(done[i].end - done[i].begin), 0.1, 1e-6);
+    EXPECT_NEAR(done[i].time_s, 0.1, 1e-9);  // the pace is each rank's own duration
+  }
+  EXPECT_NEAR(to_seconds(done.back().end - done.front().begin), 0.55, 1e-6);
 }
 
 TEST(IterationAssembler, ARankWhoseMarkersArriveLateLinesUpWithItsPeersInTime) {
