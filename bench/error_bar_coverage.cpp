@@ -27,20 +27,6 @@ using ww::Nanos;
 
 namespace {
 
-ww::sampling::testing::PowerFunction noisy_load(std::mt19937& rng, Nanos duration) {
-  std::uniform_int_distribution<int> length_ms(20, 800);
-  std::uniform_real_distribution<double> level(60, 700);
-  auto edges = std::make_shared<std::vector<std::pair<Nanos, double>>>();
-  for (Nanos t = -6s; t < duration + 2s; t += std::chrono::milliseconds(length_ms(rng)))
-    edges->emplace_back(t, level(rng));
-  return [edges](Nanos t) {
-    auto it = std::upper_bound(edges->begin(), edges->end(), t,
-                               [](Nanos x, const std::pair<Nanos, double>& e) { return x < e.first; });
-    const double base = it == edges->begin() ? edges->front().second : std::prev(it)->second;
-    return base * (1 + 0.05 * std::sin(2 * M_PI * 37 * ww::to_seconds(t)));
-  };
-}
-
 struct Tally {
   std::size_t phases = 0, inside = 0;
   std::vector<double> relative_bar, error_over_bar;
@@ -59,7 +45,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   Tally all;
-  fmt::print("{:>6} {:>7} {:>9} {:>12} {:>14}\n", "seed", "phases", "in bar %", "median bar %", "p95 |err|/bar");
+  fmt::print("{:>6} {:>7} {:>9} {:>12} {:>14}\n", "seed", "phases", "in bar %", "median bar %",
+             "p95 |err|/bar");
   for (unsigned seed : seeds) {
     std::mt19937 rng(seed);
     const Nanos duration = ww::from_seconds(seconds);
@@ -67,7 +54,8 @@ int main(int argc, char** argv) {
     options.sample_shift = std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 40)(rng));
     ww::sampling::SamplerConfig config;
     if (schedule != "default") config.counter_period = 10ms;
-    auto sim = ww::sampling::testing::simulate(noisy_load(rng, duration), options, duration, config);
+    auto sim = ww::sampling::testing::simulate(ww::sampling::testing::noisy_load(rng, duration, 20ms, 800ms),
+                                               options, duration, config);
     if (schedule == "starved") {
       std::vector<ww::sampling::CounterReading> kept;
       for (std::size_t i = 0; i < sim.trace.energy.size(); i += 97) kept.push_back(sim.trace.energy[i]);
@@ -96,16 +84,20 @@ int main(int argc, char** argv) {
       return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
     };
     fmt::print("{:>6} {:>7} {:>9.1f} {:>12.2f} {:>14.2f}\n", seed, tally.phases,
-               100.0 * static_cast<double>(tally.inside) / static_cast<double>(std::max<std::size_t>(tally.phases, 1)),
+               100.0 * static_cast<double>(tally.inside) /
+                   static_cast<double>(std::max<std::size_t>(tally.phases, 1)),
                quantile(tally.relative_bar, 0.5), quantile(tally.error_over_bar, 0.95));
     all.phases += tally.phases;
     all.inside += tally.inside;
     all.relative_bar.insert(all.relative_bar.end(), tally.relative_bar.begin(), tally.relative_bar.end());
-    all.error_over_bar.insert(all.error_over_bar.end(), tally.error_over_bar.begin(), tally.error_over_bar.end());
+    all.error_over_bar.insert(all.error_over_bar.end(), tally.error_over_bar.begin(),
+                              tally.error_over_bar.end());
   }
   std::sort(all.relative_bar.begin(), all.relative_bar.end());
-  fmt::print("all: {} phases, true energy within the bar for {:.1f}%; median bar {:.2f}% of the phase ({})\n",
-             all.phases, 100.0 * static_cast<double>(all.inside) / static_cast<double>(std::max<std::size_t>(all.phases, 1)),
-             all.relative_bar.empty() ? 0.0 : all.relative_bar[all.relative_bar.size() / 2], schedule);
+  fmt::print(
+      "all: {} phases, true energy within the bar for {:.1f}%; median bar {:.2f}% of the phase ({})\n",
+      all.phases,
+      100.0 * static_cast<double>(all.inside) / static_cast<double>(std::max<std::size_t>(all.phases, 1)),
+      all.relative_bar.empty() ? 0.0 : all.relative_bar[all.relative_bar.size() / 2], schedule);
   return 0;
 }

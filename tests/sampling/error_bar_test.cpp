@@ -17,29 +17,12 @@ using testing::FakeGpuOptions;
 using testing::simulate;
 using testing::square_wave;
 
-// A load that changes every 50-600 ms between 60 and 700 W, with noise: the bars must hold where the power
-// moves within a counter posting, not only on square waves.
-testing::PowerFunction noisy_load(unsigned seed, Nanos duration) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> length_ms(50, 600);
-  std::uniform_real_distribution<double> level(60, 700);
-  auto edges = std::make_shared<std::vector<std::pair<Nanos, double>>>();
-  for (Nanos t = -6s; t < duration + 2s; t += std::chrono::milliseconds(length_ms(rng)))
-    edges->emplace_back(t, level(rng));
-  return [edges](Nanos t) {
-    auto it = std::upper_bound(edges->begin(), edges->end(), t,
-                               [](Nanos x, const std::pair<Nanos, double>& e) { return x < e.first; });
-    const double base = it == edges->begin() ? edges->front().second : std::prev(it)->second;
-    // +-5% wobble at 37 Hz: the 20 ms samples see it, the counter's increments average it.
-    return base * (1 + 0.05 * std::sin(2 * M_PI * 37 * to_seconds(t)));
-  };
-}
-
 TEST(ErrorBar, TrueEnergyOfWindowsOnANoisyChangingLoadLiesWithinTheBar) {
   FakeGpuOptions options;
   options.sample_shift = 30ms;
   const Nanos duration = 20s;
-  auto sim = simulate(noisy_load(11, duration), options, duration);
+  std::mt19937 load_rng(11);
+  auto sim = simulate(testing::noisy_load(load_rng, duration, 50ms, 600ms), options, duration);
   const EnergyAccounting accounting(sim.trace);
   std::mt19937 rng(12);
   std::uniform_int_distribution<int> start_ms(300, 18000), length_ms(30, 1500);
@@ -81,7 +64,9 @@ TEST(ErrorBar, CounterOnlyLiesWithinTheCounterBracketsAndItsBarCoversTheTruth) {
       EXPECT_GE(*e.joules, b.inner_j - 1e-9);
       EXPECT_LE(*e.joules, *b.outer_j + 1e-9);
       const double truth = sim.gpu->true_energy_j(t0, t1);
-      EXPECT_LE(std::abs(*e.joules - truth), e.uncertainty_j) << to_seconds(t0) << " s + " << to_seconds(length) << " bar " << e.uncertainty_j << " est " << *e.joules << " truth " << truth;
+      EXPECT_LE(std::abs(*e.joules - truth), e.uncertainty_j)
+          << to_seconds(t0) << " s + " << to_seconds(length) << " bar " << e.uncertainty_j << " est "
+          << *e.joules << " truth " << truth;
       // The brackets, widened by one posting at the most the GPU draws, hold the truth.
       const double slack_j = 600 * to_seconds(b.posting_period);
       EXPECT_GE(truth, b.inner_j - slack_j);
