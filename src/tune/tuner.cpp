@@ -530,6 +530,25 @@ std::optional<Decision> Tuner::State::end_confirm(const ProbeEstimate&) {
     hold(start_index);
     return d;
   }
+  if (over_budget && e->high() < start) {
+    // It beats the start value but its time is now clearly over the budget: the budget's edge lies above it.
+    // The next choice within the budget is confirmed in its place; holding the start value would give up
+    // what every setting between them was measured to save.
+    search->record_infeasible(chosen);
+    const auto next = search->choice();
+    const auto measured = next ? search->estimates().find(*next) : search->estimates().end();
+    if (next && *next != start_index &&
+        (measured == search->estimates().end() || measured->second.high() < start)) {
+      confirming = *next;
+      Decision d =
+          decision(DecisionKind::kProbe, grid[*next], *e,
+                   fmt::format("{} again: {:.3f} [{:.3f}, {:.3f}] of the start value measured just "
+                               "before, over the budget: {} is confirmed next to the start value instead",
+                               value_text(chosen), e->score, e->low(), e->high(), value_text(*next)));
+      hold(*next);
+      return d;
+    }
+  }
   return settle_on_start(e, value_text(chosen) + " again",
                          over_budget ? "measured just before, over the budget" : "measured just before");
 }

@@ -129,6 +129,26 @@ TEST(Tuner, NeverSettlesAboveTheSlowdownBudgetAndAbandonsSlowCandidatesAtOnce) {
   }
 }
 
+TEST(Tuner, ACandidateOverTheBudgetWhenConfirmedGivesWayToTheNextWithinItNotToTheStart) {
+  TunerConfig config = power_config();
+  // 215 W is 9.33% slower than 300 W: inside a 9.4% budget by 0.07%, so it often measures over the budget
+  // when confirmed; the settings just above it still save about 30% of the energy.
+  config.max_slowdown = 0.094;
+  // Holding the start value then gives all of it away (seen in bench_tune_regret: vgg19 settled at 300 W,
+  // 18% regret, after 215 W measured over the budget on its confirmation).
+  int gave_way = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    Tuner tuner(config);
+    drive(tuner, bowl, 1500, seed);
+    ASSERT_TRUE(tuner.settled()) << "seed " << seed;
+    EXPECT_FALSE(tuner.held_start()) << "seed " << seed;
+    EXPECT_LE(bowl(*tuner.settled_value()).energy_j, bowl(300).energy_j * 0.8) << "seed " << seed;
+    for (const Decision& d : tuner.decisions())
+      gave_way += d.reason.find("is confirmed next to the start value instead") != std::string::npos;
+  }
+  EXPECT_GT(gave_way, 0);  // the path was taken on these seeds
+}
+
 TEST(Tuner, HoldsTheBestWithinTheBudgetWhenTheOptimumIsInside) {
   TunerConfig config = power_config();
   config.max_slowdown = 0.30;  // 180 W is 19% slower: inside
