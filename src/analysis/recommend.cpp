@@ -58,6 +58,17 @@ void judge_significance(Recommendation& chosen, const std::vector<SettingAggrega
     return;
   }
   const ReferencePoint ref = reference_point(settings[reference_index]);
+  // First whether the settings differ at all: the recommendation was picked out of all of them for looking
+  // best, so its own test against the reference alone would claim a gain on settings that are all alike
+  // (every limit run as the same one: 28% of such sweeps, bench_adaptive_regret's A/A).
+  std::vector<std::vector<double>> groups;
+  for (const SettingAggregate& s : settings) groups.push_back(per_run_values(chosen.metric, s, ref));
+  if (anova_differs(groups) == false) {
+    chosen.significant = false;
+    chosen.note = "the recommended setting is not distinguishable from the reference within the noise: the "
+                  "settings do not differ beyond the noise between repeats (one-way ANOVA, 95%)";
+    return;
+  }
   chosen.significant = welch_differs(per_run_values(chosen.metric, settings[chosen.setting_index], ref),
                                      per_run_values(chosen.metric, settings[reference_index], ref));
   if (!chosen.significant) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/math/distributions/fisher_f.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
 namespace wattwise::analysis {
@@ -61,6 +62,33 @@ std::optional<bool> welch_differs(std::span<const double> a, std::span<const dou
   const double t = (ma.mean - mb.mean) / std::sqrt(va + vb);
   const double df = (va + vb) * (va + vb) / (va * va / (ma.n - 1) + vb * vb / (mb.n - 1));
   return std::fabs(t) > t_quantile_975(df);
+}
+
+std::optional<bool> anova_differs(const std::vector<std::vector<double>>& groups) {
+  std::size_t k = 0, n = 0;
+  double sum = 0;
+  for (const auto& g : groups) {
+    if (g.empty()) continue;
+    ++k;
+    n += g.size();
+    for (double v : g) sum += v;
+  }
+  if (k < 2 || n <= k) return std::nullopt;
+  const double grand = sum / static_cast<double>(n);
+  double between = 0, within = 0;
+  for (const auto& g : groups) {
+    if (g.empty()) continue;
+    const Moments m = moments(g);
+    between += static_cast<double>(m.n) * (m.mean - grand) * (m.mean - grand);
+    for (double v : g) within += (v - m.mean) * (v - m.mean);
+  }
+  const double df_between = static_cast<double>(k - 1);
+  const double df_within = static_cast<double>(n - k);
+  // No spread within groups: any difference between their means is beyond the (zero) noise.
+  if (within == 0) return between > 0;
+  const double f = (between / df_between) / (within / df_within);
+  const boost::math::fisher_f distribution(df_between, df_within);
+  return f > boost::math::quantile(distribution, 0.95);
 }
 
 }  // namespace wattwise::analysis

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace wattwise::analysis {
 
@@ -28,5 +29,12 @@ double t_quantile_95(double df);
 // Welch's two-sample t-test at 95%: do the means of `a` and `b` differ by more than the noise?
 // Absent when either side has fewer than two values (no repeats: significance unknown).
 std::optional<bool> welch_differs(std::span<const double> a, std::span<const double> b);
+
+// One-way analysis of variance at 95%: do the means of the groups differ by more than the noise within
+// them (F-test)? This asks the question before any one group is picked out, so it holds its 5% false-claim
+// rate however many groups there are; a test of the best-looking group against one other does not (picking
+// the lowest of 31 identical means and testing it claims a difference far more often). Absent when fewer than
+// two groups hold values or no group has two (no spread within groups to judge by).
+std::optional<bool> anova_differs(const std::vector<std::vector<double>>& groups);
 
 }  // namespace wattwise::analysis
