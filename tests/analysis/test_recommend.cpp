@@ -82,9 +82,9 @@ TEST(Recommend, NoiseLargerThanTheGainIsSaidPlainly) {
 
 TEST(Recommend, ASweepWhoseSettingsAreAllAlikeRarelyClaimsAGain) {
   // The A/A test: 31 limits x 5 repeats, every one the same job (2% energy, 1% time noise). The
-  // recommendation is picked for looking best; tested alone against the reference it "beat" it in about a
-  // fair share of such sweeps (14 of these 200; 25% of the drifting ones of bench_adaptive_regret). Asked
-  // first whether the settings differ at all, it claims a gain in at most 5%.
+  // recommendation is picked for looking best; tested alone against the reference it "beat" it in 14 of these
+  // 200 sweeps (and in 25% of bench_adaptive_regret's drifting ones). Asked first whether the settings differ
+  // at all, it claims a gain in at most 5%.
   std::mt19937 rng(2026);
   std::normal_distribution<double> normal;
   int claims = 0;
