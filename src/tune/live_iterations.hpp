@@ -21,7 +21,7 @@ struct LiveIteration {
   // The stretch whose energy is the iteration's: from the earliest rank's begin, or from the previous
   // iteration's end when that is later, to the latest rank's end. Consecutive iterations never overlap, so
   // their energies add up to the job's: ranks out of step by part of an iteration (markers placed where the
-  // Python loop queues work) would otherwise count the overlap twice (on 4 H200s, 2.1x the GPUs' energy).
+  // Python loop queues work) would otherwise count the overlap twice (on 4 H200s, 2.0x the GPUs' energy).
   Nanos begin{0};
   Nanos end{0};
   double time_s = 0;         // the slowest rank's own duration: the pace of a synchronous job

@@ -111,8 +111,7 @@ TEST(IterationAssembler, RanksOutOfStepGiveIterationsThatTileTimeWithoutOverlap)
 TEST(IterationAssembler, ARankWhoseMarkersArriveLateLinesUpWithItsPeersInTime) {
   // Four data-parallel ranks in step (0.1 s iterations); rank 3's markers of iteration 0 arrive only after
   // ranks 0-2 completed it. Numbered from the next iteration to emit, rank 3's iteration 0 would be joined
-  // with its peers' iteration 1, and every joined iteration would span two (seen on 4 H200s: 317.9 J per
-  // iteration where the GPUs drew 149 J).
+  // with its peers' iteration 1, and every joined iteration would span two.
   IterationAssembler a;
   std::vector<Marker> first;
   for (int r = 0; r < 3; ++r) {
