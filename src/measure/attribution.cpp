@@ -8,14 +8,6 @@ namespace wattwise::measure {
 
 namespace {
 
-// The positions (in Measurement::gpus) of the GPUs the job ran on, in order: rank r ran on the r-th of them.
-std::vector<std::size_t> job_gpu_positions(const Measurement& m) {
-  std::vector<std::size_t> positions;
-  for (std::size_t i = 0; i < m.gpu_energy.size(); ++i)
-    if (m.gpu_energy[i].used_by_job) positions.push_back(i);
-  return positions;
-}
-
 std::vector<std::size_t> gpus_of_phase(const workload::Phase& phase,
                                        const std::vector<std::size_t>& job_gpus) {
   if (phase.rank && *phase.rank >= 0 && static_cast<std::size_t>(*phase.rank) < job_gpus.size())
@@ -89,10 +81,74 @@ std::set<std::string> Measurement::unanswering_gpus() const {
 
 std::optional<double> peak_power_w(const sampling::GpuTrace& trace, Nanos t0, Nanos t1) {
   const auto& finest = !trace.power_samples.empty() ? trace.power_samples : trace.power_instant;
-  std::optional<double> peak;
+  std::optional<double> peak = trace.coarsened_peak_w;
   for (const auto& r : finest)
     if (r.t >= t0 && r.t <= t1) peak = std::max(peak.value_or(r.power_w), r.power_w);
   return peak;
+}
+
+std::vector<std::size_t> job_gpu_positions_of(const std::vector<GpuEnergy>& gpus) {
+  std::vector<std::size_t> positions;
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    if (gpus[i].used_by_job) positions.push_back(i);
+  return positions;
+}
+
+PhaseInstance account_phase(const workload::Phase& phase, std::size_t gpu_count,
+                            const std::vector<std::size_t>& job_gpus,
+                            const std::function<bool(std::size_t, Nanos)>& covered, const WindowEnergyFn& window) {
+  PhaseInstance inst;
+  inst.phase = phase;
+  inst.energy_per_gpu_j.assign(gpu_count, std::nullopt);
+  bool complete = true;
+  for (std::size_t pos : gpus_of_phase(phase, job_gpus)) {
+    // A phase that ran on past a GPU's failure has no figure there: part of it was never measured.
+    const auto e = covered(pos, phase.end) ? window(pos, phase.begin, phase.end) : sampling::WindowEnergy{};
+    inst.energy_per_gpu_j[pos] = e.joules;
+    if (!e.joules) complete = false;
+    add_optional(inst.energy_j, e.joules);
+    if (e.joules) inst.uncertainty_j += e.uncertainty_j;
+    if (inst.method == sampling::EnergyMethod::kNone) inst.method = e.method;
+  }
+  if (!complete) {
+    inst.energy_j.reset();
+    inst.uncertainty_j = 0;
+  }
+  return inst;
+}
+
+void PhaseTotals::add(const PhaseInstance& inst) {
+  const workload::Phase& phase = inst.phase;
+  auto [it, inserted] = by_name.try_emplace(phase.name);
+  auto& s = it->second;
+  if (inserted) {
+    s.name = phase.name;
+    s.energy_j = 0.0;
+    order.push_back(phase.name);
+  }
+  ++s.count;
+  // Ranks run side by side: a phase's time is the longest total of any one rank, not their sum.
+  auto& rank = per_rank[{phase.name, phase.rank.value_or(-1)}];
+  ++rank.count;
+  rank.time_s += to_seconds(phase.end - phase.begin);
+  if (rank.energy_j && inst.energy_j) {
+    *rank.energy_j += *inst.energy_j;
+  } else {
+    rank.energy_j.reset();
+  }
+  s.time_s = std::max(s.time_s, rank.time_s);
+  if (s.energy_j && inst.energy_j) {
+    *s.energy_j += *inst.energy_j;
+    s.uncertainty_j = std::hypot(s.uncertainty_j, inst.uncertainty_j);
+  } else {
+    s.energy_j.reset();
+    s.uncertainty_j = 0;
+  }
+  if (s.method == sampling::EnergyMethod::kNone) s.method = inst.method;
+  if (inst.energy_j) s.energy_per_occurrence.add(*inst.energy_j);
+  s.time_per_occurrence.add(to_seconds(phase.end - phase.begin));
+  add_optional(s.samples, counter_sum(phase.counters, "samples"));
+  add_optional(s.flops, counter_sum(phase.counters, "flops"));
 }
 
 void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowEnergyFn& window) {
@@ -120,67 +176,28 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
         i < m.traces.size() ? peak_power_w(m.traces[i], m.job_start, g.covered_until) : std::nullopt;
   }
 
-  const auto job_gpus = job_gpu_positions(m);
+  const auto job_gpus = job_gpu_positions_of(m.gpu_energy);
   m.phase_instances.clear();
-  std::map<std::string, PhaseSummary> by_name;
-  std::vector<std::string> order;  // names in order of first appearance
-  std::map<std::pair<std::string, int>, double> time_per_rank;
+  // A long job's phases folded while it ran (phase_folding.hpp) are the totals' start, and a sample of their
+  // occurrences comes first in the list.
+  PhaseTotals totals = m.folded ? m.folded->totals : PhaseTotals{};
+  if (m.folded) m.phase_instances = m.folded->sample;
+  const auto covered = [&](std::size_t pos, Nanos end) {
+    return m.gpu_energy[pos].complete() || end <= m.gpu_energy[pos].covered_until;
+  };
   for (const auto& phase : m.phases) {
-    PhaseInstance inst;
-    inst.phase = phase;
-    inst.energy_per_gpu_j.assign(m.gpus.size(), std::nullopt);
-    bool complete = true;
-    for (std::size_t pos : gpus_of_phase(phase, job_gpus)) {
-      // A phase that ran on past a GPU's failure has no figure there: part of it was never measured.
-      const bool covered = m.gpu_energy[pos].complete() || phase.end <= m.gpu_energy[pos].covered_until;
-      const auto e = covered ? window(pos, phase.begin, phase.end) : sampling::WindowEnergy{};
-      inst.energy_per_gpu_j[pos] = e.joules;
-      if (!e.joules) complete = false;
-      add_optional(inst.energy_j, e.joules);
-      if (e.joules) inst.uncertainty_j += e.uncertainty_j;
-      if (inst.method == sampling::EnergyMethod::kNone) inst.method = e.method;
-    }
-    if (!complete) {
-      inst.energy_j.reset();
-      inst.uncertainty_j = 0;
-    }
-
+    PhaseInstance inst = account_phase(phase, m.gpus.size(), job_gpus, covered, window);
     // A phase nested in one of the same name (a "step" inside a "step") is listed as an occurrence but not
     // added to the name's totals: its time and energy are already inside the outermost one's.
-    if (phase.same_name_depth > 0) {
-      m.phase_instances.push_back(std::move(inst));
-      continue;
-    }
-    auto [it, inserted] = by_name.try_emplace(phase.name);
-    auto& s = it->second;
-    if (inserted) {
-      s.name = phase.name;
-      s.energy_j = 0.0;
-      order.push_back(phase.name);
-    }
-    ++s.count;
-    // Ranks run side by side: a phase's time is the longest total of any one rank, not their sum.
-    auto& rank_time = time_per_rank[{phase.name, phase.rank.value_or(-1)}];
-    rank_time += to_seconds(phase.end - phase.begin);
-    s.time_s = std::max(s.time_s, rank_time);
-    if (s.energy_j && inst.energy_j) {
-      *s.energy_j += *inst.energy_j;
-      s.uncertainty_j = std::hypot(s.uncertainty_j, inst.uncertainty_j);
-    } else {
-      s.energy_j.reset();
-      s.uncertainty_j = 0;
-    }
-    if (s.method == sampling::EnergyMethod::kNone) s.method = inst.method;
-    if (inst.energy_j) s.energy_per_occurrence.add(*inst.energy_j);
-    s.time_per_occurrence.add(to_seconds(phase.end - phase.begin));
-    add_optional(s.samples, counter_sum(phase.counters, "samples"));
-    add_optional(s.flops, counter_sum(phase.counters, "flops"));
+    if (phase.same_name_depth == 0) totals.add(inst);
     m.phase_instances.push_back(std::move(inst));
   }
   m.phase_summaries.clear();
-  for (const auto& name : order) {
-    PhaseSummary& s = by_name[name];
+  for (const auto& name : totals.order) {
+    PhaseSummary& s = totals.by_name[name];
+    // Folded occurrences are no longer in `phases`: the node over the name's spans is unknown.
     s.node.gpus_j = 0.0;
+    if (m.folded && m.folded->totals.by_name.contains(name)) s.node.gpus_j.reset();
     for (const auto& [begin, end] : phase_spans(m.phases, name)) {
       for (std::size_t pos = 0; pos < m.gpus.size() && s.node.gpus_j; ++pos) {
         const bool covered = m.gpu_energy[pos].complete() || end <= m.gpu_energy[pos].covered_until;

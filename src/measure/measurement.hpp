@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -101,6 +102,31 @@ struct PhaseSummary {
   std::optional<double> gflops_per_w() const;
 };
 
+// The phase summaries as occurrences are added one at a time (outermost occurrences only): per name in
+// order of first appearance, and each (name, rank)'s time (a name's time is its longest rank's).
+struct PhaseTotals {
+  std::map<std::string, PhaseSummary> by_name;
+  std::vector<std::string> order;
+  struct RankTotals {
+    std::size_t count = 0;
+    double time_s = 0;
+    std::optional<double> energy_j = 0.0;  // absent once an occurrence had no figure
+  };
+  std::map<std::pair<std::string, int>, RankTotals> per_rank;  // (name, rank or -1)
+  void add(const PhaseInstance& instance);
+};
+
+// What a long job's phase folding (measure/phase_folding.hpp) took out of `markers` and `phases` while it
+// ran: the occurrences that ended then, accounted from the trace of their time and added to the totals,
+// and a bounded sample of them.
+struct FoldedPhases {
+  std::size_t markers = 0;          // markers folded (no longer in Measurement::markers)
+  std::size_t instances = 0;        // occurrences folded (nested ones included)
+  std::size_t unmatched_ends = 0;   // ends without their begin among the folded markers
+  PhaseTotals totals;               // the folded outermost occurrences
+  std::vector<PhaseInstance> sample;  // a sample of the folded occurrences, per name, in time order
+};
+
 // Where wattwise's own CPU went during a real measurement (`sampler_cost` in docs/measure-json.md).
 struct SamplerCostReport {
   double startup_cpu_s = 0;          // the process before the measurement began: NVML loaded, GPUs found
@@ -152,6 +178,9 @@ struct Measurement {
   std::string refused_reason;       // why the first one was refused; empty when none was
   std::size_t unmatched_markers = 0;
   std::vector<workload::Phase> phases;
+  // Set once a long job's phases were folded while it ran (memory bounded): `markers` and `phases` then
+  // hold only what was not folded, and the summaries start from these totals.
+  std::optional<FoldedPhases> folded;
 
   std::vector<GpuEnergy> gpu_energy;
   EnergyChecks checks;
@@ -170,6 +199,8 @@ struct Measurement {
   // would block the caller, so a sweep or `tune` stops and leaves them to the watchdog.
   std::set<std::string> unanswering_gpus() const;
   double wall_s() const { return to_seconds(job_end - job_start); }
+  // Every marker heard: those kept and those folded while the job ran.
+  std::size_t received_markers() const { return markers.size() + (folded ? folded->markers : 0); }
 };
 
 }  // namespace wattwise::measure

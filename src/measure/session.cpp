@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "measure/energy_checks.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 #include "measure/job_watchers.hpp"
+#include "measure/phase_folding.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/node_sampler.hpp"
 #include "sampling/sampler.hpp"
@@ -77,6 +80,65 @@ class WatcherThread {
  private:
   LiveJob job_;
   std::atomic<bool> ended_{false};
+  std::thread thread_;
+};
+
+// Folds a long job's phases every kFoldPeriod while it runs (phase_folding.hpp): takes the markers heard
+// since over from the receiver, folds, lets the sampler coarsen what no open phase needs, and lets the
+// receiver forget what it handed over a period ago (live readers take theirs within seconds). Whatever goes
+// wrong stops the folding alone (the job, its markers and its trace go on as without it), said on stderr.
+class FoldingThread {
+ public:
+  FoldingThread(PhaseFolder& folder, workload::MarkerReceiver& receiver, sampling::Sampler& sampler,
+                Clock& clock)
+      : folder_(folder), receiver_(receiver), sampler_(sampler), clock_(clock) {
+    thread_ = named_thread("ww-phase-folding", [this] { run(); });
+  }
+  ~FoldingThread() { finish(); }
+  FoldingThread(const FoldingThread&) = delete;
+  FoldingThread& operator=(const FoldingThread&) = delete;
+  // Stops it; returns how many of the receiver's markers it handed to the folder.
+  std::size_t finish() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return handed_;
+  }
+
+ private:
+  void run() {
+    try {
+      std::size_t handed_before = 0;
+      for (;;) {
+        {
+          std::unique_lock lock(mutex_);
+          if (wake_.wait_for(lock, kFoldPeriod, [this] { return stopping_; })) return;
+        }
+        std::vector<workload::Marker> fresh = receiver_.markers_since(handed_);
+        handed_ += fresh.size();
+        folder_.add(std::move(fresh));
+        const auto coarsen = folder_.fold(clock_.now(), [this](Nanos since) { return sampler_.snapshot_since(since); });
+        receiver_.forget(handed_before, coarsen.value_or(Nanos::min()));
+        handed_before = handed_;
+        if (coarsen) sampler_.coarsen_before(*coarsen);
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "wattwise: the folding of the job's phases stopped (" << e.what()
+                << "); its markers are kept whole from here\n";
+    }
+  }
+
+  PhaseFolder& folder_;
+  workload::MarkerReceiver& receiver_;
+  sampling::Sampler& sampler_;
+  Clock& clock_;
+  std::size_t handed_ = 0;  // markers taken over; written by the thread, then by finish() after the join
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
   std::thread thread_;
 };
 
@@ -180,10 +242,14 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   // Old samples merge everywhere but near the job's marker instants, where its phases are cut.
   sampler.set_window_edges(
       [&receiver](Nanos from, Nanos to) { return receiver.marker_times_between(from, to); });
+  // A long job's phases are folded while it runs; the trace no open phase needs is coarsened.
+  PhaseFolder folder(job_gpu_positions_of(m.gpu_energy), m.gpus.size(), options.phase_folding);
+  sampler.set_coarse_edges([&folder](Nanos from, Nanos to) { return folder.open_begins(from, to); });
   sampling::ThreadedDriver driver(sampler, clock);
   driver.start();
   m.job_start = clock.now();
   job_start_ns = m.job_start.count();
+  std::size_t handed_markers = 0;  // of the receiver's, to the folder
   {
     // `measure` (the CLI) and run_sweep install the stop signals first, so a signal is recorded (never
     // fatal) from then to the end, tail and accounting included. A library caller that did not gets them
@@ -200,10 +266,12 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
     for (std::size_t k = 0; k < m.gpu_energy.size(); ++k)
       if (m.gpu_energy[k].used_by_job) live.job_gpus.push_back(k);
     WatcherThread watcher(options.while_job_runs, std::move(live));
+    FoldingThread folding(folder, receiver, sampler, clock);
     workload::WaitOptions wait;
     wait.timeout = options.timeout;
     process.wait(wait);
     watcher.finish();        // the watcher stops with the job, before the tail is sampled
+    handed_markers = folding.finish();
     sampler.read_densely();  // the tail's postings bracketed to a few ms: the job's end is placed on them
     m.gpu_usage = usage.stop();
     // When the end was seen, not after the clean-up of the job's leftovers (Process ends those).
@@ -222,8 +290,11 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
   receiver.stop();
 
   m.traces = sampler.take_traces();
-  m.markers = receiver.markers();
-  m.dropped_markers = static_cast<std::size_t>(workload::dropped_by_job(m.markers));
+  // What the folding has not taken: the markers heard since it stopped, then all of them it holds.
+  folder.add(receiver.markers_since(handed_markers));
+  m.markers = folder.take_pending();
+  m.folded = folder.take_folded();
+  m.dropped_markers = static_cast<std::size_t>(folder.dropped_by_job());
   m.malformed_markers = static_cast<std::size_t>(receiver.malformed_count());
   m.refused_markers = static_cast<std::size_t>(receiver.refused_count());
   m.refused_reason = receiver.refusal_reason();
@@ -236,7 +307,8 @@ Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string
         m.dropped_markers);
   auto phases = workload::build_phases(m.markers);
   m.phases = std::move(phases.phases);
-  m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends);
+  m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends) +
+                        (m.folded ? m.folded->unmatched_ends : 0);
   const Nanos accounting_cpu_before = sampling::thread_cpu_time();
   account(m, /*judge_starvation=*/true);
   m.sampler_cost->accounting_cpu_s = to_seconds(sampling::thread_cpu_time() - accounting_cpu_before);

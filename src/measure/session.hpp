@@ -10,6 +10,7 @@
 #include "hw/gpu.hpp"
 #include "measure/measurement.hpp"
 #include "measure/node_energy.hpp"
+#include "measure/phase_folding.hpp"
 #include "sampling/sampler_config.hpp"
 
 namespace wattwise::sampling {
@@ -56,6 +57,7 @@ struct MeasureOptions {
   std::function<void(const hw::GpuIdentity& gpu, Nanos since_job_start, const sampling::SourceFailure&)>
       on_gpu_failed;
   JobWatcher while_job_runs;  // empty: nobody watches
+  PhaseFoldingConfig phase_folding;  // when a long job's phases are folded while it runs
 };
 
 // Runs `argv` as a job on the real time line: starts the sampler and the marker channel, starts the job in

@@ -208,7 +208,7 @@ std::string measure_summary(const measure::Measurement& m, const FootprintRates&
     }
     out += phases.render("   ");
   }
-  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched", m.markers.size(),
+  out += fmt::format("\n   markers: {} received, {} malformed, {} unmatched", m.received_markers(),
                      m.malformed_markers, m.unmatched_markers);
   if (m.dropped_markers > 0)
     out += fmt::format(", {} dropped by the job (wattwise's queue was full)", m.dropped_markers);
@@ -297,13 +297,23 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
   }
   std::vector<PhaseOccurrence> occurrences;
   occurrences.reserve(m.phase_instances.size());
-  for (const auto& inst : m.phase_instances)
+  // A long job's folded occurrences count by their totals; the sample of them that leads the list, not again.
+  const std::size_t sampled = m.folded ? m.folded->sample.size() : 0;
+  if (m.folded) {
+    for (const auto& [key, totals] : m.folded->totals.per_rank)
+      occurrences.push_back({key.second >= 0 ? std::optional<int>(key.second) : std::nullopt, key.first, 0,
+                             totals.time_s, totals.energy_j, totals.count});
+  }
+  for (std::size_t k = sampled; k < m.phase_instances.size(); ++k) {
+    const auto& inst = m.phase_instances[k];
     occurrences.push_back({inst.phase.rank, inst.phase.name, inst.phase.same_name_depth,
                            to_seconds(inst.phase.end - inst.phase.begin), inst.energy_j});
+  }
   j["phases_by_rank"] = phases_by_rank_json(occurrences);
   j["phase_instances"] = json::array();
   const std::vector<std::size_t> listed = listed_phase_instances(m.phase_instances);
-  j["phase_instances_left_out"] = m.phase_instances.size() - listed.size();
+  j["phase_instances_left_out"] =
+      m.phase_instances.size() - listed.size() + (m.folded ? m.folded->instances - sampled : 0);
   for (const std::size_t position : listed) {
     const measure::PhaseInstance& inst = m.phase_instances[position];
     json per_gpu = json::array();
@@ -321,9 +331,10 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
                                     {"energy_per_gpu_j", per_gpu},
                                     {"method", sampling::to_string(inst.method)}});
   }
-  j["markers"] = {{"received", m.markers.size()},
+  j["markers"] = {{"received", m.received_markers()},
                   {"malformed", m.malformed_markers},
                   {"unmatched", m.unmatched_markers},
+                  {"folded", m.folded ? m.folded->markers : 0},
                   {"dropped", m.dropped_markers},
                   {"refused", m.refused_markers},
                   {"refused_reason", m.refused_reason.empty() ? json(nullptr) : json(m.refused_reason)}};

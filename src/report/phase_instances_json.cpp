@@ -27,7 +27,7 @@ std::vector<std::size_t> listed_phase_instances(const std::vector<measure::Phase
 
 nlohmann::json phases_by_rank_json(const std::vector<PhaseOccurrence>& occurrences) {
   struct Totals {
-    int count = 0;
+    std::size_t count = 0;
     double time_s = 0;
     std::optional<double> energy_j = 0.0;
   };
@@ -35,7 +35,7 @@ nlohmann::json phases_by_rank_json(const std::vector<PhaseOccurrence>& occurrenc
   for (const auto& o : occurrences) {
     if (o.same_name_depth != 0) continue;  // inside an occurrence of the same name, its energy included
     auto& totals = by_rank_and_name[{o.rank, o.name}];
-    totals.count += 1;
+    totals.count += o.count;
     totals.time_s += o.time_s;
     if (totals.energy_j && o.energy_j) {
       *totals.energy_j += *o.energy_j;

@@ -33,6 +33,7 @@ struct PhaseOccurrence {
   int same_name_depth = 0;
   double time_s = 0;
   std::optional<double> energy_j;
+  std::size_t count = 1;  // more than one: the totals of that many (a long job's folded ones)
 };
 
 // Per (rank, name), the outermost occurrences' `count`, `time_s` and `energy_j` (null when one lacks it),

@@ -85,6 +85,9 @@ void consider(Best& best, Nanos shift, const Fit& fit) {
   if (better) best = Best{shift, fit, true};
 }
 
+Alignment finish_alignment(Alignment alignment, const std::vector<const CounterPiece*>& pieces,
+                           const PowerCurve& fine, const Best& best);
+
 }  // namespace
 
 Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& fine, Nanos search) {
@@ -105,6 +108,23 @@ Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& f
   const std::vector<Fit> fine_fits = fits_on_grid(pieces, fine, refine);
   for (std::size_t i = 0; i < refine.count; ++i) consider(best, refine.at(i), fine_fits[i]);
 
+  return finish_alignment(alignment, pieces, fine, best);
+}
+
+Alignment alignment_at(const CounterTimeline& counter, const PowerCurve& fine, Nanos shift) {
+  Alignment alignment;
+  if (!fine.usable()) return alignment;
+  const std::vector<const CounterPiece*> pieces = usable_pieces(counter, fine);
+  alignment.intervals = pieces.size();
+  if (pieces.empty()) return alignment;
+  const std::vector<Fit> fits = fits_on_grid(pieces, fine, ShiftGrid{shift, kFineStep, 1});
+  return finish_alignment(alignment, pieces, fine, Best{shift, fits.front(), true});
+}
+
+namespace {
+
+Alignment finish_alignment(Alignment alignment, const std::vector<const CounterPiece*>& pieces,
+                           const PowerCurve& fine, const Best& best) {
   alignment.offset = best.shift;
   alignment.scale = best.fit.scale;
   alignment.residual_rms_j = std::sqrt(best.fit.residual_sq / static_cast<double>(pieces.size()));
@@ -119,5 +139,7 @@ Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& f
   alignment.residual_relative = energy_sum > 0 ? abs_sum / energy_sum : 0;
   return alignment;
 }
+
+}  // namespace
 
 }  // namespace wattwise::sampling

@@ -27,5 +27,8 @@ struct Alignment {
 // to tell (a period shorter than the search) yields 0 rather than an arbitrary value.
 Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& fine,
                              Nanos search = std::chrono::milliseconds(150));
+// The alignment at a known shift (found over a longer stretch of the same GPU's trace): its best scale and
+// residuals, no search.
+Alignment alignment_at(const CounterTimeline& counter, const PowerCurve& fine, Nanos shift);
 
 }  // namespace wattwise::sampling

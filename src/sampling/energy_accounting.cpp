@@ -31,7 +31,9 @@ double power_w(double joules, Nanos span) {
 
 }  // namespace
 
-EnergyAccounting::EnergyAccounting(const GpuTrace& trace)
+EnergyAccounting::EnergyAccounting(const GpuTrace& trace) : EnergyAccounting(trace, std::nullopt) {}
+
+EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> known_offset)
     : counter_(build_counter_timeline(trace.energy)),
       samples_(trace.power_samples, PowerInterpolation::kIntervalMean),
       instant_(trace.power_instant, PowerInterpolation::kTrapezoid),
@@ -63,7 +65,8 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace)
   } else {
     reconciled_method_ = EnergyMethod::kCounter;
   }
-  if (fine_ != nullptr) alignment_ = estimate_alignment(counter_, *fine_);
+  if (fine_ != nullptr)
+    alignment_ = known_offset ? alignment_at(counter_, *fine_, *known_offset) : estimate_alignment(counter_, *fine_);
   build_pieces();
   // Only the span and whether there was a break are needed from here on; the pieces live on in pieces_.
   counter_.pieces = {};

@@ -65,6 +65,9 @@ inline constexpr double kAverageRelativeBar = 0.15;
 class EnergyAccounting {
  public:
   explicit EnergyAccounting(const GpuTrace& trace);
+  // With the fine trace's offset known from a longer stretch of the same GPU (a long job's phases folded a
+  // minute at a time, measure/phase_folding.hpp): a few minutes of a periodic load may not tell it.
+  EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> known_offset);
 
   // Energy over [t0, t1] (t0 <= t1, else a usage error); nullopt joules when no source covers it.
   WindowEnergy energy(Nanos t0, Nanos t1) const;

@@ -17,14 +17,16 @@ bool steady(double min_w, double max_w) {
 // edges, so a pass costs one walk over both.
 class EdgeGuard {
  public:
-  explicit EdgeGuard(const std::vector<Nanos>& edges) : edges_(edges) {}
+  explicit EdgeGuard(const std::vector<Nanos>& edges, Nanos reach = kProtectedSpan)
+      : edges_(edges), reach_(reach) {}
   bool near(Nanos t) {
-    while (next_ < edges_.size() && edges_[next_] < t - kProtectedSpan) ++next_;
-    return next_ < edges_.size() && edges_[next_] <= t + kProtectedSpan;
+    while (next_ < edges_.size() && edges_[next_] < t - reach_) ++next_;
+    return next_ < edges_.size() && edges_[next_] <= t + reach_;
   }
 
  private:
   const std::vector<Nanos>& edges_;
+  Nanos reach_;
   std::size_t next_ = 0;
 };
 
@@ -51,7 +53,7 @@ std::size_t compact_samples(std::vector<PowerReading>& readings, std::size_t fro
     double min_w = readings[j].power_w, max_w = readings[j].power_w;
     double energy_j = readings[j].power_w * to_seconds(readings[j].t - left);
     std::size_t k = j + 1;
-    while (k < to && readings[k].t - left <= kCompactedSpan && !kept_as_is(k)) {
+    while (k < to && readings[k].t - left <= rule.span && !kept_as_is(k)) {
       const double lo = std::min(min_w, readings[k].power_w), hi = std::max(max_w, readings[k].power_w);
       if (rule.steady_only && !steady(lo, hi)) break;
       min_w = lo;
@@ -82,7 +84,26 @@ std::size_t thin_point_readings(std::vector<Reading>& readings, std::size_t from
   for (std::size_t j = from; j < to; ++j) {
     // Kept: near an edge, the range's last, or the last before the gap from the kept one would pass the span.
     const bool keep =
-        guard.near(readings[j].t) || j + 1 == to || readings[j + 1].t - readings[out - 1].t > kCompactedSpan;
+        guard.near(readings[j].t) || j + 1 == to || readings[j + 1].t - readings[out - 1].t > rule.span;
+    if (keep) readings[out++] = readings[j];
+  }
+  readings.erase(readings.begin() + static_cast<std::ptrdiff_t>(out),
+                 readings.begin() + static_cast<std::ptrdiff_t>(to));
+  return out;
+}
+
+std::size_t thin_counter_reads(std::vector<CounterReading>& readings, std::size_t from, std::size_t to,
+                               const CompactionRule& rule) {
+  to = std::min(to, readings.size());
+  from = std::max<std::size_t>(from, 1);  // the first read is the job's baseline
+  if (from >= to) return to;
+  EdgeGuard guard(rule.window_edges, kProtectedCounterSpan);
+  std::size_t out = from;
+  for (std::size_t j = from; j < to; ++j) {
+    const bool break_after = j + 1 < readings.size() && readings[j + 1].energy_mj < readings[j].energy_mj;
+    const bool break_before = readings[j].energy_mj < readings[j - 1].energy_mj;
+    const bool keep = guard.near(readings[j].t) || break_after || break_before || j + 1 == to ||
+                      readings[j + 1].t - readings[out - 1].t > rule.span;
     if (keep) readings[out++] = readings[j];
   }
   readings.erase(readings.begin() + static_cast<std::ptrdiff_t>(out),

@@ -40,7 +40,18 @@ struct CompactionRule {
   bool steady_only = true;
   // With steady_only false: the instants, sorted, near which nothing merges.
   std::vector<Nanos> window_edges;
+  // The longest a merged group (or the gap between two thinned point readings) may span.
+  Nanos span = kCompactedSpan;
 };
+
+// A long job's trace older than what its open phases need, once the phases that ended there are accounted
+// (measure/phase_folding.hpp): one reading a kCoarseSpan away from the open phases' begins (the samples
+// merged, so the energy between kept stamps stays exact), every reading within kProtectedSpan of them, and
+// the counter's reads one a kCoarseSpan (every read within kProtectedCounterSpan of those begins, and both
+// reads around a decrease): the counter's difference over the job, and any window from an open phase's
+// begin, read what they read before.
+inline constexpr Nanos kCoarseSpan = 1min;
+inline constexpr Nanos kProtectedCounterSpan = 3s;
 
 // Merges runs among readings[from, to) (sorted by time) in place, as `rule` allows; readings from `to` on
 // move down. readings[from - 1], when it exists, is the left edge of readings[from]'s interval; the first
@@ -58,5 +69,10 @@ std::size_t compact_samples(std::vector<PowerReading>& readings, std::size_t fro
 template <typename Reading>
 std::size_t thin_point_readings(std::vector<Reading>& readings, std::size_t from, std::size_t to,
                                 const CompactionRule& rule);
+// The counter's reads among readings[from, to): one a rule.span (the first of the vector kept), every read
+// within kProtectedCounterSpan of rule.window_edges, and both reads around a value that went down (a
+// driver reload or a wrap starts a new segment). Returns where the old readings[to] is now.
+std::size_t thin_counter_reads(std::vector<CounterReading>& readings, std::size_t from, std::size_t to,
+                               const CompactionRule& rule);
 
 }  // namespace wattwise::sampling

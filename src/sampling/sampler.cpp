@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <type_traits>
 #include <utility>
 
 #include "core/error.hpp"
@@ -133,19 +134,26 @@ void Sampler::reset_stores() {
   counters_.readings.resize(n);
   counters_.late_reads.assign(n, 0);
   counters_.max_delay.assign(n, Nanos{0});
+  counters_.coarsened.assign(n, 0);
   fast_ = FastStore{};
   fast_.instant.resize(n);
   fast_.thinned.assign(n, 0);
+  fast_.coarsened.assign(n, 0);
+  fast_.coarsened_peak_w.assign(n, std::nullopt);
   fast_.average.resize(n);
+  fast_.average_coarsened.assign(n, 0);
   telemetry_ = TelemetryStore{};
   telemetry_.readings.resize(n);
   telemetry_.thinned.assign(n, 0);
+  telemetry_.coarsened.assign(n, 0);
   const std::vector<std::uint64_t> seen = std::move(drain_.last_device_us);
   drain_ = DrainStore{};
   drain_.last_device_us = seen;
   drain_.last_device_us.resize(n, 0);
   drain_.samples.resize(n);
   drain_.compacted.assign(n, 0);
+  drain_.coarsened.assign(n, 0);
+  drain_.coarsened_peak_w.assign(n, std::nullopt);
   for (Health* health : {&counters_.health, &fast_.health, &telemetry_.health, &drain_.health}) {
     health->consecutive.assign(n, 0);
     health->failed_readings.assign(n, 0);
@@ -185,6 +193,11 @@ void Sampler::read_counter(std::size_t gpu, Nanos before) {
     std::lock_guard lock(stores_mutex_);
     record(counters_.readings[gpu], CounterReading{after, after - before, *energy_mj},
            config_.drop_repeated_readings);
+    coarsen_old(counters_.readings[gpu], counters_.coarsened[gpu], nullptr,
+                [](auto& r, std::size_t from, std::size_t to, const CompactionRule& rule) {
+                  return thin_counter_reads(r, from, to, rule);
+                },
+                nullptr);
   });
   if (gpu < schedules_.size()) {
     schedules_[gpu].on_read(before, clock_.now(), energy_mj);
@@ -247,9 +260,13 @@ void Sampler::sample_fast(Nanos now) {
         record(fast_.instant[i], PowerReading{now, *w},
                config_.drop_repeated_readings || config_.drop_repeated_instant_and_telemetry);
         thin_old_readings(fast_.instant[i], fast_.thinned[i], now);
+        coarsen_old(fast_.instant[i], fast_.coarsened[i], window_edges_ ? &fast_.thinned[i] : nullptr,
+                    thin_point_readings<PowerReading>, &fast_.coarsened_peak_w[i]);
       } else if (auto a = timed(i, GpuCall::kPowerAverage, [&] { return gpu.power_average_w(); })) {
         std::lock_guard lock(stores_mutex_);
         record(fast_.average[i], PowerReading{now, *a}, config_.drop_repeated_readings);
+        coarsen_old(fast_.average[i], fast_.average_coarsened[i], nullptr, thin_point_readings<PowerReading>,
+                    nullptr);
       }
     });
   }
@@ -271,6 +288,9 @@ void Sampler::sample_telemetry(Nanos now) {
       record(telemetry_.readings[i], TelemetryReading{now, read_telemetry(i, now)},
              config_.drop_repeated_readings || config_.drop_repeated_instant_and_telemetry);
       thin_old_readings(telemetry_.readings[i], telemetry_.thinned[i], now);
+      coarsen_old(telemetry_.readings[i], telemetry_.coarsened[i],
+                  window_edges_ ? &telemetry_.thinned[i] : nullptr, thin_point_readings<TelemetryReading>,
+                  nullptr);
     });
   }
   if (periods_.pcie && now >= next_pcie_read_) next_pcie_read_ = now + *periods_.pcie;
@@ -314,11 +334,50 @@ std::optional<std::size_t> Sampler::old_readings_end(const std::vector<Reading>&
 }
 
 void Sampler::compact_old_samples(std::size_t gpu, Nanos now) {
-  if (!config_.compact_samples_after) return;
   std::vector<PowerReading>& samples = drain_.samples[gpu];
   std::size_t& done = drain_.compacted[gpu];
-  if (const auto end = old_readings_end(samples, done, now))
-    done = compact_samples(samples, done, *end, compaction_rule(samples[done].t, samples[*end].t));
+  if (config_.compact_samples_after) {
+    if (const auto end = old_readings_end(samples, done, now))
+      done = compact_samples(samples, done, *end, compaction_rule(samples[done].t, samples[*end].t));
+  }
+  coarsen_old(samples, drain_.coarsened[gpu], config_.compact_samples_after ? &done : nullptr, compact_samples,
+              &drain_.coarsened_peak_w[gpu]);
+}
+
+void Sampler::coarsen_before(Nanos before) {
+  std::int64_t current = coarse_before_ns_.load();
+  while (before.count() > current && !coarse_before_ns_.compare_exchange_weak(current, before.count())) {
+  }
+}
+
+template <typename Reading, typename Thin>
+void Sampler::coarsen_old(std::vector<Reading>& readings, std::size_t& coarsened, std::size_t* limit, Thin thin,
+                          std::optional<double>* peak_w) {
+  const std::int64_t before_ns = coarse_before_ns_.load(std::memory_order_relaxed);
+  if (before_ns == std::numeric_limits<std::int64_t>::min()) return;
+  const Nanos before{before_ns};
+  if (coarsened >= readings.size() || readings[coarsened].t + kCompactionBatch > before) return;
+  const auto old_end = std::partition_point(readings.begin() + static_cast<std::ptrdiff_t>(coarsened),
+                                            readings.end(), [&](const Reading& r) { return r.t < before; });
+  // As the finer pass: the last old reading stays, the left edge of the first one not coarsened.
+  std::size_t to = static_cast<std::size_t>(old_end - readings.begin());
+  if (to == 0) return;
+  to -= 1;
+  if (limit) to = std::min(to, *limit);
+  if (to <= coarsened) return;
+  if constexpr (std::is_same_v<Reading, PowerReading>) {
+    if (peak_w) {
+      for (std::size_t k = std::max<std::size_t>(coarsened, 1); k < to; ++k)
+        *peak_w = std::max(peak_w->value_or(readings[k].power_w), readings[k].power_w);
+    }
+  }
+  CompactionRule rule;
+  rule.steady_only = false;
+  rule.span = kCoarseSpan;
+  if (coarse_edges_) rule.window_edges = coarse_edges_(readings[coarsened].t - kCoarseSpan, readings[to].t + kCoarseSpan);
+  const std::size_t new_to = thin(readings, coarsened, to, rule);
+  if (limit) *limit -= to - new_to;
+  coarsened = new_to;
 }
 
 // The instantaneous power changes every ~100 ms (two readings kept per change, ~28 MB a GPU-day on a
@@ -380,6 +439,16 @@ std::vector<GpuTrace> Sampler::snapshot_since(Nanos since) const {
   return traces;
 }
 
+std::size_t Sampler::kept_readings() const {
+  std::lock_guard lock(stores_mutex_);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    n += counters_.readings[i].size() + fast_.instant[i].size() + fast_.average[i].size() +
+         drain_.samples[i].size() + telemetry_.readings[i].size();
+  }
+  return n;
+}
+
 std::vector<GpuTrace> Sampler::take_traces() {
   std::vector<GpuTrace> traces(gpus_.size());
   std::lock_guard lock(stores_mutex_);
@@ -393,6 +462,8 @@ std::vector<GpuTrace> Sampler::take_traces() {
     trace.power_samples = std::move(drain_.samples[i]);
     trace.late_counter_reads = counters_.late_reads[i];
     trace.max_counter_read_delay = counters_.max_delay[i];
+    trace.coarsened_peak_w =
+        !trace.power_samples.empty() ? drain_.coarsened_peak_w[i] : fast_.coarsened_peak_w[i];
     for (const Health* health : {&counters_.health, &fast_.health, &telemetry_.health, &drain_.health})
       trace.failed_readings += health->failed_readings[i];
     std::lock_guard lock(failures_mutex_);

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -70,6 +71,14 @@ class Sampler {
   // only steady runs merge. Set before the cadences start; what it reads must outlive the sampling.
   using WindowEdges = std::function<std::vector<Nanos>(Nanos from, Nanos to)>;
   void set_window_edges(WindowEdges edges) { window_edges_ = std::move(edges); }
+  // A long job whose phases before `before` are accounted already (measure/phase_folding.hpp) needs its
+  // trace there no longer, but near the begins of its phases still open (`edges`, asked on the sampling
+  // thread as set_window_edges's): from then on, readings older than `before` (and than the compaction
+  // age) are kept one a kCoarseSpan, the counter's reads too (sample_compaction.hpp), and the finest
+  // power's peak among them is kept aside (GpuTrace::coarsened_peak_w). `before` only moves forward; safe
+  // from any thread. Set the edges before the cadences start.
+  void coarsen_before(Nanos before);
+  void set_coarse_edges(WindowEdges edges) { coarse_edges_ = std::move(edges); }
   // On the sampling thread: applies a pending read_densely().
   void apply_dense_request(Nanos now);
   // After the cadences stopped: one last counter read per GPU and a last drain, so totals cover the end.
@@ -94,6 +103,10 @@ class Sampler {
   // left out. The live side of `tune` cuts each iteration's energy from these (EnergyAccounting).
   std::vector<GpuTrace> snapshot_since(Nanos since) const;
 
+  // Readings kept so far, summed over the GPUs and their sources (the memory a long job's trace holds); safe
+  // from the sampling thread, or after the drivers stopped.
+  std::size_t kept_readings() const;
+
   // True once the GPU at `position` (constructor order) has been marked failed; safe from any thread.
   bool failed(std::size_t position) const;
 
@@ -116,6 +129,7 @@ class Sampler {
   Nanos last_counter_pass_{Nanos::min()};  // when sample_counters last ran (late reads are measured from it)
   struct CounterStore {
     std::vector<std::vector<CounterReading>> readings;
+    std::vector<std::size_t> coarsened;  // per GPU: reads before this index are thinned to kCoarseSpan
     std::vector<std::uint64_t> late_reads;  // per GPU: reads begun kLateCounterRead or more after due
     std::vector<Nanos> max_delay;
     Health health;
@@ -123,18 +137,24 @@ class Sampler {
   struct FastStore {
     std::vector<std::vector<PowerReading>> instant;
     std::vector<std::size_t> thinned;  // per GPU: instant readings before this index are thinned already
+    std::vector<std::size_t> coarsened;  // per GPU: instant readings before this index are coarsened
+    std::vector<std::optional<double>> coarsened_peak_w;  // per GPU: the peak of those coarsened away
     std::vector<std::vector<PowerReading>> average;
+    std::vector<std::size_t> average_coarsened;
     Health health;
   };
   struct TelemetryStore {
     std::vector<std::vector<TelemetryReading>> readings;
     std::vector<std::size_t> thinned;  // per GPU: readings before this index are thinned already
+    std::vector<std::size_t> coarsened;
     Health health;
   };
   struct DrainStore {
     std::vector<std::uint64_t> last_device_us;
     std::vector<std::vector<PowerReading>> samples;
     std::vector<std::size_t> compacted;  // per GPU: samples before this index are compacted already
+    std::vector<std::size_t> coarsened;  // per GPU: samples before this index are coarsened already
+    std::vector<std::optional<double>> coarsened_peak_w;
     Nanos last_drain{0};
     bool drained_before = false;
     std::uint64_t late_drains = 0;
@@ -158,6 +178,13 @@ class Sampler {
   void thin_old_readings(std::vector<Reading>& readings, std::size_t& done, Nanos now);
   // The rule for readings in [from, to]: window edges when they are known, else steady runs only.
   CompactionRule compaction_rule(Nanos from, Nanos to) const;
+  // Coarsens `readings` older than coarsen_before()'s instant, from `coarsened` on and not beyond `limit`
+  // (what the finer pass has done, whose left edges it keeps): `thin` is compact_samples,
+  // thin_point_readings or thin_counter_reads. Moves `limit` down by what it removed. With `peak_w`, the
+  // highest power among the readings it coarsened is kept there.
+  template <typename Reading, typename Thin>
+  void coarsen_old(std::vector<Reading>& readings, std::size_t& coarsened, std::size_t* limit, Thin thin,
+                   std::optional<double>* peak_w);
   Nanos counter_due(std::size_t gpu) const;
   void reset_stores();
   // Runs `read` (the calls to GPU `gpu`) unless that GPU has failed; a failure is counted in `health`
@@ -191,6 +218,8 @@ class Sampler {
   FailureListener on_failure_;
   std::atomic<bool> dense_reads_requested_{false};
   WindowEdges window_edges_;
+  WindowEdges coarse_edges_;
+  std::atomic<std::int64_t> coarse_before_ns_{std::numeric_limits<std::int64_t>::min()};
   // Guards the counter, fast and drain stores against snapshot_since(): held only while a reading is
   // appended or copied, never across a call to a GPU, so a reader never delays a cadence by a read's cost.
   mutable std::mutex stores_mutex_;

@@ -52,6 +52,9 @@ struct GpuTrace {
   // get the CPU when it asked (a starved node). Their brackets are wider than planned; so are the bars.
   std::uint64_t late_counter_reads = 0;
   Nanos max_counter_read_delay{0};
+  // The peak of the finest power readings (the buffered samples, else the instantaneous power) that a long
+  // job's coarsening merged away (Sampler::coarsen_before); absent when none was.
+  std::optional<double> coarsened_peak_w;
 };
 
 // A counter read this late was held up by something other than the driver's own ~4 ms.

@@ -140,8 +140,29 @@ std::vector<Marker> MarkerReceiver::markers() const {
 
 std::vector<Marker> MarkerReceiver::markers_since(std::size_t first) const {
   std::lock_guard lock(mutex_);
+  first = first > forgotten_ ? first - forgotten_ : 0;
   if (first >= markers_.size()) return {};
   return {markers_.begin() + static_cast<std::ptrdiff_t>(first), markers_.end()};
+}
+
+std::size_t MarkerReceiver::received_count() const {
+  std::lock_guard lock(mutex_);
+  return forgotten_ + markers_.size();
+}
+
+void MarkerReceiver::forget(std::size_t count, Nanos times_before) {
+  std::lock_guard lock(mutex_);
+  if (count > forgotten_) {
+    const std::size_t drop = std::min(count - forgotten_, markers_.size());
+    markers_.erase(markers_.begin(), markers_.begin() + static_cast<std::ptrdiff_t>(drop));
+    forgotten_ += drop;
+  }
+  // The sorted part's times before `times_before` (the rest is sorted on the next marker_times_between).
+  const auto sorted_end = marker_times_.begin() + static_cast<std::ptrdiff_t>(marker_times_sorted_);
+  const auto old_end = std::lower_bound(marker_times_.begin(), sorted_end, times_before);
+  const auto dropped = static_cast<std::size_t>(old_end - marker_times_.begin());
+  marker_times_.erase(marker_times_.begin(), old_end);
+  marker_times_sorted_ -= dropped;
 }
 
 void MarkerReceiver::receive_loop() {

@@ -45,11 +45,17 @@ class MarkerReceiver {
   // Drains what is already queued in the socket, then ends the thread. Idempotent.
   void stop();
 
-  // The markers received so far, in arrival order.
+  // The markers received so far and not forgotten, in arrival order.
   std::vector<Marker> markers() const;
   // The markers received after the first `first` ones, in arrival order: a live reader asks for the new
-  // ones only (markers_since(count so far)), so each marker is copied once.
+  // ones only (markers_since(count so far)), so each marker is copied once. Indices count every marker
+  // received, forgotten ones included; forgotten ones are not returned.
   std::vector<Marker> markers_since(std::size_t first) const;
+  // Every marker received so far, forgotten ones included.
+  std::size_t received_count() const;
+  // A long job's measurement took the first `count` markers over (measure/phase_folding.hpp) and needs no
+  // phase edge before `times_before`: both are dropped, so the receiver's memory stays bounded.
+  void forget(std::size_t count, Nanos times_before);
   // The times of the markers received so far that lie in [from, to], in time order: where phases will be
   // cut, so that the sampler keeps its fine trace as it came there (sample_compaction.hpp). Each call sorts
   // only what arrived since the last one (markers arrive nearly in time order).
@@ -77,6 +83,7 @@ class MarkerReceiver {
   bool stopped_ = false;
   mutable std::mutex mutex_;
   std::vector<Marker> markers_;
+  std::size_t forgotten_ = 0;  // markers received before markers_[0]
   std::vector<Nanos> marker_times_;  // every marker's time; sorted up to marker_times_sorted_
   std::size_t marker_times_sorted_ = 0;
   std::atomic<int> malformed_count_{0};

@@ -1,0 +1,93 @@
+// Memory of a month-long job that marks every iteration, and its per-phase figures against the unbounded
+// computation (docs/evidence/phase-folding.md). A plain program: what it measures is memory and agreement.
+//
+//   build/bench/bench_long_job --days 30 --gpus 8                 # the bounded job: peak RSS
+//   build/bench/bench_long_job --hours 6 --gpus 8 --compare       # bounded and unbounded, per-phase figures
+//
+// The job (tests/measure/long_job.hpp) runs in virtual time on simulated GPUs whose counter, samples,
+// instantaneous power and telemetry are read by the real sampler at its default cadences, each rank
+// marking 10 iterations a second, folded as `measure` folds them (measure/phase_folding.hpp).
+#include <sys/resource.h>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "../tests/measure/long_job.hpp"
+
+namespace {
+
+using namespace wattwise;
+using namespace std::chrono_literals;
+
+double relative(double a, double b) {
+  return b == 0 ? std::fabs(a) : std::fabs(a - b) / std::fabs(b);
+}
+
+void print_job(const char* label, const measure::testing::LongJobResult& r, double wall_s) {
+  const auto& m = r.m;
+  fmt::print("{}: {:.1f} s of CPU-bound wall time, peak RSS {:.0f} MiB at the job's end; markers heard {}, held "
+             "at the end {}; readings kept at the end {} (max held markers while running {})\n",
+             label, wall_s, r.max_rss_mib, m.received_markers(), m.markers.size(),
+             r.kept_readings.empty() ? 0 : r.kept_readings.back(),
+             r.pending_markers.empty() ? 0 : *std::max_element(r.pending_markers.begin(), r.pending_markers.end()));
+  for (const auto& s : m.phase_summaries) {
+    fmt::print("  {:10} count {:>10}  energy {:>16.3f} J  mean {:>10.4f} J  cv {:>8.5f}  time {:>12.3f} s\n", s.name,
+               s.count, s.energy_j.value_or(-1), s.energy_per_occurrence.mean().value_or(-1),
+               s.energy_per_occurrence.cv().value_or(-1), s.time_s);
+  }
+  for (const auto& g : m.gpu_energy)
+    fmt::print("  GPU {} energy {:.1f} J, peak {:.1f} W\n", g.gpu.index, g.energy_j.value_or(-1),
+               g.peak_power_w.value_or(-1));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("memory and per-phase figures of a long job marking every iteration");
+  double days = 0, hours = 0;
+  std::size_t gpus = 8;
+  double rate = 10;
+  bool compare = false;
+  app.add_option("--days", days, "simulated days");
+  app.add_option("--hours", hours, "simulated hours (added to --days)");
+  app.add_option("--gpus", gpus, "GPUs, one rank each");
+  app.add_option("--iterations-per-s", rate, "iterations each rank marks a second");
+  app.add_flag("--compare", compare, "also run the job unbounded and compare the per-phase figures");
+  CLI11_PARSE(app, argc, argv);
+
+  measure::testing::LongJobConfig config;
+  config.gpus = gpus;
+  config.iterations_per_s = rate;
+  config.duration = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>((days * 24 + hours) * 3600));
+  fmt::print("job: {:g} h on {} GPUs, {:g} iterations a second per rank, an epoch every {} h\n",
+             to_seconds(config.duration) / 3600, gpus, rate, config.epoch / 1h);
+  auto start = std::chrono::steady_clock::now();
+  const auto bounded = measure::testing::run_long_job(config);
+  print_job("bounded", bounded, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (!compare) return 0;
+  config.fold = false;
+  start = std::chrono::steady_clock::now();
+  const auto whole = measure::testing::run_long_job(config);
+  print_job("unbounded", whole, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  double worst = 0;
+  for (const auto& w : whole.m.phase_summaries) {
+    for (const auto& b : bounded.m.phase_summaries) {
+      if (b.name != w.name) continue;
+      const double de = relative(b.energy_j.value_or(0), w.energy_j.value_or(0));
+      const double dm = relative(b.energy_per_occurrence.mean().value_or(0), w.energy_per_occurrence.mean().value_or(0));
+      const double dc = relative(b.energy_per_occurrence.cv().value_or(0), w.energy_per_occurrence.cv().value_or(0));
+      const double dt = relative(b.time_s, w.time_s);
+      fmt::print("  {:10} count {} vs {}; relative difference: energy {:.2e}, mean {:.2e}, cv {:.2e}, time {:.2e}\n",
+                 w.name, b.count, w.count, de, dm, dc, dt);
+      worst = std::max({worst, de, dm, dc, dt, b.count == w.count ? 0.0 : 1.0});
+    }
+  }
+  fmt::print("worst relative difference of a per-phase figure: {:.2e} ({})\n", worst,
+             worst <= 1e-3 ? "within 0.1%" : "NOT within 0.1%");
+  return worst <= 1e-3 ? 0 : 1;
+}

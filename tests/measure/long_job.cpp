@@ -1,0 +1,304 @@
+#include "long_job.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "hw/gpu_without_controls.hpp"
+#include "measure/attribution.hpp"
+#include "measure/session.hpp"
+#include "sampling/sampler.hpp"
+#include "sampling/virtual_driver.hpp"
+#include "workload/phases.hpp"
+
+namespace wattwise::measure::testing {
+namespace {
+
+constexpr Nanos kBin = 10ms;
+constexpr Nanos kPosting = 100ms;
+constexpr Nanos kPostingPhase = 3700us;
+constexpr Nanos kSamplePeriod = 20ms;
+constexpr Nanos kBufferSpan = 2400ms;
+
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+// Rank r's iteration k: [begin, end).
+struct Iteration {
+  Nanos begin;
+  Nanos end;
+};
+
+class Schedule {
+ public:
+  Schedule(double per_s, std::size_t rank)
+      : period_(static_cast<Nanos::rep>(1e9 / per_s)), offset_(1s + rank * 700us), rank_(rank) {}
+  Iteration at(std::int64_t k) const {
+    const Nanos begin = offset_ + period_ * k;
+    const auto extra = static_cast<std::int64_t>(mix(static_cast<std::uint64_t>(k) * 131 + rank_) % 15);
+    return {begin, begin + period_ * (80 + extra) / 100};
+  }
+  // The iteration whose begin is at or before t (-1 before the first).
+  std::int64_t index_at(Nanos t) const { return t < offset_ ? -1 : (t - offset_) / period_; }
+  double level_w(std::int64_t k) const {
+    return 300.0 + static_cast<double>(mix(static_cast<std::uint64_t>(k) * 7 + rank_ * 1000003) % 101);
+  }
+
+ private:
+  Nanos period_;
+  Nanos offset_;
+  std::size_t rank_;
+};
+
+// A GPU whose power is constant on each 10 ms bin: busy inside its rank's iterations, idle between.
+class TrainingGpu final : public hw::GpuWithoutControls {
+ public:
+  TrainingGpu(Clock& clock, const Schedule& schedule, std::size_t index, Nanos job_end)
+      : clock_(clock), schedule_(schedule), job_end_(job_end) {
+    identity_ = {static_cast<unsigned>(index), "GPU-long-" + std::to_string(index), "Simulated H100",
+                 "00000000:0" + std::to_string(index) + ":00.0"};
+  }
+
+  double power_w(Nanos t) const {
+    const std::int64_t bin = t / kBin;
+    const Nanos middle = kBin * bin + kBin / 2;
+    const double wobble = static_cast<double>(mix(static_cast<std::uint64_t>(bin) + identity_.index * 977) % 401) /
+                              10000.0 -
+                          0.02;
+    double level = 120.0;
+    if (middle < job_end_) {
+      const std::int64_t k = schedule_.index_at(middle);
+      if (k >= 0 && middle < schedule_.at(k).end) level = schedule_.level_w(k);
+    }
+    return level * (1.0 + wobble);
+  }
+  // Joules over [t0, t1], both on bin edges or not.
+  double energy_j(Nanos t0, Nanos t1) const {
+    double joules = 0;
+    for (Nanos t = t0; t < t1;) {
+      const Nanos next = std::min(t1, kBin * (t / kBin + 1));
+      joules += power_w(t) * to_seconds(next - t);
+      t = next;
+    }
+    return joules;
+  }
+
+  const hw::GpuIdentity& identity() const override { return identity_; }
+  hw::Capabilities capabilities() override {
+    hw::Capabilities caps;
+    caps.energy_counter = caps.power_instant = caps.power_samples = caps.clocks = true;
+    return caps;
+  }
+  std::optional<std::uint64_t> energy_mj() override {
+    const Nanos now = clock_.now();
+    while (posted_at_ + kPosting <= now) {
+      posted_j_ += energy_j(posted_at_, posted_at_ + kPosting);
+      posted_at_ += kPosting;
+    }
+    return static_cast<std::uint64_t>(std::llround(posted_j_ * 1000));
+  }
+  std::optional<double> power_instant_w() override { return power_w(clock_.now() / kPosting * kPosting); }
+  std::optional<double> power_average_w() override { return std::nullopt; }
+  std::vector<hw::PowerSample> power_samples_since(std::uint64_t since_device_us) override {
+    std::vector<hw::PowerSample> samples;
+    const Nanos now = clock_.now();
+    const Nanos offset = clock_.realtime_offset();
+    for (std::int64_t k = std::max<std::int64_t>(1, (now - kBufferSpan) / kSamplePeriod);; ++k) {
+      const Nanos end = kSamplePeriod * k;
+      if (end > now) break;
+      const auto stamp_us = static_cast<std::uint64_t>((end + offset).count() / 1000);
+      if (stamp_us <= since_device_us) continue;
+      samples.push_back({stamp_us, energy_j(end - kSamplePeriod, end) / to_seconds(kSamplePeriod)});
+    }
+    return samples;
+  }
+  hw::Telemetry telemetry() override {
+    const double w = power_w(clock_.now());
+    hw::Telemetry t;
+    t.sm_clock_mhz = 1400 + static_cast<unsigned>(w);
+    t.temp_c = 40 + static_cast<unsigned>(w / 20);
+    t.util_gpu_pct = w > 200 ? 100 : 0;
+    return t;
+  }
+
+ private:
+  Clock& clock_;
+  const Schedule& schedule_;
+  Nanos job_end_;
+  hw::GpuIdentity identity_;
+  Nanos posted_at_ = kPostingPhase - kPosting;
+  double posted_j_ = 1.0e6;
+};
+
+double max_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+workload::Marker marker(Nanos t, workload::MarkerKind kind, const char* name, int pid, std::optional<int> rank) {
+  workload::Marker m;
+  m.t = t;
+  m.kind = kind;
+  m.name = name;
+  m.pid = pid;
+  m.rank = rank;
+  return m;
+}
+
+}  // namespace
+
+LongJobResult run_long_job(const LongJobConfig& config) {
+  LongJobResult result;
+  VirtualClock clock(0ns);
+  const Nanos job_end = config.duration;
+  std::vector<Schedule> schedules;
+  for (std::size_t r = 0; r < config.gpus; ++r) schedules.emplace_back(config.iterations_per_s, r);
+  std::vector<std::unique_ptr<TrainingGpu>> devices;
+  std::vector<hw::Gpu*> gpus;
+  for (std::size_t r = 0; r < config.gpus; ++r) {
+    devices.push_back(std::make_unique<TrainingGpu>(clock, schedules[r], r, job_end));
+    gpus.push_back(devices.back().get());
+  }
+
+  Measurement& m = result.m;
+  m.backend = "simulated";
+  std::vector<std::size_t> job_gpus;
+  for (std::size_t r = 0; r < config.gpus; ++r) {
+    m.gpus.push_back(gpus[r]->identity());
+    GpuEnergy e;
+    e.gpu = gpus[r]->identity();
+    m.gpu_energy.push_back(e);
+    job_gpus.push_back(r);
+  }
+
+  sampling::SamplerConfig sampler_config;  // as `measure` samples a real GPU
+  sampler_config.fast_period = config.fast_period;
+  sampler_config.telemetry_period = config.telemetry_period;
+  sampling::Sampler sampler(gpus, clock, sampler_config);
+  PhaseFoldingConfig folding = config.folding;
+  if (!config.fold) folding.fold_after_markers = static_cast<std::size_t>(-1);
+  PhaseFolder folder(job_gpus, config.gpus, folding);
+  // The receiver's marker instants (marker_times_between): where the fine compaction keeps every sample.
+  std::deque<Nanos> marker_times;
+  sampler.set_window_edges([&marker_times](Nanos from, Nanos to) {
+    return std::vector<Nanos>(std::lower_bound(marker_times.begin(), marker_times.end(), from),
+                              std::upper_bound(marker_times.begin(), marker_times.end(), to));
+  });
+  sampler.set_coarse_edges([&folder](Nanos from, Nanos to) { return folder.open_begins(from, to); });
+
+  // The job's events: each rank's next iteration edge, train and epoch edges, the folding's ticks.
+  struct RankCursor {
+    std::int64_t k = 0;
+    bool at_end = false;  // the next event is iteration k's end
+  };
+  std::vector<RankCursor> cursors(config.gpus);
+  const Nanos last_begin = job_end - 1s;  // no iteration begins in the job's last second
+  std::vector<workload::Marker> heard;
+  const Nanos train_begin = 500ms, train_end = job_end - 500ms;
+  Nanos next_epoch_edge = train_begin + 500ms;  // epoch e begins at e * epoch + 1 s
+  bool epoch_open = false;
+  Nanos next_fold = config.fold_period;
+  bool train_begun = false, train_ended = false, ended = false, tail_done = false;
+
+  auto rank_due = [&](std::size_t r) -> Nanos {
+    const RankCursor& c = cursors[r];
+    const Iteration it = schedules[r].at(c.k);
+    if (!c.at_end) return it.begin > last_begin ? Nanos::max() : it.begin;
+    return it.end;
+  };
+  auto next_event = [&]() -> std::optional<Nanos> {
+    if (ended) return tail_done ? std::nullopt : std::optional<Nanos>(job_end + 250ms);
+    Nanos next = job_end;
+    if (!train_begun) next = std::min(next, train_begin);
+    if (!train_ended) next = std::min(next, train_end);
+    if (next_epoch_edge < train_end) next = std::min(next, next_epoch_edge);
+    for (std::size_t r = 0; r < config.gpus; ++r) next = std::min(next, rank_due(r));
+    return std::min(next, next_fold);
+  };
+  auto hear = [&](workload::Marker mk) {
+    marker_times.push_back(mk.t);
+    heard.push_back(std::move(mk));
+  };
+  auto run_event = [&](Nanos now) {
+    if (ended) {
+      tail_done = true;  // the sampler ran on 250 ms past the end, as `measure` does
+      return;
+    }
+    if (!train_begun && now >= train_begin) {
+      hear(marker(now, workload::MarkerKind::kBegin, "train", 1, std::nullopt));
+      train_begun = true;
+    }
+    while (next_epoch_edge <= now && next_epoch_edge < train_end) {
+      hear(marker(now, epoch_open ? workload::MarkerKind::kEnd : workload::MarkerKind::kBegin, "epoch", 1,
+                  std::nullopt));
+      // An epoch ends 1 s before the next begins.
+      next_epoch_edge = epoch_open ? next_epoch_edge + 1s : next_epoch_edge + config.epoch - 1s;
+      epoch_open = !epoch_open;
+    }
+    for (std::size_t r = 0; r < config.gpus; ++r) {
+      while (rank_due(r) <= now) {
+        RankCursor& c = cursors[r];
+        const int rank = static_cast<int>(r);
+        if (!c.at_end) {
+          hear(marker(now, workload::MarkerKind::kBegin, "iteration", 100 + rank, rank));
+        } else {
+          workload::Marker end = marker(now, workload::MarkerKind::kEnd, "iteration", 100 + rank, rank);
+          end.counters["samples"] = 64;
+          hear(std::move(end));
+          ++c.k;
+        }
+        c.at_end = !c.at_end;
+      }
+    }
+    if (!train_ended && now >= train_end) {
+      if (epoch_open) hear(marker(now, workload::MarkerKind::kEnd, "epoch", 1, std::nullopt));
+      epoch_open = false;
+      hear(marker(now, workload::MarkerKind::kEnd, "train", 1, std::nullopt));
+      train_ended = true;
+    }
+    if (now >= next_fold) {
+      next_fold += config.fold_period;
+      folder.add(std::exchange(heard, {}));
+      const auto coarsen =
+          folder.fold(now, [&sampler](Nanos since) { return sampler.snapshot_since(since); });
+      if (coarsen) {
+        sampler.coarsen_before(*coarsen);
+        while (!marker_times.empty() && marker_times.front() < *coarsen) marker_times.pop_front();
+      }
+      result.pending_markers.push_back(folder.pending_count());
+      result.kept_readings.push_back(sampler.kept_readings());
+    }
+    if (now >= job_end) ended = true;
+  };
+
+  m.job_start = clock.now();
+  sampling::VirtualDriver driver(sampler, clock);
+  driver.run_until(Nanos::max(), {next_event, run_event});
+  m.job_end = job_end;
+  folder.add(std::exchange(heard, {}));
+  result.max_rss_mib = max_rss_mib();
+  m.traces = sampler.take_traces();
+  m.markers = folder.take_pending();
+  m.folded = folder.take_folded();
+  auto phases = workload::build_phases(m.markers);
+  m.phases = std::move(phases.phases);
+  m.unmatched_markers = static_cast<std::size_t>(phases.unmatched_begins + phases.unmatched_ends) +
+                        (m.folded ? m.folded->unmatched_ends : 0);
+  account(m);
+  return result;
+}
+
+}  // namespace wattwise::measure::testing

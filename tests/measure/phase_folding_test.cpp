@@ -1,0 +1,123 @@
+// A long job's phases folded while it runs (measure/phase_folding.hpp): its per-name figures against the
+// unbounded computation, and the memory it holds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "long_job.hpp"
+#include "measure/phase_folding.hpp"
+#include "sampling/sample_compaction.hpp"
+
+namespace wattwise::measure {
+namespace {
+
+using namespace std::chrono_literals;
+
+const PhaseSummary& summary(const Measurement& m, const std::string& name) {
+  const auto it = std::find_if(m.phase_summaries.begin(), m.phase_summaries.end(),
+                               [&](const PhaseSummary& s) { return s.name == name; });
+  if (it == m.phase_summaries.end()) throw std::runtime_error("no phase " + name);
+  return *it;
+}
+
+testing::LongJobConfig forty_minutes(bool fold) {
+  testing::LongJobConfig config;
+  config.gpus = 2;
+  config.duration = 40min;
+  config.epoch = 10min;
+  config.fold = fold;
+  config.folding.fold_after_markers = 5000;  // engaged after ~2 minutes
+  config.folding.sample_per_name = 100;
+  return config;
+}
+
+TEST(PhaseFolding, PerNameTotalsMeansAndCvsEqualTheUnboundedOnesOnALongJob) {
+  const testing::LongJobResult folded = testing::run_long_job(forty_minutes(true));
+  const testing::LongJobResult whole = testing::run_long_job(forty_minutes(false));
+  ASSERT_TRUE(folded.m.folded.has_value());
+  ASSERT_FALSE(whole.m.folded.has_value());
+  EXPECT_GT(folded.m.folded->instances, 40000u);  // nearly all of its 48,000 iterations were folded
+  EXPECT_EQ(folded.m.received_markers(), whole.m.markers.size());
+  EXPECT_EQ(folded.m.unmatched_markers, whole.m.unmatched_markers);
+  for (const char* name : {"iteration", "epoch", "train"}) {
+    SCOPED_TRACE(name);
+    const PhaseSummary& f = summary(folded.m, name);
+    const PhaseSummary& w = summary(whole.m, name);
+    EXPECT_EQ(f.count, w.count);
+    EXPECT_NEAR(f.time_s, w.time_s, 1e-6);
+    ASSERT_TRUE(f.energy_j && w.energy_j);
+    EXPECT_NEAR(*f.energy_j, *w.energy_j, 1e-3 * *w.energy_j);
+    EXPECT_NEAR(*f.energy_per_occurrence.mean(), *w.energy_per_occurrence.mean(),
+                1e-3 * *w.energy_per_occurrence.mean());
+    if (w.energy_per_occurrence.cv()) {
+      EXPECT_NEAR(*f.energy_per_occurrence.cv(), *w.energy_per_occurrence.cv(),
+                  1e-3 * *w.energy_per_occurrence.cv());
+      EXPECT_NEAR(*f.time_per_occurrence.cv(), *w.time_per_occurrence.cv(), 1e-9);
+    }
+    EXPECT_EQ(f.samples, w.samples);
+  }
+  // The GPUs' totals are the counter's difference either way; the peak survives the coarsening.
+  for (std::size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(folded.m.gpu_energy[i].energy_j && whole.m.gpu_energy[i].energy_j);
+    EXPECT_NEAR(*folded.m.gpu_energy[i].energy_j, *whole.m.gpu_energy[i].energy_j, 1e-6 * *whole.m.gpu_energy[i].energy_j);
+    EXPECT_NEAR(*folded.m.gpu_energy[i].peak_power_w, *whole.m.gpu_energy[i].peak_power_w, 1.0);
+  }
+  EXPECT_TRUE(folded.m.checks.passed());
+  // The list keeps a bounded sample of the folded occurrences, each name's first included.
+  EXPECT_LE(folded.m.folded->sample.size(), 3 * 100u);
+  auto first_iteration = [](const Measurement& m) {
+    return std::find_if(m.phase_instances.begin(), m.phase_instances.end(),
+                        [](const PhaseInstance& i) { return i.phase.name == "iteration"; })
+        ->phase.begin;
+  };
+  EXPECT_EQ(first_iteration(folded.m), first_iteration(whole.m));
+}
+
+TEST(PhaseFolding, KeptMarkersAndReadingsStopGrowing) {
+  testing::LongJobConfig config = forty_minutes(true);
+  config.duration = 90min;
+  config.epoch = 30min;
+  const testing::LongJobResult r = testing::run_long_job(config);
+  ASSERT_GE(r.kept_readings.size(), 85u);
+  // Markers held: at most what two fold periods bring (2 ranks x 10 a second x 2 markers), whatever the
+  // job's length.
+  const std::size_t most_pending = *std::max_element(r.pending_markers.begin() + 10, r.pending_markers.end());
+  EXPECT_LE(most_pending, 2 * 60 * 2 * 10 * 2u);
+  // Readings kept: after the first 20 minutes (the compaction age plus the folding's start) they grow by
+  // a few a GPU-minute (the coarsened minute: a counter read, a sample, an instantaneous power, a telemetry
+  // row), where every reading kept (50 samples, 50 instantaneous powers, 10 telemetry rows a second, near
+  // markers every 100 ms) is ~6,000 a GPU-minute.
+  const std::size_t at_30 = r.kept_readings[29], at_end = r.kept_readings.back();
+  const double minutes = static_cast<double>(r.kept_readings.size() - 30);
+  EXPECT_LT(static_cast<double>(at_end) - static_cast<double>(at_30), 20.0 * 2 * minutes)
+      << "kept " << at_30 << " readings at 30 min, " << at_end << " at the end";
+}
+
+TEST(PhaseFolding, CounterReadsThinToOneASpanKeepingEdgesAndBreaks) {
+  std::vector<sampling::CounterReading> reads;
+  for (int s = 0; s <= 600; ++s) {
+    const std::uint64_t mj = s < 300 ? 1000000 + 1000u * s : 500u * s;  // a driver reload at 300 s
+    reads.push_back({Nanos{std::chrono::seconds(s)}, 4ms, mj});
+  }
+  sampling::CompactionRule rule;
+  rule.steady_only = false;
+  rule.span = 1min;
+  rule.window_edges = {Nanos{std::chrono::seconds(450)}};
+  const std::size_t end = sampling::thin_counter_reads(reads, 0, 600, rule);
+  auto kept = [&](int s) {
+    return std::any_of(reads.begin(), reads.begin() + end,
+                       [&](const auto& r) { return r.t == Nanos{std::chrono::seconds(s)}; });
+  };
+  EXPECT_TRUE(kept(0));
+  EXPECT_TRUE(kept(299) && kept(300));  // both sides of the reload
+  for (int s = 447; s <= 453; ++s) EXPECT_TRUE(kept(s)) << s;  // within 3 s of the edge
+  EXPECT_FALSE(kept(100));
+  EXPECT_LT(end, 40u);
+  for (std::size_t k = 1; k < end; ++k) EXPECT_LE(reads[k].t - reads[k - 1].t, 1min);
+  EXPECT_EQ(reads.back().t, Nanos{std::chrono::seconds(600)});
+}
+
+}  // namespace
+}  // namespace wattwise::measure
