@@ -3,6 +3,7 @@
 //
 //   build/bench/bench_long_job --days 30 --gpus 8                 # the bounded job: peak RSS
 //   build/bench/bench_long_job --hours 6 --gpus 8 --compare       # bounded and unbounded, per-phase figures
+//   build/bench/bench_long_job --hours 6 --gpus 8 --compare --same-alignment   # the bookkeeping alone
 //
 // The job (tests/measure/long_job.hpp) runs in virtual time on simulated GPUs whose counter, samples,
 // instantaneous power and telemetry are read by the real sampler at its default cadences, each rank
@@ -14,10 +15,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <string>
 
 #include "../tests/measure/long_job.hpp"
+#include "sampling/energy_accounting.hpp"
 
 namespace {
 
@@ -35,6 +38,9 @@ void print_job(const char* label, const measure::testing::LongJobResult& r, doub
              label, wall_s, r.max_rss_mib, m.received_markers(), m.markers.size(),
              r.kept_readings.empty() ? 0 : r.kept_readings.back(),
              r.pending_markers.empty() ? 0 : *std::max_element(r.pending_markers.begin(), r.pending_markers.end()));
+  fmt::print("  {:10} count {:>10}  energy {:>16.3f} J  mean {:>10.4f} J  cv {:>8.5f}  (the simulated GPUs' own)\n",
+             "truth", r.true_iteration_j.count(), r.true_iteration_j.mean().value_or(0) * r.true_iteration_j.count(),
+             r.true_iteration_j.mean().value_or(-1), r.true_iteration_j.cv().value_or(-1));
   for (const auto& s : m.phase_summaries) {
     fmt::print("  {:10} count {:>10}  energy {:>16.3f} J  mean {:>10.4f} J  cv {:>8.5f}  time {:>12.3f} s\n", s.name,
                s.count, s.energy_j.value_or(-1), s.energy_per_occurrence.mean().value_or(-1),
@@ -52,30 +58,48 @@ int main(int argc, char** argv) {
   double days = 0, hours = 0;
   std::size_t gpus = 8;
   double rate = 10;
-  bool compare = false;
+  bool compare = false, same_alignment = false;
+  int fast_ms = 20, telemetry_ms = 100;
   app.add_option("--days", days, "simulated days");
   app.add_option("--hours", hours, "simulated hours (added to --days)");
   app.add_option("--gpus", gpus, "GPUs, one rank each");
   app.add_option("--iterations-per-s", rate, "iterations each rank marks a second");
+  app.add_option("--fast-ms", fast_ms, "the sampler's instantaneous-power period (default 20, as measure)");
+  app.add_option("--telemetry-ms", telemetry_ms, "the sampler's telemetry period (default 100, as measure)");
   app.add_flag("--compare", compare, "also run the job unbounded and compare the per-phase figures");
+  app.add_flag("--same-alignment", same_alignment,
+               "with --compare: run the unbounded job first and fold with its samples' offsets to the counter "
+               "(the folding's bookkeeping alone compared)");
   CLI11_PARSE(app, argc, argv);
 
   measure::testing::LongJobConfig config;
   config.gpus = gpus;
   config.iterations_per_s = rate;
+  config.fast_period = std::chrono::milliseconds(fast_ms);
+  config.telemetry_period = std::chrono::milliseconds(telemetry_ms);
   config.duration = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>((days * 24 + hours) * 3600));
-  fmt::print("job: {:g} h on {} GPUs, {:g} iterations a second per rank, an epoch every {} h\n",
-             to_seconds(config.duration) / 3600, gpus, rate, config.epoch / 1h);
-  auto start = std::chrono::steady_clock::now();
-  const auto bounded = measure::testing::run_long_job(config);
-  print_job("bounded", bounded, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  fmt::print("job: {:g} h on {} GPUs, {:g} iterations a second per rank, an epoch every {} h; sampler: instant "
+             "power every {} ms, telemetry every {} ms, counter and 20 ms samples as measure reads them\n",
+             to_seconds(config.duration) / 3600, gpus, rate, config.epoch / 1h, fast_ms, telemetry_ms);
+  const auto timed = [&](const char* label, const measure::testing::LongJobConfig& c) {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = measure::testing::run_long_job(c);
+    print_job(label, result, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return result;
+  };
+  std::optional<measure::testing::LongJobResult> whole;
+  auto unbounded_config = config;
+  unbounded_config.fold = false;
+  if (compare && same_alignment) {
+    whole = timed("unbounded", unbounded_config);
+    for (const auto& trace : whole->m.traces)
+      config.folding.known_offsets.push_back(sampling::EnergyAccounting(trace).alignment()->offset);
+  }
+  const auto bounded = timed(same_alignment ? "bounded, the unbounded job's offsets" : "bounded", config);
   if (!compare) return 0;
-  config.fold = false;
-  start = std::chrono::steady_clock::now();
-  const auto whole = measure::testing::run_long_job(config);
-  print_job("unbounded", whole, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (!whole) whole = timed("unbounded", unbounded_config);
   double worst = 0;
-  for (const auto& w : whole.m.phase_summaries) {
+  for (const auto& w : whole->m.phase_summaries) {
     for (const auto& b : bounded.m.phase_summaries) {
       if (b.name != w.name) continue;
       const double de = relative(b.energy_j.value_or(0), w.energy_j.value_or(0));

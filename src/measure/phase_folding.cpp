@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "measure/attribution.hpp"
+#include "sampling/counter_timeline.hpp"
 #include "sampling/energy_accounting.hpp"
+#include "sampling/power_curve.hpp"
 
 namespace wattwise::measure {
 namespace {
@@ -20,6 +22,13 @@ PhaseKey key_of(const workload::Marker& marker) {
 // A snapshot's counter reads begin this long after its fine trace begins (its first piece, a posting before
 // the first read, then lies inside the fine trace) and end this long before the fine trace ends.
 constexpr Nanos kSnapshotCounterLag = std::chrono::milliseconds(500);
+
+// The offset's search (as estimate_alignment's): +-150 ms by 5 ms, then +-20 ms by 0.25 ms around the first
+// fold's best.
+constexpr Nanos kOffsetSearch = std::chrono::milliseconds(150);
+constexpr Nanos kOffsetCoarseStep = std::chrono::milliseconds(5);
+constexpr Nanos kOffsetFineSpan = std::chrono::milliseconds(20);
+constexpr Nanos kOffsetFineStep = std::chrono::microseconds(250);
 
 workload::Phase phase_from(const workload::Marker& begin, Nanos end) {
   return workload::Phase{begin.name, begin.t, end, begin.counters, begin.pid, begin.rank, 0};
@@ -118,9 +127,10 @@ std::optional<Nanos> PhaseFolder::fold(Nanos now, const Snapshot& snapshot) {
     return a.end > b.end;
   });
   if (!ready.empty()) {
-    // The first fold reads everything sampled so far, and keeps each GPU's offset for the later ones.
+    // The first fold reads everything sampled so far (the offsets' first stretch).
     std::vector<sampling::GpuTrace> traces =
-        snapshot(offsets_known_ ? ready.front().begin - kFoldMargin : Nanos::min());
+        snapshot(first_fold_done_ ? ready.front().begin - kFoldMargin : Nanos::min());
+    first_fold_done_ = true;
     // The counter's span must lie inside the fine trace's for the fine trace to be used: its first piece
     // begins a posting before the first read kept, so the reads begin a little after the samples do.
     for (auto& trace : traces) {
@@ -136,14 +146,12 @@ std::optional<Nanos> PhaseFolder::fold(Nanos now, const Snapshot& snapshot) {
     }
     std::vector<sampling::EnergyAccounting> accountants;
     accountants.reserve(traces.size());
-    offsets_.resize(traces.size());
+    alignments_.resize(traces.size());
     for (std::size_t i = 0; i < traces.size(); ++i) {
-      accountants.emplace_back(traces[i], offsets_[i]);
-      if (offsets_known_) continue;
-      const auto alignment = accountants.back().alignment();
-      if (alignment && alignment->intervals >= 3) offsets_[i] = alignment->offset;
+      accountants.emplace_back(traces[i], i < config_.known_offsets.size()
+                                              ? std::optional<Nanos>(config_.known_offsets[i])
+                                              : offset_after(alignments_[i], traces[i]));
     }
-    offsets_known_ = true;
     // A GPU that failed has figures up to its last counter read (attribute_energy's covered_until).
     const auto covered = [&](std::size_t pos, Nanos end) {
       if (pos >= traces.size()) return false;
@@ -180,6 +188,29 @@ std::optional<Nanos> PhaseFolder::fold(Nanos now, const Snapshot& snapshot) {
     open_begins_ = std::move(begins);
   }
   return std::min(needed_from - kFoldMargin, now - config_.keep_recent);
+}
+
+std::optional<Nanos> PhaseFolder::offset_after(GpuAlignment& alignment, const sampling::GpuTrace& trace) {
+  const bool samples = !trace.power_samples.empty();
+  const sampling::PowerCurve fine(samples ? trace.power_samples : trace.power_instant,
+                                  samples ? sampling::PowerInterpolation::kIntervalMean
+                                          : sampling::PowerInterpolation::kTrapezoid);
+  const sampling::CounterTimeline counter = sampling::build_counter_timeline(trace.energy);
+  if (!alignment.coarse) {
+    alignment.coarse.emplace(-kOffsetSearch, kOffsetCoarseStep, 2 * kOffsetSearch / kOffsetCoarseStep + 1);
+    alignment.coarse->add(counter, fine, alignment.summed_until);
+    const auto center = alignment.coarse->best();
+    if (!center) {  // too little yet: begin again at the next fold
+      alignment.coarse.reset();
+      return std::nullopt;
+    }
+    alignment.fine.emplace(*center - kOffsetFineSpan, kOffsetFineStep, 2 * kOffsetFineSpan / kOffsetFineStep + 1);
+    alignment.summed_until = alignment.fine->add(counter, fine, alignment.summed_until);
+  } else {
+    alignment.coarse->add(counter, fine, alignment.summed_until);
+    alignment.summed_until = alignment.fine->add(counter, fine, alignment.summed_until);
+  }
+  return alignment.fine->best();
 }
 
 std::vector<Nanos> PhaseFolder::open_begins(Nanos from, Nanos to) const {

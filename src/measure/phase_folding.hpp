@@ -29,6 +29,7 @@
 
 #include "core/clock.hpp"
 #include "measure/measurement.hpp"
+#include "sampling/alignment.hpp"
 #include "sampling/trace.hpp"
 #include "workload/marker.hpp"
 
@@ -54,6 +55,9 @@ struct PhaseFoldingConfig {
   std::size_t fold_after_markers = kFoldAfterMarkers;
   std::size_t sample_per_name = kFoldedSamplePerName;
   Nanos keep_recent = kFoldKeepRecent;
+  // Per GPU, the fine trace's offset to the counter when it is known beforehand (a replay, a test): each
+  // fold then uses it instead of the one found from the stretches folded so far.
+  std::vector<Nanos> known_offsets;
 };
 
 class PhaseFolder {
@@ -101,10 +105,18 @@ class PhaseFolder {
   };
   std::map<std::string, Sample> samples_;
   std::mt19937_64 random_{20};
-  // Per GPU, the fine trace's offset against the counter, found at the first fold over everything sampled
-  // until then: a minute of a periodic load (an iteration per counter posting) may not tell it.
-  std::vector<std::optional<Nanos>> offsets_;
-  bool offsets_known_ = false;
+  // Per GPU, the fine trace's offset against the counter (sampling/alignment.hpp) from every stretch folded
+  // so far, as the search over the whole trace finds it: a minute of a periodic load (an iteration per
+  // counter posting) does not tell it on its own. A coarse grid over the whole search, then a fine one
+  // around the coarse best of the first fold.
+  struct GpuAlignment {
+    std::optional<sampling::AlignmentSums> coarse;
+    std::optional<sampling::AlignmentSums> fine;
+    Nanos summed_until = Nanos::min();
+  };
+  std::optional<Nanos> offset_after(GpuAlignment& alignment, const sampling::GpuTrace& trace);
+  std::vector<GpuAlignment> alignments_;
+  bool first_fold_done_ = false;
   mutable std::mutex open_mutex_;
   std::vector<Nanos> open_begins_;  // sorted
 };

@@ -111,6 +111,44 @@ Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& f
   return finish_alignment(alignment, pieces, fine, best);
 }
 
+AlignmentSums::AlignmentSums(Nanos first, Nanos step, std::size_t count)
+    : first_(first), step_(step), es_(count, 0.0), ss_(count, 0.0) {}
+
+Nanos AlignmentSums::add(const CounterTimeline& counter, const PowerCurve& fine, Nanos from) {
+  if (!fine.usable()) return from;
+  std::vector<const CounterPiece*> pieces;
+  for (const CounterPiece* piece : usable_pieces(counter, fine))
+    if (piece->begin >= from) pieces.push_back(piece);
+  if (pieces.empty()) return from;
+  // fits_on_grid's sums, before they become fits: the residual at the best scale needs the totals.
+  std::vector<double> at_begin(es_.size()), at_end(es_.size());
+  std::size_t cursor = 0;
+  for (const CounterPiece* piece : pieces) {
+    fine.cumulative_j_grid(piece->begin + first_, step_, at_begin, cursor);
+    fine.cumulative_j_grid(piece->end + first_, step_, at_end, cursor);
+    const double de = *piece->energy_j;
+    ee_ += de * de;
+    for (std::size_t i = 0; i < es_.size(); ++i) {
+      const double ds = at_end[i] - at_begin[i];
+      es_[i] += de * ds;
+      ss_[i] += ds * ds;
+    }
+  }
+  intervals_ += pieces.size();
+  return pieces.back()->end;
+}
+
+std::optional<Nanos> AlignmentSums::best() const {
+  if (intervals_ < 3) return std::nullopt;
+  Best best;
+  for (std::size_t i = 0; i < es_.size(); ++i) {
+    const Fit fit = ss_[i] <= 0 ? Fit{ee_, 1, ee_}
+                                : Fit{std::max(0.0, ee_ - es_[i] * es_[i] / ss_[i]), es_[i] / ss_[i], ee_};
+    consider(best, first_ + step_ * static_cast<std::int64_t>(i), fit);
+  }
+  return best.shift;
+}
+
 Alignment alignment_at(const CounterTimeline& counter, const PowerCurve& fine, Nanos shift) {
   Alignment alignment;
   if (!fine.usable()) return alignment;

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include <cstddef>
 
 #include "core/clock.hpp"
@@ -27,6 +30,28 @@ struct Alignment {
 // to tell (a period shorter than the search) yields 0 rather than an arbitrary value.
 Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& fine,
                              Nanos search = std::chrono::milliseconds(150));
+// The least squares of estimate_alignment over a fixed grid of shifts, summed over stretches of one GPU's
+// trace as they come (a long job accounted a minute at a time, measure/phase_folding.hpp): the shift that
+// best explains every stretch added so far, as the search over the whole trace would find it.
+class AlignmentSums {
+ public:
+  // Shifts first, first + step, ... (count of them).
+  AlignmentSums(Nanos first, Nanos step, std::size_t count);
+  // Adds the counter pieces of `counter` with a known increment, inside the fine trace, that begin at or
+  // after `from`; returns the end of the last one added (or `from`).
+  Nanos add(const CounterTimeline& counter, const PowerCurve& fine, Nanos from);
+  // The shift of least residual (ties to the smaller |shift|); nullopt below three pieces.
+  std::optional<Nanos> best() const;
+  std::size_t intervals() const { return intervals_; }
+
+ private:
+  Nanos first_;
+  Nanos step_;
+  std::vector<double> es_, ss_;
+  double ee_ = 0;
+  std::size_t intervals_ = 0;
+};
+
 // The alignment at a known shift (found over a longer stretch of the same GPU's trace): its best scale and
 // residuals, no search.
 Alignment alignment_at(const CounterTimeline& counter, const PowerCurve& fine, Nanos shift);

@@ -45,10 +45,14 @@ class Schedule {
  public:
   Schedule(double per_s, std::size_t rank)
       : period_(static_cast<Nanos::rep>(1e9 / per_s)), offset_(1s + rank * 700us), rank_(rank) {}
+  // Iteration k begins 0-15% of a period after k periods (a real step's time varies; a strictly periodic
+  // load in step with the counter's postings would leave the samples' offset to the counter undetermined)
+  // and lasts 70-84% of a period, so it ends before the next begins.
   Iteration at(std::int64_t k) const {
-    const Nanos begin = offset_ + period_ * k;
+    const auto jitter = static_cast<std::int64_t>(mix(static_cast<std::uint64_t>(k) * 31 + rank_ * 7919) % 150);
+    const Nanos begin = offset_ + period_ * k + period_ * jitter / 1000;
     const auto extra = static_cast<std::int64_t>(mix(static_cast<std::uint64_t>(k) * 131 + rank_) % 15);
-    return {begin, begin + period_ * (80 + extra) / 100};
+    return {begin, begin + period_ * (70 + extra) / 100};
   }
   // The iteration whose begin is at or before t (-1 before the first).
   std::int64_t index_at(Nanos t) const { return t < offset_ ? -1 : (t - offset_) / period_; }
@@ -80,7 +84,10 @@ class TrainingGpu final : public hw::GpuWithoutControls {
     double level = 120.0;
     if (middle < job_end_) {
       const std::int64_t k = schedule_.index_at(middle);
-      if (k >= 0 && middle < schedule_.at(k).end) level = schedule_.level_w(k);
+      if (k >= 0) {
+        const Iteration it = schedule_.at(k);
+        if (middle >= it.begin && middle < it.end) level = schedule_.level_w(k);
+      }
     }
     return level * (1.0 + wobble);
   }
@@ -257,6 +264,8 @@ LongJobResult run_long_job(const LongJobConfig& config) {
         } else {
           workload::Marker end = marker(now, workload::MarkerKind::kEnd, "iteration", 100 + rank, rank);
           end.counters["samples"] = 64;
+          const Iteration it = schedules[r].at(c.k);
+          result.true_iteration_j.add(devices[r]->energy_j(it.begin, it.end));
           hear(std::move(end));
           ++c.k;
         }

@@ -5,7 +5,7 @@
 // measure/phase_folding.hpp: the unit tests and bench/long_job.cpp compare the two.
 //
 // Each rank r marks `iterations_per_s` iterations a second ("iteration", rank r, charged to GPU r), each
-// 80-94 ms long; its GPU draws 300-400 W inside them (the level set per iteration) and 120 W between, with a
+// 70-84% of the period long and begun 0-15% of it late; its GPU draws 300-400 W inside them (the level set per iteration) and 120 W between, with a
 // +-2% wobble per 10 ms. The job also marks "train" (begin at 0.5 s, end 0.5 s before its end) and an
 // "epoch" every `epoch`, both without a rank (every GPU). Telemetry changes at every reading (clocks and
 // temperature follow the power), as a real GPU's does. Power is piecewise constant on 10 ms bins, so the
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/running_stats.hpp"
 #include "measure/measurement.hpp"
 #include "measure/phase_folding.hpp"
 
@@ -42,6 +43,7 @@ struct LongJobResult {
   std::vector<std::size_t> pending_markers;
   std::vector<std::size_t> kept_readings;
   double max_rss_mib = 0;  // the process's peak resident set when the job ended (before accounting)
+  RunningStats true_iteration_j;  // the simulated GPUs' own energy over each iteration (the truth)
 };
 
 LongJobResult run_long_job(const LongJobConfig& config);
