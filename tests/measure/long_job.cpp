@@ -156,13 +156,8 @@ double max_rss_mib() {
 }
 
 workload::Marker marker(Nanos t, workload::MarkerKind kind, const char* name, int pid, std::optional<int> rank) {
-  workload::Marker m;
-  m.t = t;
-  m.kind = kind;
-  m.name = name;
-  m.pid = pid;
-  m.rank = rank;
-  return m;
+  return workload::Marker{.t = t, .kind = kind, .name = name, .counters = {}, .pid = pid, .rank = rank,
+                          .dropped_before = std::nullopt};
 }
 
 }  // namespace
