@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 #include "core/footprint_settings.hpp"
 
@@ -17,12 +18,8 @@ namespace {
 class FootprintSettingsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ww-footprint-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
     env_.xdg_config_home = dir_.string();  // never the developer's own config
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::filesystem::path write_config(const std::string& text) {
     std::filesystem::create_directories(dir_ / "wattwise");
@@ -40,7 +37,8 @@ class FootprintSettingsTest : public ::testing::Test {
     return 0;
   }
 
-  std::filesystem::path dir_;
+  const wattwise::testing::TempDir temp_{"ww-footprint"};
+  const std::filesystem::path& dir_ = temp_.path();
   FootprintEnvironment env_;
 };
 

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 
 namespace wattwise::daemon {
@@ -105,20 +107,16 @@ class JobOwnerRuleTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "the owner files must be root's: run as root";
-    char pattern[] = "/tmp/wattwise-owner-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    policy_ = parse_policy(R"({"format": 1, "job_owner": {"dir": ")" + dir_.string() + R"("}})", "p.json");
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    dir_.emplace("wattwise-owner");
+    policy_ =
+        parse_policy(R"({"format": 1, "job_owner": {"dir": ")" + dir_->path().string() + R"("}})", "p.json");
   }
   void write_owner(unsigned gpu, const std::string& text, mode_t mode = 0644) {
-    const auto path = dir_ / ("gpu" + std::to_string(gpu));
+    const auto path = *dir_ / ("gpu" + std::to_string(gpu));
     std::ofstream(path) << text;
     ::chmod(path.c_str(), mode);
   }
-  std::filesystem::path dir_;
+  std::optional<wattwise::testing::TempDir> dir_;  // made in SetUp, after the root check
   Policy policy_;
 };
 
@@ -140,7 +138,7 @@ TEST_F(JobOwnerRuleTest, OnlyTheOwnerOfTheJobHoldingTheGpuMayChangeIt) {
   ASSERT_TRUE(planted);
   EXPECT_NE(planted->find("not trusted"), std::string::npos) << *planted;
   // A link is not followed.
-  std::filesystem::create_symlink(dir_ / "gpu0", dir_ / "gpu4");
+  std::filesystem::create_symlink(*dir_ / "gpu0", *dir_ / "gpu4");
   EXPECT_TRUE(job_owner_refusal(policy_, peer("alice", 1000), 4));
 }
 

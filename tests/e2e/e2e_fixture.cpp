@@ -26,9 +26,6 @@ nlohmann::json two_gpu_config() {
 }
 
 void E2eTest::SetUp() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-e2e-XXXXXX").string();
-  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-  dir_ = pattern;
   env_ = minimal_environment();
   env_["WATTWISE_NVML_LIB"] = FAKE_NVML_PATH;
   env_["PYTHONPATH"] = PYTHON_DIR;
@@ -42,8 +39,7 @@ void E2eTest::TearDown() {
   // Kept on failure, to look at what the binary wrote.
   if (HasFailure()) {
     std::cerr << "e2e: outputs kept in " << dir_.string() << "\n";
-  } else {
-    std::filesystem::remove_all(dir_);
+    temp_.keep();
   }
 }
 

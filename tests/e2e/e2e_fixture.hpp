@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.hpp"
 #include "subprocess.hpp"
 
 namespace wattwise::e2e {
@@ -40,7 +41,8 @@ class E2eTest : public ::testing::Test {
   nlohmann::json read_json(const std::string& name) const;
   std::vector<std::string> read_lines(const std::string& name) const;
 
-  std::filesystem::path dir_;
+  wattwise::testing::TempDir temp_{"wattwise-e2e"};
+  const std::filesystem::path& dir_ = temp_.path();
   Environment env_;
 };
 

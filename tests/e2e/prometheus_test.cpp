@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "../support/temp_dir.hpp"
 #include "exporter_support.hpp"
 
 namespace wattwise::e2e {
@@ -138,22 +139,22 @@ void scrape_through_prometheus(const std::string& binary, const std::filesystem:
 
 // A fresh directory with the fake driver's config of one GPU whose compute processes are the pids in
 // `dir`/compute_pids, and the environment that makes the exporter use it.
+// The directory stays when the test failed, to look at what the exporter and Prometheus wrote.
 struct ExporterSetup {
-  std::filesystem::path dir;
-  Environment env;
+  ExporterSetup() {
+    env["WATTWISE_NVML_LIB"] = FAKE_NVML_PATH;
+    const auto config = dir / "fake_nvml.json";
+    std::ofstream(config) << exporter_gpu_config((dir / "compute_pids").string()).dump(2);
+    env["WATTWISE_FAKE_NVML_CONFIG"] = config.string();
+  }
+  ~ExporterSetup() {
+    if (::testing::Test::HasFailure()) temp.keep();
+  }
+  wattwise::testing::TempDir temp{"wattwise-prom"};
+  const std::filesystem::path& dir = temp.path();
+  Environment env = minimal_environment();
   int port = free_loopback_port();
 };
-
-ExporterSetup exporter_setup() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-prom-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  ExporterSetup setup{pattern, minimal_environment()};
-  setup.env["WATTWISE_NVML_LIB"] = FAKE_NVML_PATH;
-  const auto config = setup.dir / "fake_nvml.json";
-  std::ofstream(config) << exporter_gpu_config((setup.dir / "compute_pids").string()).dump(2);
-  setup.env["WATTWISE_FAKE_NVML_CONFIG"] = config.string();
-  return setup;
-}
 
 // Runs the exporter of `setup` on loopback, calls `with_exporter` once it runs, then stops it (SIGTERM).
 ProcessResult run_exporter(const ExporterSetup& setup, const std::function<void()>& with_exporter) {
@@ -176,11 +177,10 @@ TEST(ExporterUnderPrometheus, CounterIncreaseMatchesTheFakeGpusEnergyWithinOnePe
   if (!binary)
     GTEST_SKIP() << "prometheus is not installed (apt-get install prometheus, or ./dev.sh); set "
                     "WATTWISE_PROMETHEUS to use another binary";
-  const ExporterSetup setup = exporter_setup();
+  const ExporterSetup setup;
   const ProcessResult r =
       run_exporter(setup, [&] { scrape_through_prometheus(*binary, setup.dir, setup.port); });
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(setup.dir);
 }
 
 // A process that sleeps on the fake GPU with `job_variable` in its environment; killed at the end.
@@ -209,7 +209,7 @@ class JobProcess {
 TEST(ExporterUnderPrometheus, HostileJobIdsDoNotCostTheNodesScrape) {
   const auto binary = find_prometheus();
   if (!binary) GTEST_SKIP() << "prometheus is not installed (apt-get install prometheus, or ./dev.sh)";
-  const ExporterSetup setup = exporter_setup();
+  const ExporterSetup setup;
   std::string accented = "WATTWISE_JOB_ID=a";
   for (int i = 0; i < 40; ++i) accented += "\xc3\xa9";  // 81 bytes: a cut at 64 falls inside an é
   JobProcess invalid("WATTWISE_JOB_ID=bad\xff\xfe-id"), cut(accented), scheduled("SLURM_JOB_ID=4242");
@@ -260,7 +260,6 @@ TEST(ExporterUnderPrometheus, HostileJobIdsDoNotCostTheNodesScrape) {
     EXPECT_TRUE(jobs.is_array() && jobs.size() == 3) << jobs.dump();
   });
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(setup.dir);
 }
 
 }  // namespace

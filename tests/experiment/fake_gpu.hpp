@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 #include "hw/gpu.hpp"
 
@@ -122,21 +123,6 @@ class FakeGpuSystem final : public hw::GpuSystem {
   std::vector<std::unique_ptr<FakeGpu>> gpus_;
 };
 
-// A fresh, empty directory under the test temp dir, removed when the object goes.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-test-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using wattwise::testing::TempDir;
 
 }  // namespace wattwise::experiment::testing

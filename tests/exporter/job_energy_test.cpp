@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/text.hpp"
 
 namespace wattwise::exporter {
@@ -56,9 +57,8 @@ TEST(HostileJobIds, LongIdsAreCutAtACharacterBoundaryAndBadBytesRepaired) {
 }
 
 TEST(JobId, ReadsTheProcessEnvironmentAndCgroupUnderTheProcRoot) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-proc-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-  const std::filesystem::path proc = pattern;
+  const wattwise::testing::TempDir temp("wattwise-proc");
+  const std::filesystem::path& proc = temp.path();
   std::filesystem::create_directories(proc / "123");
   std::ofstream(proc / "123" / "environ", std::ios::binary) << "HOME=/root\0SLURM_JOB_ID=99\0"s;
   EXPECT_EQ(job_id_of_process(123, proc), slurm("99"));
@@ -66,7 +66,6 @@ TEST(JobId, ReadsTheProcessEnvironmentAndCgroupUnderTheProcRoot) {
   EXPECT_EQ(job_id_of_process(123, proc), slurm("100"));
   EXPECT_EQ(job_id_of_process(124, proc), std::nullopt);  // gone
   EXPECT_EQ(job_id_of_process(0, proc), std::nullopt);
-  std::filesystem::remove_all(proc);
 }
 
 TEST(JobEnergy, SplitsASharedGpuEvenlyAndCountsDuplicatesOnce) {

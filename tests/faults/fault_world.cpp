@@ -51,15 +51,13 @@ int trial_count(int default_count) {
 }
 
 FaultWorld::FaultWorld(const nlohmann::json& config) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-faults-XXXXXX").string();
-  dir_ = ::mkdtemp(pattern.data());
   std::filesystem::create_directories(job_dir());
   write_config(config);
   ::setenv("WATTWISE_FAKE_NVML_CONFIG", config_path().c_str(), 1);
   ::setenv("WATTWISE_NVML_LIB", FAKE_NVML_PATH, 1);
   ::setenv("WATTWISE_STATE_DIR", state_dir().c_str(), 1);
   // The job's marker socket directory, inside the trial's directory.
-  ::setenv("TMPDIR", dir_.c_str(), 1);
+  ::setenv("TMPDIR", dir().c_str(), 1);
 }
 
 FaultWorld::~FaultWorld() {
@@ -67,9 +65,7 @@ FaultWorld::~FaultWorld() {
   ::unsetenv("WATTWISE_NVML_LIB");
   ::unsetenv("WATTWISE_STATE_DIR");
   ::unsetenv("TMPDIR");
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
-}
+}  // dir_ goes after: its tree is removed once nothing names it
 
 void FaultWorld::write_config(const nlohmann::json& config) {
   config_ = config;

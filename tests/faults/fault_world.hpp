@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/temp_dir.hpp"
 #include "fake_state.hpp"
 
 // The world of one fault-injection trial: a fake NVML config and its persistent state, wattwise's state
@@ -43,7 +44,7 @@ class FaultWorld {
   FaultWorld(const FaultWorld&) = delete;
   FaultWorld& operator=(const FaultWorld&) = delete;
 
-  const std::filesystem::path& dir() const { return dir_; }
+  const std::filesystem::path& dir() const { return dir_.path(); }
   std::filesystem::path state_dir() const { return dir_ / "state"; }
   std::filesystem::path job_dir() const { return dir_ / "job"; }
   std::filesystem::path config_path() const { return dir_ / "fake_nvml.json"; }
@@ -56,7 +57,7 @@ class FaultWorld {
   std::vector<std::string> job(const std::string& mode, int ms) const;
 
  private:
-  std::filesystem::path dir_;
+  wattwise::testing::TempDir dir_{"wattwise-faults"};
   nlohmann::json config_;
 };
 

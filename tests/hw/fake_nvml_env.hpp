@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../support/temp_dir.hpp"
 #include "hw/nvml_library.hpp"
 #include "hw/nvml_system.hpp"
 
@@ -17,16 +18,11 @@ namespace wattwise::hw::testing {
 class FakeNvmlEnv {
  public:
   explicit FakeNvmlEnv(const nlohmann::json& config) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-hw-XXXXXX").string();
-    dir_ = mkdtemp(pattern.data());
-    config_path_ = dir_ + "/fake_nvml.json";
+    config_path_ = (dir_ / "fake_nvml.json").string();
     std::ofstream(config_path_) << config.dump(2);
     setenv("WATTWISE_FAKE_NVML_CONFIG", config_path_.c_str(), 1);
   }
-  ~FakeNvmlEnv() {
-    unsetenv("WATTWISE_FAKE_NVML_CONFIG");
-    std::filesystem::remove_all(dir_);
-  }
+  ~FakeNvmlEnv() { unsetenv("WATTWISE_FAKE_NVML_CONFIG"); }
   FakeNvmlEnv(const FakeNvmlEnv&) = delete;
   FakeNvmlEnv& operator=(const FakeNvmlEnv&) = delete;
 
@@ -41,7 +37,7 @@ class FakeNvmlEnv {
   }
 
  private:
-  std::string dir_;
+  wattwise::testing::TempDir dir_{"wattwise-hw"};
   std::string config_path_;
 };
 

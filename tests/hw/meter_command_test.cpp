@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 #include "hw/meter_command.hpp"
 
@@ -54,14 +55,13 @@ TEST(MeterCommandLine, UnclosedQuoteOrEmptyIsAUsageError) {
 }
 
 TEST(MeterCommand, CumulativeJoulesMeterGivesEnergyReadings) {
-  const fs::path state = fs::temp_directory_path() / ("ww-meter-" + std::to_string(::getpid()));
-  fs::remove(state);
+  const wattwise::testing::TempDir dir("ww-meter");
+  const fs::path state = dir / "state";
   ::setenv("METER_STATE", state.c_str(), 1);
   MeterCommand command({meter("joules.sh")});
   EXPECT_EQ(command.read().energy_j, 100.0);
   EXPECT_EQ(command.read().energy_j, 200.0);
   EXPECT_NE(command.origin().find(", J"), std::string::npos);
-  fs::remove(state);
 }
 
 TEST(MeterCommand, WattsMeterGivesPowerReadings) {

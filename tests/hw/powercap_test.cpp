@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "hw/powercap.hpp"
 
 namespace wattwise::hw {
@@ -15,14 +16,6 @@ namespace fs = std::filesystem;
 
 class PowercapTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("ww-powercap-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   // A zone as Linux lays it out: a directory with name, energy_uj and max_energy_range_uj.
   fs::path zone(const std::string& id, const std::string& name, std::uint64_t energy_uj,
                 std::uint64_t range_uj = 262143328850, const fs::path& parent = {}) {
@@ -35,7 +28,8 @@ class PowercapTest : public ::testing::Test {
   }
   static void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
-  fs::path root_;
+  const wattwise::testing::TempDir temp_{"ww-powercap"};
+  const fs::path& root_ = temp_.path();
 };
 
 TEST_F(PowercapTest, FindsPackagesAndTheirSubZonesByName) {

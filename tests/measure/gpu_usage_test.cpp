@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "hw/gpu_without_controls.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 
@@ -41,14 +42,10 @@ class ProcessListGpu final : public hw::GpuWithoutControls {
 class GpuUsageTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ww-usage-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    proc_ = pattern;
     add(100, 1, 100);  // the job
     add(101, 100, 100);
     add(300, 1, 300);  // another user's job
   }
-  void TearDown() override { std::filesystem::remove_all(proc_); }
   void add(int pid, int parent, int group) {
     std::filesystem::create_directories(proc_ / std::to_string(pid));
     std::ofstream(proc_ / std::to_string(pid) / "stat")
@@ -66,7 +63,8 @@ class GpuUsageTest : public ::testing::Test {
     tracker.poll(tree);
     return tracker.result();
   }
-  std::filesystem::path proc_;
+  const wattwise::testing::TempDir temp_{"ww-usage"};
+  const std::filesystem::path& proc_ = temp_.path();
 };
 
 TEST_F(GpuUsageTest, TheJobsChildOnItsGpuIsSeenThereAndOtherUsersAreNotTheJob) {

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 
 namespace wattwise::nvtx {
@@ -12,19 +13,14 @@ namespace {
 
 class InjectionPath : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ww-nvtx-path-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-    std::filesystem::create_directories(root_ / "bin");
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  void SetUp() override { std::filesystem::create_directories(root_ / "bin"); }
   std::filesystem::path touch(const std::filesystem::path& relative) {
     std::filesystem::create_directories((root_ / relative).parent_path());
     std::ofstream(root_ / relative) << "not really a library";
     return root_ / relative;
   }
-  std::filesystem::path root_;
+  const wattwise::testing::TempDir temp_{"ww-nvtx-path"};
+  const std::filesystem::path& root_ = temp_.path();
 };
 
 TEST_F(InjectionPath, FoundBesideTheBinaryFirst) {

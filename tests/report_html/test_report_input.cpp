@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 #include "report_fixtures.hpp"
 
@@ -29,8 +30,7 @@ TEST(ReportInput, PhasesFileSitsBesideTheTrace) {
 }
 
 TEST(ReportInput, ATraceCsvWithItsPhasesMakesASingleRunReport) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ww-report-input-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const wattwise::testing::TempDir dir("ww-report-input");
   {
     std::ofstream(dir / "run.csv")
         << "# wattwise trace\ntime_s,gpu,energy_mj,power_inst_w\n0,0,,100\n1,0,,100\n";
@@ -43,7 +43,6 @@ TEST(ReportInput, ATraceCsvWithItsPhasesMakesASingleRunReport) {
   EXPECT_EQ(model.phases.phase_names, (std::vector<std::string>{"all"}));
   EXPECT_NE(render_report(model, ReportFormat::kHtml).find("<canvas id=\"chart-power\">"), std::string::npos);
   EXPECT_EQ(render_report(model, ReportFormat::kCsv).rfind("power_w,energy_j,", 0), 0u);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ReportInput, AMissingInputIsAnEnvironmentError) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 #include "report/html/html_report.hpp"
 #include "report/html/report_builder.hpp"
@@ -107,15 +108,13 @@ TEST(DefaultOutput, TheHtmlGoesBesideTheInput) {
 }
 
 TEST(DefaultOutput, OnlyAWattwiseReportIsRecognisedAsOne) {
-  char pattern[] = "/tmp/ww-report-output-XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::filesystem::path dir = pattern;
+  const wattwise::testing::TempDir temp("ww-report-output");
+  const std::filesystem::path& dir = temp.path();
   std::ofstream(dir / "report.html") << render_html_report(testing::sweep_model());
   std::ofstream(dir / "notes.html") << "<html><body>my notes</body></html>";
   EXPECT_TRUE(is_wattwise_report(dir / "report.html"));
   EXPECT_FALSE(is_wattwise_report(dir / "notes.html"));
   EXPECT_FALSE(is_wattwise_report(dir / "missing.html"));
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 #include "report/html/html_report.hpp"
 #include "store/results_store.hpp"
@@ -18,9 +19,6 @@ namespace {
 class StoreReport : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("ww-report-store-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
     const nlohmann::json plan = {
         {"knobs", {{{"name", "power_limit_w"}, {"kind", "hardware"}, {"values", {"200", "250", "300"}}}}},
         {"order", "ascending"},
@@ -40,7 +38,6 @@ class StoreReport : public ::testing::Test {
         ++index;
       }
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::filesystem::path db() const { return dir_ / "sweep.db"; }
 
@@ -77,7 +74,7 @@ class StoreReport : public ::testing::Test {
     return out.str();
   }
 
-  std::filesystem::path dir_;
+  wattwise::testing::TempDir dir_{"ww-report-store"};
 };
 
 TEST_F(StoreReport, AnalysesTheRunsAndReadsPhasesAndTraces) {
@@ -111,9 +108,7 @@ TEST_F(StoreReport, ANamedReferenceWins) {
 // Issue 10, item 10: one flipped byte in a database's GPU name made `report` an "internal error" (exit 70:
 // the page's JSON could not be dumped). Text read from the database is repaired where the report reads it.
 TEST(StoreReportText, FlippedBytesInNamesAreRepairedAndTheReportRenders) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ww-report-bytes-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const wattwise::testing::TempDir dir("ww-report-bytes");
   const nlohmann::json plan = {
       {"knobs", {{{"name", "power_limit_w"}, {"kind", "hardware"}, {"values", {"300"}}}}},
       {"order", "ascending"},
@@ -143,14 +138,13 @@ TEST(StoreReportText, FlippedBytesInNamesAreRepairedAndTheReportRenders) {
             "00");
   EXPECT_EQ(model.phases.phase_names, (std::vector<std::string>{"ep\xEF\xBF\xBDoch"}));
   EXPECT_NO_THROW((void)render_html_report(model));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(StoreReportErrors, AFileThatIsNotADatabaseIsRefused) {
-  const auto path = std::filesystem::temp_directory_path() / ("ww-not-a-db-" + std::to_string(::getpid()));
+  const wattwise::testing::TempDir dir("ww-not-a-db");
+  const auto path = dir / "not-a-db";
   { std::ofstream(path) << "time_s,energy_j\n1,2\n"; }
   EXPECT_THROW(build_report_model_from_store(path), Error);
-  std::filesystem::remove(path);
 }
 
 }  // namespace

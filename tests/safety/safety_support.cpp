@@ -58,8 +58,6 @@ nlohmann::json two_capped_gpus() {
 }
 
 SafetyWorld::SafetyWorld(const nlohmann::json& config) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-safety-XXXXXX").string();
-  dir_ = ::mkdtemp(pattern.data());
   config_path_ = dir_ / "fake_nvml.json";
   write_config(config);
   ::setenv("WATTWISE_FAKE_NVML_CONFIG", config_path_.c_str(), 1);
@@ -71,9 +69,7 @@ SafetyWorld::~SafetyWorld() {
   ::unsetenv("WATTWISE_FAKE_NVML_CONFIG");
   ::unsetenv("WATTWISE_NVML_LIB");
   ::unsetenv("WATTWISE_STATE_DIR");
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
-}
+}  // dir_ goes after: its tree is removed once nothing names it
 
 void SafetyWorld::write_config(const nlohmann::json& config) {
   const auto temp = config_path_.string() + ".tmp";

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/temp_dir.hpp"
+
 namespace wattwise::safety {
 
 // Two fake H100s that start at a site's cap of 650 W (vendor default 700 W): a restore to the default
@@ -26,7 +28,7 @@ class SafetyWorld {
   SafetyWorld(const SafetyWorld&) = delete;
   SafetyWorld& operator=(const SafetyWorld&) = delete;
 
-  const std::filesystem::path& dir() const { return dir_; }
+  const std::filesystem::path& dir() const { return dir_.path(); }
   std::filesystem::path state_dir() const { return dir_ / "state"; }
   void write_config(const nlohmann::json& config);
 
@@ -40,7 +42,7 @@ class SafetyWorld {
   bool wait_for_journal(std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
 
  private:
-  std::filesystem::path dir_;
+  wattwise::testing::TempDir dir_{"wattwise-safety"};
   std::filesystem::path config_path_;
 };
 

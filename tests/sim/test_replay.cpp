@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/temp_dir.hpp"
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
 #include "experiment/replay_table.hpp"
@@ -20,8 +21,10 @@ namespace {
 // Three limits, one row each (per setting): 150 W 12 s 1500 J, 200 W 10 s 1700 J, 300 W 8 s 2000 J.
 constexpr const char* kPerSetting = "power_limit_w,time_s,energy_j\n150,12,1500\n200,10,1700\n300,8,2000\n";
 
+// The tables written here go into one directory for the whole test program, removed when it ends.
 std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / name;
+  static const wattwise::testing::TempDir dir("wattwise-replay");
+  const auto path = dir / name;
   std::ofstream(path) << text;
   return path;
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "../support/temp_dir.hpp"
 #include "experiment/multi_node_run.hpp"
 #include "slurm/merge.hpp"
 #include "store/results_store.hpp"
@@ -130,9 +131,8 @@ TEST(SlurmMultiNodeRun, ANodeWithoutResultOrNotRestoredMakesTheRunFailed) {
 }
 
 TEST(SlurmMultiNodeRun, NodesOfARunAreStoredAndReadBackAndReplacedWithTheRun) {
-  char pattern[] = "/tmp/wattwise-multinode-XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::filesystem::path db = std::filesystem::path(pattern) / "s.db";
+  const wattwise::testing::TempDir dir("wattwise-multinode");
+  const std::filesystem::path db = dir / "s.db";
   {
     auto store = store::ResultsStore::create(db, {}, {{"knobs", json::array()}}, {});
     auto failed = multi_node_record(run_with(300, "2"), {node_result("n1", 0, 300, 2.0, 300)}, 1, "t0", "t1");
@@ -148,7 +148,6 @@ TEST(SlurmMultiNodeRun, NodesOfARunAreStoredAndReadBackAndReplacedWithTheRun) {
   EXPECT_DOUBLE_EQ(*runs[0].cluster_nodes[1].energy_j, 1000);
   EXPECT_TRUE(runs[0].cluster_nodes[1].complete);
   EXPECT_EQ(json::parse(runs[0].cluster_nodes[0].gpus_json).size(), 2u);
-  std::filesystem::remove_all(pattern);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "../support/temp_dir.hpp"
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
 #include "plan/knob.hpp"
@@ -16,21 +17,7 @@
 namespace wattwise::store {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-test-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using wattwise::testing::TempDir;
 
 nlohmann::json plan_json(bool with_reference) {
   plan::PlanSpec spec;

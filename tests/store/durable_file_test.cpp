@@ -10,22 +10,13 @@
 #include <functional>
 #include <sstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 
 namespace wattwise::store {
 namespace {
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-durable-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::filesystem::path path;
-};
+using wattwise::testing::TempDir;
 
 std::string contents(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -35,20 +26,20 @@ std::string contents(const std::filesystem::path& path) {
 }
 
 TEST(DurableFile, WritesTheWholeContentAndLeavesNoTemporaryFile) {
-  TempDir dir;
-  write_file_durably(dir.path / "run-0000.csv", "time_s,gpu\n0,0\n");
-  write_file_durably(dir.path / "run-0000.csv", "time_s,gpu\n1,0\n");  // replaces, as a resumed run does
-  EXPECT_EQ(contents(dir.path / "run-0000.csv"), "time_s,gpu\n1,0\n");
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path), {}), 1);
+  TempDir dir("wattwise-durable");
+  write_file_durably(dir.path() / "run-0000.csv", "time_s,gpu\n0,0\n");
+  write_file_durably(dir.path() / "run-0000.csv", "time_s,gpu\n1,0\n");  // replaces, as a resumed run does
+  EXPECT_EQ(contents(dir.path() / "run-0000.csv"), "time_s,gpu\n1,0\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
 }
 
 // A full disk: in a child whose files may not grow past 4 KiB (RLIMIT_FSIZE; SIGXFSZ ignored, so the write
 // fails with EFBIG as a full disk fails it with ENOSPC). The old code (std::ofstream, unchecked) left a file
 // cut at 4 KiB and said nothing.
 TEST(DurableFile, AFullDiskIsAClearErrorAndLeavesNoPartFile) {
-  TempDir dir;
-  const auto target = dir.path / "run-0001.csv";
-  const auto message = dir.path / "message.txt";
+  TempDir dir("wattwise-durable");
+  const auto target = dir.path() / "run-0001.csv";
+  const auto message = dir.path() / "message.txt";
   const pid_t child = ::fork();
   if (child == 0) {
     ::signal(SIGXFSZ, SIG_IGN);
@@ -73,7 +64,7 @@ TEST(DurableFile, AFullDiskIsAClearErrorAndLeavesNoPartFile) {
   EXPECT_NE(what.find("disk full writing " + target.string()), std::string::npos) << what;
   EXPECT_NE(what.find("continue with --resume"), std::string::npos) << what;
   EXPECT_FALSE(std::filesystem::exists(target));
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path), {}), 1);  // only message.txt
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);  // only message.txt
 }
 
 TEST(DurableFile, AnUnwritableDirectoryIsAClearError) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "../support/temp_dir.hpp"
 #include "store/results_store.hpp"
 
 namespace wattwise::store {
@@ -15,14 +16,6 @@ namespace fs = std::filesystem;
 
 class NodeEnergyStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ww-node-store-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   static RunRecord run(std::size_t plan_index) {
     RunRecord r;
     r.plan_index = plan_index;
@@ -43,7 +36,8 @@ class NodeEnergyStoreTest : public ::testing::Test {
   }
 
   const nlohmann::json plan_ = {{"knobs", nlohmann::json::array()}};
-  fs::path dir_;
+  const wattwise::testing::TempDir temp_{"ww-node-store"};
+  const fs::path& dir_ = temp_.path();
 };
 
 TEST_F(NodeEnergyStoreTest, NodeSourcesOfARunAreStoredAndReadBack) {

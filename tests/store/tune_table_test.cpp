@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "../support/temp_dir.hpp"
 #include "store/results_store.hpp"
 
 namespace wattwise::store {
@@ -15,14 +16,6 @@ namespace fs = std::filesystem;
 
 class TuneTableTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ww-tune-store-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   static TuneTrace trace() {
     TuneTrace t;
     t.knob = "power-limit";
@@ -47,7 +40,8 @@ class TuneTableTest : public ::testing::Test {
   }
 
   const nlohmann::json plan_ = {{"tune", {{"knob", "power-limit"}}}};
-  fs::path dir_;
+  const wattwise::testing::TempDir temp_{"ww-tune-store"};
+  const fs::path& dir_ = temp_.path();
 };
 
 TEST_F(TuneTableTest, DecisionTraceIsStoredAndReadBack) {

@@ -1,6 +1,7 @@
 #pragma once
 
-// A temporary directory for one test, removed with everything in it when the test ends.
+// A temporary directory for one test, removed with everything in it when the test ends (unless kept: a
+// failed test's outputs stay for a look). The one way tests make a temporary directory.
 
 #include <stdlib.h>
 
@@ -18,6 +19,7 @@ class TempDir {
     path_ = pattern;
   }
   ~TempDir() {
+    if (kept_) return;
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
@@ -26,9 +28,12 @@ class TempDir {
 
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  // Leaves the tree in place when this object goes.
+  void keep() { kept_ = true; }
 
  private:
   std::filesystem::path path_;
+  bool kept_ = false;
 };
 
 }  // namespace wattwise::testing

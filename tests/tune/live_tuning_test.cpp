@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/temp_dir.hpp"
 #include "sim/noise.hpp"
 #include "tune/live_report.hpp"
 #include "tune/live_session.hpp"
@@ -149,8 +150,7 @@ TEST(LiveTuning, NoIterationMarkersWithinTheGraceGivesOneLineAndChangesNothing) 
 }
 
 TEST(LiveTuning, PublishesItsStateForTheJob) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ww-live-state-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const wattwise::testing::TempDir dir("ww-live-state");
   LiveTuningOptions options;
   options.tuner = power_config();
   options.state_file = dir / "tuning.json";
@@ -164,7 +164,6 @@ TEST(LiveTuning, PublishesItsStateForTheJob) {
   EXPECT_EQ(state.at("value").get<double>(), job.limit_w_);
   EXPECT_EQ(state.at("settled").get<double>(), *r.settled);
   EXPECT_EQ(state.at("captured_value").get<double>(), 700);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(LiveTuning, IterationsForPrecisionFollowFromTheSpread) {

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 #include "experiment/replay_table.hpp"
 
@@ -88,19 +89,17 @@ TEST(SimulatedTune, UnknownProfileIsAUsageError) {
 // of its own per process (ctest runs these tests in parallel processes), removed when done.
 class ReplayedTable {
  public:
-  ReplayedTable()
-      : path_(std::filesystem::temp_directory_path() /
-              ("wattwise-test-tune-replay-" + std::to_string(::getpid()) + ".csv")) {
+  ReplayedTable() : path_(dir_ / "replay.csv") {
     std::ofstream(path_) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
                             "default,300,262.3,69.87,266.4\n"
                             "min_E,150,149.0,54.10,363.1\n"
                             "min_EDP,195,190.6,56.59,296.9\n"
                             "mid,240,231.5,63.10,272.6\n";
   }
-  ~ReplayedTable() { std::filesystem::remove(path_); }
   std::string spec() const { return "csv:" + path_.string(); }
 
  private:
+  wattwise::testing::TempDir dir_{"wattwise-test-tune-replay"};
   std::filesystem::path path_;
 };
 

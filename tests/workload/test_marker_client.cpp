@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/temp_dir.hpp"
 #include "wattwise/markers.h"
 
 namespace {
@@ -20,9 +21,8 @@ namespace {
 // Issue 10, item 14: the client's 100 ms send time-out held the training loop for 100 ms per marker while
 // the receiver stalled. Now a marker that does not fit is dropped and counted at once.
 TEST(MarkerClient, StalledReceiverNeverBlocksTheJobAndDropsAreCounted) {
-  char directory[] = "/tmp/ww-client-XXXXXX";
-  ASSERT_NE(::mkdtemp(directory), nullptr);
-  const std::string path = std::string(directory) + "/markers.sock";
+  const wattwise::testing::TempDir directory("ww-client");
+  const std::string path = (directory / "markers.sock").string();
   const int receiver = ::socket(AF_UNIX, SOCK_DGRAM, 0);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -50,15 +50,13 @@ TEST(MarkerClient, StalledReceiverNeverBlocksTheJobAndDropsAreCounted) {
   const std::string message(buffer, static_cast<std::size_t>(length));
   EXPECT_NE(message.find(" ww_dropped=" + std::to_string(ww_dropped())), std::string::npos) << message;
   ::close(receiver);
-  std::filesystem::remove_all(directory);
 }
 
 // Issue 22, item 11: a client that met an overloaded wattwise once (its connection closed without a reply)
 // never asked again. It pauses 1 s now, then asks again.
 TEST(WindowClient, AWattwiseThatWasBusyOnceIsAskedAgainAfterAPause) {
-  char directory[] = "/tmp/ww-window-XXXXXX";
-  ASSERT_NE(::mkdtemp(directory), nullptr);
-  const std::string path = std::string(directory) + "/window.sock";
+  const wattwise::testing::TempDir directory("ww-window");
+  const std::string path = (directory / "window.sock").string();
   const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -95,7 +93,6 @@ TEST(WindowClient, AWattwiseThatWasBusyOnceIsAskedAgainAfterAPause) {
   ::close(listener);
   server.join();
   ::unlink(path.c_str());
-  ::rmdir(directory);
 }
 
 }  // namespace

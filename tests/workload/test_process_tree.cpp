@@ -9,18 +9,13 @@
 
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
+
 namespace wattwise::workload {
 namespace {
 
 class ProcessTreeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ww-proc-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
   void add(pid_t pid, pid_t parent, pid_t group, const std::string& comm = "job") {
     std::filesystem::create_directories(root_ / std::to_string(pid));
     std::ofstream(root_ / std::to_string(pid) / "stat")
@@ -28,7 +23,8 @@ class ProcessTreeTest : public ::testing::Test {
   }
   void remove(pid_t pid) { std::filesystem::remove_all(root_ / std::to_string(pid)); }
 
-  std::filesystem::path root_;
+  const wattwise::testing::TempDir temp_{"ww-proc"};
+  const std::filesystem::path& root_ = temp_.path();
 };
 
 TEST_F(ProcessTreeTest, TheJobAndEveryDescendantAreInTheTree) {
