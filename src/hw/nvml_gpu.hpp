@@ -90,6 +90,8 @@ class NvmlGpu final : public Gpu {
   std::optional<unsigned> read_pcie_kbps(Reading reading, nvml_abi::nvmlPcieUtilCounter_t counter);
   Capabilities probe_capabilities();
 
+  static constexpr double kMilliwattsPerWatt = 1000.0;  // NVML gives and takes power in milliwatts
+
   std::shared_ptr<const NvmlLibrary> nvml_;
   nvml_abi::nvmlDevice_t device_;
   GpuIdentity identity_;
