@@ -13,6 +13,7 @@
 #include <fstream>
 #include <future>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
 
 namespace wattwise {
@@ -21,11 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct HostileInputFile : ::testing::Test {
-  fs::path dir = [] {
-    std::string pattern = (fs::temp_directory_path() / "ww-input-XXXXXX").string();
-    return fs::path(::mkdtemp(pattern.data()));
-  }();
-  ~HostileInputFile() override { fs::remove_all(dir); }
+  const wattwise::testing::TempDir temp{"ww-input"};
+  const fs::path& dir = temp.path();
 
   // The call, on a thread of its own, so that a hang fails the test instead of stopping it.
   template <typename Call>

@@ -13,19 +13,17 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/temp_dir.hpp"
 #include "workload/process.hpp"
 
 namespace wattwise::workload {
 namespace {
 
 struct TempFile {
-  std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("ww-tail-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+  wattwise::testing::TempDir dir{"ww-tail"};
+  std::filesystem::path path = dir / "output";
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ~TempFile() {
-    ::close(fd);
-    std::filesystem::remove(path);
-  }
+  ~TempFile() { ::close(fd); }
   std::string text() const {
     std::ifstream in(path);
     std::stringstream s;
