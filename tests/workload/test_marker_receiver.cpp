@@ -1,5 +1,6 @@
 #include "workload/marker_receiver.hpp"
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -291,6 +292,16 @@ TEST(MarkerReceiver, CClientThatChangedUserFallsBackToTheChangedUserSocket) {
 
 TEST(MarkerReceiver, RefusesAnotherUsersProcessOutsideTheJobAndSaysWhy) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to change user";
+  // The sender below is orphaned to stand outside the job. An earlier test that started a job made this
+  // process a subreaper (workload::become_child_subreaper), and an orphan is then reparented to it, a descendant
+  // again, and heard: the test failed whenever it ran after one in the same process.
+  int was_subreaper = 0;
+  ASSERT_EQ(::prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper, 0, 0, 0), 0);
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
+  struct RestoreSubreaper {
+    int was;
+    ~RestoreSubreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, was, 0, 0, 0); }
+  } restore{was_subreaper};
   MarkerReceiver receiver;
   // The job's socket is out of its reach (HostileUserCannotReachTheJobsQueue); the changed-user one refuses.
   send_as_other_user(receiver.changed_user_socket_path(), "ww1 P 5 injected pid=1", true,
