@@ -1,0 +1,121 @@
+// The search: the baseline, each candidate's probe, the start value measured again between candidates (and
+// the candidates re-estimated against it), and the end of the search, which hands its choice to the
+// confirmation (tuner_confirm.cpp).
+
+#include <fmt/format.h>
+#include <cmath>
+
+#include "tune/tuner_state.hpp"
+
+namespace wattwise::tune {
+
+std::optional<Decision> Tuner::State::end_baseline(const ProbeEstimate& e, ProbeEnd) {
+  ref = probe->reference();
+  if (!ref) return std::nullopt;
+  keep_start_measurement(e);
+  search->record(start_index, e);
+  last_start_s = clock_s;
+  std::string reason = fmt::format("start {}: {}; {:.1f} ms, {:.2f} J per iteration", value_text(start_index),
+                                   stationary_note, 1e3 * ref->time_s, ref->energy_j);
+  phase = Phase::kSearch;
+  return next_or_finish(e, std::move(reason));
+}
+
+std::optional<Decision> Tuner::State::end_candidate(const ProbeEstimate& e, ProbeEnd why) {
+  // A probe that ended for another reason with its mean time over the budget is not held either: only its
+  // interval kept it from being abandoned sooner.
+  const bool over_budget = why == ProbeEnd::kOverBudget ||
+                           (config.max_slowdown && e.iterations > 0 && e.mean_time_s > budget_time_s());
+  const double at_s = (probe_began_s + clock_s) / 2;
+  std::string reason;
+  if (e.iterations == 0) {
+    search->record_unknown(current);
+    reason = fmt::format("{}: no iteration with energy, skipped", value_text(current));
+  } else if (over_budget) {
+    search->record_infeasible(current);
+    reason = fmt::format("{}: time +{:.1f}% over the {:.0f}% budget, abandoned", value_text(current),
+                         100 * (e.mean_time_s / level_at(clock_s).time_s - 1),
+                         100 * config.max_slowdown.value_or(0));
+  } else {
+    // Against the start value's level at its time, as far as the start's measurements tell it now; again
+    // once the start value is measured after it.
+    search->record(current, e);
+    since_start.push_back({current, *probe, at_s});
+    reason = fmt::format("{}: {}", value_text(current),
+                         why == ProbeEnd::kWorse ? "clearly worse than the best"
+                         : why == ProbeEnd::kCap ? "iteration cap"
+                                                 : "precise enough");
+  }
+  if (e.iterations > 0)
+    if (const auto own = probe->estimate(config.metric, level_at(at_s), config.confidence)) noise.add(*own);
+  if (clock_s - last_start_s >= config.start_check_interval_s) return measure_start(e, std::move(reason));
+  return next_or_finish(e, std::move(reason));
+}
+
+std::optional<Decision> Tuner::State::measure_start(const ProbeEstimate& e, std::string reason) {
+  reason += "; the start value again, to compare with it";
+  Decision d = decision(DecisionKind::kProbe, grid[start_index], e, std::move(reason));
+  phase = Phase::kStartCheck;
+  hold(start_index);
+  return d;
+}
+
+std::optional<Decision> Tuner::State::end_start_check(const ProbeEstimate& e) {
+  keep_start_measurement(e);
+  last_start_s = clock_s;
+  std::string reason = fmt::format("start {} again: {:.3f} of its baseline energy", value_text(start_index),
+                                   starts.back().energy_j / ref->energy_j);
+  // The candidates measured since the start value was measured before are compared with its level at their
+  // time again, now that it is known on both sides of them.
+  ProbeEstimate shown = e;
+  for (const Measured& m : since_start) {
+    if (search->infeasible(m.index) || !search->estimates().contains(m.index)) continue;
+    if (const auto again = against_start(m.probe, m.at_s)) {
+      search->record(m.index, *again);
+      shown = *again;
+      reason += fmt::format("; {}: {:.3f} [{:.3f}, {:.3f}]", value_text(m.index), again->score, again->low(),
+                            again->high());
+    }
+  }
+  since_start.clear();
+  phase = Phase::kSearch;
+  return next_or_finish(shown, std::move(reason));
+}
+
+std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std::string reason) {
+  if (const auto bump = search->check_unimodal())
+    reason += fmt::format("; not unimodal (a bump at {}): coarse scan", value_text(*bump));
+  if (const auto next = search->next()) {
+    reason += fmt::format("; bracket [{:g}, {:g}] {}", grid[search->low()], grid[search->high()], unit);
+    Decision d = decision(DecisionKind::kProbe, grid[*next], e, std::move(reason));
+    hold(*next);
+    return d;
+  }
+  // The search is over. Its choice is held only if it beats the start value beyond the noise, here and once
+  // more when measured again right after the start value: measured now, if candidates came after it.
+  if (!since_start.empty() && clock_s - last_start_s >= config.start_check_interval_s / 2)
+    return measure_start(e, std::move(reason));
+  const auto choice = search->choice();
+  const double start = start_score(level_at(clock_s));
+  const auto measured = choice ? search->estimates().find(*choice) : search->estimates().end();
+  const bool beats = choice && *choice != start_index &&
+                     (measured == search->estimates().end() || measured->second.high() < start);
+  if (!beats) {
+    reason += choice && *choice != start_index
+                  ? fmt::format("; best {} ({:.3f} [{:.3f}, {:.3f}] of the start)", value_text(*choice),
+                                measured->second.score, measured->second.low(), measured->second.high())
+                  : "";
+    reason += "; no setting beats the start value within the noise";
+    held_start = true;
+    return settle(start_index, e, std::move(reason));
+  }
+  reason +=
+      fmt::format("; {} beats the start value: confirming it next to the start value", value_text(*choice));
+  confirming = *choice;
+  Decision d = decision(DecisionKind::kProbe, grid[*choice], e, std::move(reason));
+  phase = Phase::kConfirm;
+  hold(*choice);
+  return d;
+}
+
+}  // namespace wattwise::tune
