@@ -89,23 +89,6 @@ unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app) 
   return kMaxRepeats;
 }
 
-nlohmann::json adaptive_flags_json(const AdaptiveFlags& flags) {
-  nlohmann::json json = {{"metrics", flags.metrics}};
-  if (flags.budget) json["budget"] = *flags.budget;
-  if (flags.precision) json["precision"] = *flags.precision;
-  return json;
-}
-
-void read_adaptive_flags(const nlohmann::json& stored, AdaptiveFlags& flags, const CLI::App& app) {
-  if (!stored.contains("adaptive")) return;
-  const auto& a = stored.at("adaptive");
-  flags.enabled = true;
-  if (app.count("--budget") == 0 && a.contains("budget")) flags.budget = a.at("budget").get<std::string>();
-  if (app.count("--precision") == 0 && a.contains("precision"))
-    flags.precision = a.at("precision").get<std::string>();
-  if (app.count("--metric") == 0) flags.metrics = a.value("metrics", std::vector<std::string>{});
-}
-
 experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const plan::Plan& plan,
                                            const std::optional<analysis::Setting>& reference,
                                            std::uint64_t seed) {

@@ -29,10 +29,6 @@ void add_adaptive_flags(CLI::App& app, AdaptiveFlags& flags);
 // --adaptive meets --repeat (the sweep decides the repeats itself: give --budget).
 unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app);
 
-// For `sweep --resume` with the options taken from the database.
-nlohmann::json adaptive_flags_json(const AdaptiveFlags& flags);
-void read_adaptive_flags(const nlohmann::json& stored, AdaptiveFlags& flags, const CLI::App& app);
-
 // Checks the flags against the plan (one power-limit or SM-clock knob with numeric values; budget,
 // precision and metrics well-formed) and builds the decisions' configuration. `reference`: the analysis's
 // reference setting; without it the knob's highest value is the metrics' reference.

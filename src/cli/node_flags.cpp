@@ -41,26 +41,4 @@ measure::NodeOptions node_options(const NodeFlags& flags) {
   return options;
 }
 
-nlohmann::json node_flags_json(const NodeFlags& flags) {
-  const auto text = [](const std::optional<std::string>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json();
-  };
-  return {{"meter_cmd", text(flags.meter_cmd)},
-          {"meter_timeout_s", text(flags.meter_timeout_s)},
-          {"node_interval_ms", text(flags.node_interval_ms)},
-          {"no_powercap", flags.no_powercap}};
-}
-
-void node_flags_from_json(const nlohmann::json& options, NodeFlags& flags,
-                          const std::function<bool(const char* flag)>& given) {
-  const auto stored = [&](const char* key) -> std::optional<std::string> {
-    if (!options.contains(key) || !options.at(key).is_string()) return std::nullopt;
-    return options.at(key).get<std::string>();
-  };
-  if (!given("--meter-cmd")) flags.meter_cmd = stored("meter_cmd");
-  if (!given("--meter-timeout")) flags.meter_timeout_s = stored("meter_timeout_s");
-  if (!given("--node-interval")) flags.node_interval_ms = stored("node_interval_ms");
-  if (!given("--no-powercap")) flags.no_powercap = options.value("no_powercap", false);
-}
-
 }  // namespace wattwise::cli

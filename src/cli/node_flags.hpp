@@ -1,11 +1,9 @@
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "measure/node_energy.hpp"
 
@@ -29,10 +27,5 @@ void add_node_flags(CLI::App& app, NodeFlags& flags);
 // The options, checked: usage errors for bad values and for a meter program that cannot be found, before
 // anything runs.
 measure::NodeOptions node_options(const NodeFlags& flags);
-
-// For `sweep --resume`: the flags as given, and back (flags given on the command line win).
-nlohmann::json node_flags_json(const NodeFlags& flags);
-void node_flags_from_json(const nlohmann::json& options, NodeFlags& flags,
-                          const std::function<bool(const char* flag)>& given);
 
 }  // namespace wattwise::cli

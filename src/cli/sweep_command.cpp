@@ -36,6 +36,7 @@
 #include "experiment/replay_table.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/simulated_runs.hpp"
+#include "experiment/sweep_setup.hpp"
 #include "measure/session.hpp"
 #include "measure/simulated_session.hpp"
 #include "plan/validate.hpp"
@@ -56,7 +57,6 @@ namespace wattwise::cli {
 
 namespace {
 
-constexpr double kDefaultCooldownMaxS = 60;
 // A simulated epoch has thousands of iterations; marking the first few keeps a 150-run sweep fast.
 constexpr std::int64_t kSimulatedIterationMarkers = 8;
 constexpr int kSimulatedIntervalMs = 100;
@@ -89,91 +89,7 @@ bool gpu_count_varies(const SweepFlags& flags, const plan::Plan& plan) {
 
 }  // namespace
 
-std::string default_db_path() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
-  return fmt::format("wattwise-sweep-{}.db", stamp);
-}
-
-plan::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::size_t first_gpu) {
-  plan::PlanSpec spec;
-  if (flags.power_limit) spec.knobs.push_back(plan::parse_power_limit_knob(*flags.power_limit));
-  if (flags.sm_clock) {
-    auto knob = plan::parse_clock_knob(plan::kSmClockKnob, *flags.sm_clock);
-    if (knob.from_supported_clocks) {
-      hw::Gpu& gpu = system.gpu(first_gpu);
-      const auto mems = gpu.supported_mem_clocks_mhz();
-      if (mems.empty())
-        throw usage_error("--sm-clock supported: the GPU lists no supported clocks; give values");
-      knob = plan::resolve_supported_clocks(knob, gpu.supported_sm_clocks_mhz(mems.front()));
-    }
-    spec.knobs.push_back(knob);
-  }
-  if (flags.mem_clock) {
-    auto knob = plan::parse_clock_knob(plan::kMemClockKnob, *flags.mem_clock);
-    if (knob.from_supported_clocks)
-      knob = plan::resolve_supported_clocks(knob, system.gpu(first_gpu).supported_mem_clocks_mhz());
-    spec.knobs.push_back(knob);
-  }
-  for (const auto& p : flags.params) spec.knobs.push_back(plan::parse_job_knob(p));
-  if (flags.repeat == 0) throw usage_error("--repeat must be at least 1");
-  spec.repeats = flags.repeat;
-  spec.order = plan::parse_run_order(flags.order);
-  spec.seed = flags.seed;
-  spec.warmup_runs = flags.warmup_runs;
-  return spec;
-}
-
 namespace {
-
-// The setting the analysis compares against: --reference, else the GPU's default power limit when the
-// power limit is swept, with every job knob at the first value the user listed (batch=64,128,256 compares
-// against 64). Clocks have no default value to name (unlocked is not a number): then the analysis chooses by
-// its own rule or asks for --reference, rather than fail on a reference that is not there.
-std::optional<analysis::Setting> reference_setting(const SweepFlags& flags, const plan::PlanSpec& spec,
-                                                   hw::GpuSystem& system, std::size_t first_gpu) {
-  if (!flags.reference.empty()) return analysis::parse_setting_spec(flags.reference);
-  analysis::Setting reference;
-  for (const auto& knob : spec.knobs) {
-    if (knob.values.empty()) return std::nullopt;
-    if (knob.name == plan::kPowerLimitKnob) {
-      const auto limits = system.gpu(first_gpu).power_limits();
-      if (!limits) return std::nullopt;
-      const bool swept = std::any_of(knob.values.begin(), knob.values.end(), [&](const std::string& v) {
-        return std::abs(plan::knob_number(knob.name, v) - limits->default_w) < 1e-6;
-      });
-      if (!swept) return std::nullopt;
-      reference[knob.name] = limits->default_w;
-    } else if (knob.kind == plan::KnobKind::kJob) {
-      try {
-        reference[knob.name] = plan::knob_number(knob.name, knob.values.front());
-      } catch (const Error&) {
-        return std::nullopt;  // a non-numeric job knob cannot be analysed as a number anyway
-      }
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (reference.empty()) return std::nullopt;
-  return reference;
-}
-
-std::string trace_rows_of_gpu(const std::string& csv, unsigned gpu_index) {
-  std::istringstream in(csv);
-  std::string out, line;
-  const std::string wanted = std::to_string(gpu_index);
-  while (std::getline(in, line)) {
-    const auto first = line.find(',');
-    const auto second = line.find(',', first + 1);
-    const bool data_row = !line.empty() && line[0] != '#' && line.rfind("time_s,", 0) != 0;
-    if (!data_row || (first != std::string::npos && line.substr(first + 1, second - first - 1) == wanted))
-      out += line + "\n";
-  }
-  return out;
-}
 
 // --trace-dir: each run's trace and phases as CSV files, and the trace in the database per GPU. The files
 // are written complete (temporary name, checked writes, fsync, rename) before the run is committed with its
@@ -187,131 +103,18 @@ experiment::RunExtrasFn trace_writer(const std::filesystem::path& dir) {
     report::write_phases_csv(phases, m);
     store::write_file_durably(dir / fmt::format("run-{:04}.csv", run.index), trace.str());
     store::write_file_durably(dir / fmt::format("run-{:04}.phases.csv", run.index), phases.str());
-    for (const auto& gpu : m.gpus)
-      record.traces.push_back({gpu.index, trace_rows_of_gpu(trace.str(), gpu.index)});
+    for (const auto& gpu : m.gpus) {
+      std::ostringstream own;  // the same file with only this GPU's rows
+      report::write_trace_csv(own, m, gpu.index);
+      record.traces.push_back({gpu.index, own.str()});
+    }
   };
 }
-
-// A stored option as the text the flag would have been given: absent for null, numbers (older stores) as
-// their text, so that every value goes through the flag's own parser again.
-std::optional<std::string> stored_text(const nlohmann::json& options, const char* name) {
-  if (!options.contains(name) || options.at(name).is_null()) return std::nullopt;
-  const auto& value = options.at(name);
-  if (value.is_string()) return value.get<std::string>();
-  return value.dump();
-}
-
-// What `sweep --resume --db X` alone needs besides the plan and the command: the other options as given.
-}  // namespace
-
-nlohmann::json sweep_options_json(const SweepFlags& flags) {
-  nlohmann::json json = {
-      {"gpus", flags.gpus ? nlohmann::json(*flags.gpus) : nlohmann::json()},
-      {"other_gpus", flags.other_gpus},
-      {"timeout_s", flags.timeout_s ? nlohmann::json(*flags.timeout_s) : nlohmann::json()},
-      {"trace_dir",
-       flags.trace_dir.empty() ? std::string() : std::filesystem::absolute(flags.trace_dir).string()},
-      {"job_gpus", flags.job_gpus ? nlohmann::json(*flags.job_gpus) : nlohmann::json()},
-      {"energy_scope", flags.energy_scope.empty() ? nlohmann::json() : nlohmann::json(flags.energy_scope)},
-      {"max_failures", flags.max_failures},
-      {"read_only", flags.read_only},
-      {"simulate", flags.simulate}};
-  if (flags.slurm) {  // absent for a one-node sweep, as in databases written before --slurm
-    json["slurm"] = true;
-    json["srun_args"] = flags.srun_args;
-  }
-  json.update(node_flags_json(flags.node));  // the node-power flags, at the top level like the others
-  if (flags.adaptive.enabled) json["adaptive"] = adaptive_flags_json(flags.adaptive);
-  if (flags.nvtx.enabled) json["nvtx"] = {{"domains", flags.nvtx.domains}};  // absent without --nvtx
-  if (flags.interval_option->count() > 0 || flags.interval_from_db) json["interval_ms"] = flags.interval_ms;
-  if (flags.cooldown_option->count() > 0 || flags.cooldown_from_db) json["cooldown"] = flags.cooldown;
-  if (!flags.simulate.empty()) {
-    nlohmann::json sim = {{"gpus", flags.sim.gpus}, {"epochs", flags.sim.epochs}};
-    if (flags.sim.batch) sim["batch"] = *flags.sim.batch;
-    if (flags.sim.samples_per_epoch) sim["samples"] = *flags.sim.samples_per_epoch;
-    if (flags.sim.iteration_markers_per_epoch)
-      sim["iteration_markers"] = *flags.sim.iteration_markers_per_epoch;
-    json["sim"] = sim;
-  }
-  return json;
-}
-
-namespace {
 
 // `sweep --resume --db X` with no knobs and no command takes the plan, the command and the options from X.
 bool plan_from_database(const SweepFlags& flags) {
   return flags.resume && !flags.power_limit && !flags.sm_clock && !flags.mem_clock && flags.params.empty() &&
          flags.command.empty() && flags.simulate.empty();
-}
-
-// Fills `flags` from the database's stored sweep (options given on the command line win, e.g. a new
-// --max-failures) and returns the stored plan JSON.
-nlohmann::json load_stored_sweep(SweepFlags& flags) {
-  if (flags.db.empty())
-    throw usage_error("--resume with no knobs and no command continues the sweep in --db: give --db FILE");
-  const auto stored = store::ResultsStore::open_read_only(flags.db);
-  const nlohmann::json plan_json = stored.plan();
-  nlohmann::json options = nlohmann::json::object();
-  nlohmann::json argv = nlohmann::json::array();
-  try {
-    if (!stored.meta("sweep_json").empty()) options = nlohmann::json::parse(stored.meta("sweep_json"));
-    if (!stored.meta("command_json").empty()) argv = nlohmann::json::parse(stored.meta("command_json"));
-    if (options.empty()) {
-      throw usage_error(fmt::format(
-          "{} was written by an older wattwise that did not store its options: give the knobs and the "
-          "command again with --resume",
-          flags.db));
-    }
-    const auto given = [&](const char* name) { return flags.app != nullptr && flags.app->count(name) > 0; };
-    flags.command = argv.get<std::vector<std::string>>();
-    flags.simulate = options.value("simulate", std::string());
-    // A null "gpus" (none given): CUDA_VISIBLE_DEVICES is read again, as the resumed job will read it.
-    if (!given("--gpus")) flags.gpus = stored_text(options, "gpus");
-    if (!given("--other-gpus")) flags.other_gpus = options.value("other_gpus", flags.other_gpus);
-    if (!given("--timeout")) flags.timeout_s = stored_text(options, "timeout_s");
-    if (!given("--trace-dir")) flags.trace_dir = options.value("trace_dir", std::string());
-    if (!given("--job-gpus")) flags.job_gpus = stored_text(options, "job_gpus");
-    if (!given("--energy-scope")) flags.energy_scope = stored_text(options, "energy_scope").value_or("");
-    if (!given("--max-failures")) flags.max_failures = options.value("max_failures", flags.max_failures);
-    if (!given("--read-only")) flags.read_only = options.value("read_only", false);
-    if (!given("--slurm")) flags.slurm = options.value("slurm", false);
-    if (!given("--srun-arg")) flags.srun_args = options.value("srun_args", std::vector<std::string>{});
-    node_flags_from_json(options, flags.node, given);
-    // The resumed runs hear the job's NVTX ranges as the first ones did (their phases judge the runs).
-    if (!given("--nvtx") && options.contains("nvtx") && options.at("nvtx").is_object()) {
-      flags.nvtx.enabled = true;
-      if (!given("--nvtx-domains")) flags.nvtx.domains = options.at("nvtx").value("domains", std::string());
-    }
-    read_adaptive_flags(options, flags.adaptive, *flags.app);
-    if (!given("--interval") && options.contains("interval_ms")) {
-      flags.interval_ms = *stored_text(options, "interval_ms");
-      flags.interval_from_db = true;
-    }
-    if (!given("--cooldown") && options.contains("cooldown")) {
-      flags.cooldown = options.at("cooldown").get<std::string>();
-      flags.cooldown_from_db = true;
-    }
-    if (options.contains("sim")) {
-      const auto& sim = options.at("sim");
-      flags.sim.gpus = sim.value("gpus", flags.sim.gpus);
-      flags.sim.epochs = sim.value("epochs", flags.sim.epochs);
-      if (sim.contains("batch")) flags.sim.batch = sim.at("batch").get<unsigned>();
-      if (sim.contains("samples")) flags.sim.samples_per_epoch = sim.at("samples").get<std::int64_t>();
-      if (sim.contains("iteration_markers"))
-        flags.sim.iteration_markers_per_epoch = sim.at("iteration_markers").get<std::int64_t>();
-    }
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw data_error(
-        fmt::format("{}: the stored sweep options are not readable ({}): give the knobs and the "
-                    "command again with --resume",
-                    flags.db, e.what()));
-  }
-  const plan::PlanSpec spec = plan::plan_spec_from_json(plan_json);
-  flags.seed = spec.seed;
-  flags.sim.seed = spec.seed;
-  return plan_json;
 }
 
 // --trace-dir is made now, so a path that cannot hold the traces fails before the first run.
@@ -417,26 +220,6 @@ void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::G
   if (flags.adaptive.enabled) adaptive_config(flags.adaptive, plan, std::nullopt, flags.seed);
 }
 
-// A private state directory for a simulated sweep: its journal and locks name simulated GPUs, which must
-// never show up as a stale journal of the real ones.
-class PrivateStateDir {
- public:
-  PrivateStateDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-sim-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr)
-      throw environment_error("cannot create a temporary directory: set TMPDIR");
-    path_ = pattern;
-  }
-  ~PrivateStateDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 int run_sweep_command(SweepFlags flags) {
   // The one stop-signal handler, first (as in `measure`): a SIGINT/SIGTERM/SIGHUP during the set-up below
   // (reading CUDA_VISIBLE_DEVICES and the GPUs, opening the database) is recorded, and the runner stops
@@ -517,7 +300,9 @@ int run_sweep_command(SweepFlags flags) {
 
   std::optional<analysis::Setting> reference;
   if (stored_plan.is_null()) {
-    reference = reference_setting(flags, options.plan.spec, system, options.gpu_indices.front());
+    reference = flags.reference.empty()
+                    ? experiment::default_reference(options.plan.spec, system.gpu(options.gpu_indices.front()))
+                    : analysis::parse_setting_spec(flags.reference);
     options.plan_json = plan::plan_spec_to_json(options.plan.spec);
     if (reference) options.plan_json["reference"] = *reference;
   } else {
@@ -528,7 +313,7 @@ int run_sweep_command(SweepFlags flags) {
   options.meta.command =
       simulated ? "simulate " + flags.simulate : fmt::format("{}", fmt::join(flags.command, " "));
   if (!simulated) options.meta.command_argv = flags.command;
-  options.meta.sweep_options = sweep_options_json(flags);
+  options.meta.sweep_options = experiment::sweep_options_json(stored_options(flags));
   options.meta.measurement_method = "per run: see runs.method";
   options.resume = flags.resume;
   options.allow_mixed_results = flags.allow_mixed_results;
@@ -542,7 +327,7 @@ int run_sweep_command(SweepFlags flags) {
     options.cooldown = cooldown;
   }
   if (!flags.trace_dir.empty()) options.keep_extras = trace_writer(flags.trace_dir);
-  std::optional<PrivateStateDir> private_state;
+  std::optional<experiment::PrivateStateDir> private_state;
   if (simulated) {
     private_state.emplace();
     options.state_dir = private_state->path();
@@ -608,85 +393,7 @@ int run_sweep_command(SweepFlags flags) {
 
 CommandRun add_sweep_command(CLI::App& app) {
   auto flags = std::make_shared<SweepFlags>();
-  flags->app = &app;
-  app.add_option("--power-limit", flags->power_limit,
-                 "power limits, W: a range 150:300:5 or a list 150,200,250");
-  app.add_option("--sm-clock", flags->sm_clock, "locked SM clocks, MHz: a range, a list, or `supported`");
-  app.add_option("--mem-clock", flags->mem_clock,
-                 "locked memory clocks, MHz: a range, a list, or `supported`");
-  app.add_option("--param", flags->params,
-                 "a job knob, name=v1,v2 or name=lo:hi:step; {name} in the command and "
-                 "WATTWISE_PARAM_NAME get the value (repeatable)");
-  app.add_option("--repeat", flags->repeat, "runs of each setting")->capture_default_str();
-  app.add_option("--order", flags->order, "random, ascending or descending")->capture_default_str();
-  app.add_option("--seed", flags->seed, "seed of the random order (and of the simulated job's noise)")
-      ->capture_default_str();
-  app.add_option("--warmup-runs", flags->warmup_runs, "runs before the plan, stored but not analysed");
-  flags->cooldown_option =
-      app.add_option(
-             "--cooldown", flags->cooldown,
-             "after each run wait until power is within 5% of idle and temperature changed < 1 C over "
-             "5 s, at most MAX_S seconds, 0 to 86400 (default 60)")
-          ->expected(0, 1)
-          // `--cooldown` alone: the default; `--cooldown ''` stays '' and is refused.
-          ->default_str(fmt::format("{}", kDefaultCooldownMaxS));
-  app.add_option("--reference", flags->reference,
-                 "the reference setting of the analysis, e.g. power_limit_w=300");
-  app.add_option("--db", flags->db, "results database (default wattwise-sweep-<UTC time>.db)");
-  app.add_flag("--resume", flags->resume,
-               "continue the sweep in --db: runs not stored and failed runs; with no knobs and no command, "
-               "the plan, command and options stored in --db");
-  app.add_flag("--allow-mixed-results", flags->allow_mixed_results,
-               "with --resume: accept a job command or GPUs other than the stored ones (recorded in the "
-               "database)");
-  app.add_flag("--dry-run", flags->dry_run, "print the plan and every change it would make; touch nothing");
-  app.add_flag("--no-daemon", flags->no_daemon, kNoDaemonHelp);
-  app.add_option("--max-failures", flags->max_failures, "stop after this many failed runs (0: never)")
-      ->capture_default_str();
-  app.add_option(
-      "--gpus", flags->gpus,
-      "GPUs to set and measure, all the job's: indices or UUIDs, comma separated, or all (default: "
-      "those CUDA_VISIBLE_DEVICES names if it is set, else all)");
-  app.add_option(
-         "--other-gpus", flags->other_gpus,
-         "GPUs outside CUDA_VISIBLE_DEVICES: omit (default: on a shared node they are other jobs', "
-         "and reading them costs CPU) or report (measured, never set, shown apart, never in the job's "
-         "energy)")
-      ->capture_default_str();
-  flags->interval_option =
-      app.add_option("--interval", flags->interval_ms,
-                     "period of power and telemetry readings, ms, 1 to 10000 (default 20; simulated: 100)");
-  app.add_option("--timeout", flags->timeout_s,
-                 "stop a run's job after this many seconds, 0.001 to 31622400 (the run fails)");
-  app.add_option(
-      "--job-gpus", flags->job_gpus,
-      "the job uses the first N measured GPUs (e.g. {gpus} for a job knob); the rest are reported idle");
-  app.add_option(
-      "--energy-scope", flags->energy_scope,
-      "judge runs on the energy of the job's GPUs (job) or of the node: every measured GPU, idle ones "
-      "included, + CPU/DRAM or a meter (node); default: node where --job-gpus varies the GPU count");
-  app.add_option("--trace-dir", flags->trace_dir, "keep every run's trace as CSV here (and in the database)");
-  app.add_flag("--read-only", flags->read_only,
-               "change no GPU setting (job knobs only): for shared machines; every control call is refused");
-  app.add_flag("--slurm", flags->slurm,
-               "inside a SLURM allocation: run each run as an srun step with one wattwise agent per node, "
-               "which sets, measures and restores its node's GPUs (docs/slurm.md)");
-  app.add_option("--nodes", flags->nodes,
-                 "with --slurm: node counts to sweep, e.g. 1,2,4 (the job knob `nodes`, srun --nodes; "
-                 "default: every node of the allocation)");
-  app.add_option("--srun-arg", flags->srun_args,
-                 "with --slurm: an argument added to every run's srun, e.g. --srun-arg=--gpus-per-node=4 "
-                 "(repeatable)");
-  add_node_flags(app, flags->node);
-  add_nvtx_flags(app, flags->nvtx);
-  add_footprint_flags(app, flags->footprint);
-  app.add_option("--simulate", flags->simulate,
-                 "sweep a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
-                 "sweep database");
-  add_adaptive_flags(app, flags->adaptive);
-  add_simulation_flags(app, flags->sim,
-                       "simulated job: mark only the first N iterations of each epoch (default 8)");
-  app.add_option("command", flags->command, "the job, after --")->expected(-1);
+  add_sweep_flags(app, *flags);
   return [flags]() {
     SweepFlags copy = *flags;
     copy.sim.seed = copy.seed;

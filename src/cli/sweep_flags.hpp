@@ -14,6 +14,7 @@
 #include "cli/footprint_flags.hpp"
 #include "cli/node_flags.hpp"
 #include "cli/nvtx_flags.hpp"
+#include "experiment/sweep_resume.hpp"
 #include "plan/plan.hpp"
 #include "sim/simulation.hpp"
 
@@ -63,12 +64,21 @@ struct SweepFlags {
   bool interval_from_db = false;
 };
 
+// At most this long a cool-down waits after each run with `--cooldown` alone, s.
+inline constexpr double kDefaultCooldownMaxS = 60;
+
+// Registers the flags on `app` (the sweep subcommand) to fill `flags`.
+void add_sweep_flags(CLI::App& app, SweepFlags& flags);
+
 // The plan from the knob flags; `system` is asked only for `supported` clocks (never in a multi-node sweep).
 plan::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::size_t first_gpu);
 // wattwise-sweep-<UTC time>.db
 std::string default_db_path();
-// What `sweep --resume --db X` alone needs besides the plan and the command: the other options as given.
-nlohmann::json sweep_options_json(const SweepFlags& flags);
+// The options `sweep --resume --db X` alone takes from X, as given (experiment/sweep_resume.hpp).
+experiment::StoredSweepOptions stored_options(const SweepFlags& flags);
+// `sweep --resume --db X` alone: fills `flags` from the sweep stored in X (options given on the command line
+// win, e.g. a new --max-failures) and returns the stored plan JSON.
+nlohmann::json load_stored_sweep(SweepFlags& flags);
 // What print_analysis leaves for the sweep's last lines.
 struct SweepAnalysis {
   std::map<std::string, double> recommended;  // each metric's recommended value of `knob`, by metric name

@@ -113,7 +113,7 @@ int run_multi_node_sweep(const SweepFlags& flags, const nlohmann::json& stored_p
     reference = stored_plan.at("reference").get<analysis::Setting>();
   options.meta.command = fmt::format("{}", fmt::join(flags.command, " "));
   options.meta.command_argv = flags.command;
-  options.meta.sweep_options = sweep_options_json(flags);
+  options.meta.sweep_options = experiment::sweep_options_json(stored_options(flags));
   options.meta.measurement_method = "per run: see runs.method (each node's agent, merged)";
   options.resume = flags.resume;
   options.allow_mixed_results = flags.allow_mixed_results;

@@ -72,11 +72,12 @@ const std::vector<TraceColumn>& trace_columns() {
   return columns;
 }
 
-void write_trace_csv(std::ostream& out, const measure::Measurement& m) {
+void write_trace_csv(std::ostream& out, const measure::Measurement& m, std::optional<unsigned> only_gpu) {
   std::vector<Row> rows;
   for (std::size_t i = 0; i < m.traces.size(); ++i) {
     const auto& trace = m.traces[i];
     const unsigned gpu = i < m.gpus.size() ? m.gpus[i].index : trace.gpu_index;
+    if (only_gpu && gpu != *only_gpu) continue;
     for (const auto& r : trace.energy) {
       Row row{r.t, gpu, {}};
       row.cells[kEnergyMj] = std::to_string(r.energy_mj);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -18,8 +19,10 @@ const std::vector<TraceColumn>& trace_columns();
 // Writes the trace: a comment line with the tool version and method, the job's window as comment lines
 // "# job_start_s=0.000000" and "# job_end_s=W" (W the wall time), a header, then one row per reading
 // event (time since the job started in seconds, GPU index, the readings taken at that moment; the other
-// columns empty). Rows are sorted by time.
-void write_trace_csv(std::ostream& out, const measure::Measurement& m);
+// columns empty). Rows are sorted by time. With `only_gpu`, the same file with that GPU's rows alone (a
+// sweep stores each GPU's trace so).
+void write_trace_csv(std::ostream& out, const measure::Measurement& m,
+                     std::optional<unsigned> only_gpu = std::nullopt);
 
 // The phases beside the trace: name, begin_s, end_s, rank, energy_j, method, counters (key=value;...),
 // same_name_depth (how many phases of the same name and process contain this one; totals count depth 0).
