@@ -4,18 +4,16 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_gpus.hpp"
 #include "cli/commands.hpp"
-#include "cli/gpu_system.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "daemon/client.hpp"
-#include "experiment/replay_table.hpp"
 #include "hw/gpu_snapshot.hpp"
 #include "report/info_live.hpp"
 #include "report/info_report.hpp"
 #include "safety/gpu_lock.hpp"
 #include "safety/state_dir.hpp"
-#include "sim/simulation.hpp"
 
 namespace wattwise::cli {
 
@@ -74,17 +72,10 @@ CommandRun add_info_command(CLI::App& app) {
                "has (changes nothing)");
   app.add_option("--simulate", flags->simulate, "show a simulated GPU instead, e.g. v100 or v100:resnet50");
   return [flags]() {
-    std::unique_ptr<hw::GpuSystem> system;
-    std::optional<sim::Simulation> simulation;
-    if (!flags->simulate.empty()) {
-      // "v100" alone shows the board; the model half only matters to jobs.
-      const auto spec =
-          flags->simulate.find(':') == std::string::npos ? flags->simulate + ":resnet50" : flags->simulate;
-      simulation = sim::make_simulation(spec, {}, experiment::read_replay_table);
-    } else {
-      system = open_real_gpus(OfferSimulate::kYes);
-    }
-    hw::GpuSystem& gpus = simulation ? static_cast<hw::GpuSystem&>(*simulation->system) : *system;
+    // "v100" alone shows the board; the model half only matters to jobs.
+    const bool board_alone = !flags->simulate.empty() && flags->simulate.find(':') == std::string::npos;
+    CommandGpus command_gpus(board_alone ? flags->simulate + ":resnet50" : flags->simulate, {}, false);
+    hw::GpuSystem& gpus = command_gpus.system();
     const auto probes =
         flags->probe ? probe_set_permission(gpus) : std::vector<std::optional<report::SetProbe>>{};
     const hw::SystemSnapshot snapshot = hw::read_snapshot(gpus);  // every reading, before any formatting
@@ -95,7 +86,7 @@ CommandRun add_info_command(CLI::App& app) {
     } else {
       std::cout << report::info_text(snapshot, probes);
       // Who may change settings here besides root: the settings daemon and what its policy grants this user.
-      if (!simulation)
+      if (!command_gpus.simulated())
         std::cout << "settings daemon: " << daemon::daemon_status_line(daemon::default_socket_path(), ::geteuid() == 0)
                   << "\n";
     }

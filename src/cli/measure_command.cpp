@@ -7,19 +7,16 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_gpus.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
-#include "cli/footprint_flags.hpp"
 #include "cli/gpu_selection.hpp"
-#include "cli/gpu_system.hpp"
-#include "cli/node_flags.hpp"
-#include "cli/nvtx_flags.hpp"
+#include "cli/job_flags.hpp"
 #include "cli/settings_path.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "experiment/node_agent.hpp"
-#include "experiment/replay_table.hpp"
 #include "measure/job_watchers.hpp"
 #include "measure/live_status.hpp"
 #include "measure/session.hpp"
@@ -29,7 +26,6 @@
 #include "report/trace_csv.hpp"
 #include "safety/state_dir.hpp"
 #include "sampling/sampler_config.hpp"
-#include "sim/simulation.hpp"
 #include "slurm/result_dir.hpp"
 #include "slurm/slurm_task.hpp"
 #include "window/window_server.hpp"
@@ -39,7 +35,9 @@ namespace wattwise::cli {
 
 namespace {
 
-struct MeasureFlags {
+const JobCommand kMeasureJob{"measure", "`wattwise measure -- CMD ARGS`"};
+
+struct MeasureFlags : JobFlags {
   std::optional<std::string> gpus;  // absent: CUDA_VISIBLE_DEVICES if set, else all
   std::string other_gpus = "omit";
   // Durations are text, read by parse_duration (one parser for every duration flag).
@@ -58,12 +56,6 @@ struct MeasureFlags {
   // The per-node agent of `sweep --slurm`: the job GPUs held at these settings while the job runs, then
   // restored (experiment/node_agent.hpp). Absent: nothing is changed.
   std::optional<std::string> power_limit, sm_clock, mem_clock;
-  std::string simulate;
-  sim::SimulationOptions sim;
-  NodeFlags node;
-  NvtxFlags nvtx;
-  FootprintFlagValues footprint;
-  std::vector<std::string> command;
 };
 
 std::string phases_path(const std::string& trace) {
@@ -141,10 +133,7 @@ int run_measure(const MeasureFlags& flags) {
   // files are written; measure then exits 128+N whatever the job made of the signal.
   std::optional<workload::StopSignals> own_signals;  // main() installs them first; a library caller may not
   if (!workload::StopSignals::installed()) own_signals.emplace();
-  if (flags.simulate.empty() && flags.command.empty())
-    throw usage_error("no command to measure: `wattwise measure -- CMD ARGS`, or --simulate GPU:MODEL");
-  if (!flags.simulate.empty() && !flags.command.empty())
-    throw usage_error("--simulate runs a simulated job: give no command after `--`");
+  check_job(flags, kMeasureJob);
   const auto nvtx_environment = nvtx_job_environment(flags.nvtx, !flags.simulate.empty());
   experiment::AgentOptions agent;
   agent.settings = hardware_settings(flags);
@@ -184,13 +173,12 @@ int run_measure(const MeasureFlags& flags) {
   measure::Measurement m;
   experiment::AgentOutcome agent_outcome;
   nlohmann::json settings_result;  // null: no setting asked
-  if (!flags.simulate.empty()) {
-    auto simulation = sim::make_simulation(flags.simulate, flags.sim, experiment::read_replay_table);
-    choose_gpus(*simulation.system, flags, options);
-    m = measure::measure_simulated(simulation, options);
+  CommandGpus gpus(flags.simulate, flags.sim, false);
+  hw::GpuSystem& system = gpus.system();
+  choose_gpus(system, flags, options);
+  if (gpus.simulated()) {
+    m = measure::measure_simulated(gpus.simulation(), options);
   } else {
-    auto system = open_real_gpus(OfferSimulate::kYes);
-    choose_gpus(*system, flags, options);
     // On a terminal, a live line (elapsed, energy so far, power now) while the job runs; and the energy of
     // the windows the job asks for (`wattwise.window()`, docs/windows.md).
     window::WindowServer windows;
@@ -206,10 +194,10 @@ int run_measure(const MeasureFlags& flags) {
       agent.watchdog = safety::WatchdogLaunch::exec_self();
       agent.settings_access = settings_access_for(flags.no_daemon);  // root, the daemon, or a refusal
     }
-    agent_outcome = experiment::measure_under_settings(*system, flags.command, options, agent);
+    agent_outcome = experiment::measure_under_settings(system, flags.command, options, agent);
     m = std::move(agent_outcome.measurement);
-    settings_result = experiment::settings_json(agent.settings, agent_outcome, *system,
-                                                experiment::job_gpu_positions(options, system->count()));
+    settings_result = experiment::settings_json(agent.settings, agent_outcome, system,
+                                                experiment::job_gpu_positions(options, system.count()));
   }
 
   // Files first, then the summary: if the terminal is gone, the data is still saved.
@@ -256,20 +244,6 @@ int run_measure(const MeasureFlags& flags) {
 }
 
 }  // namespace
-
-void add_simulation_flags(CLI::App& app, sim::SimulationOptions& options,
-                          const std::string& iteration_markers_help) {
-  // Without --simulate they would be taken silently from a real job's command line: refused instead.
-  CLI::Option* simulate = app.get_option("--simulate");
-  app.add_option("--batch", options.batch, "simulated job: batch size")->needs(simulate);
-  app.add_option("--samples", options.samples_per_epoch, "simulated job: samples per epoch")->needs(simulate);
-  app.add_option("--epochs", options.epochs, "simulated job: epochs")->needs(simulate);
-  app.add_option("--sim-gpus", options.gpus, "simulated job: number of GPUs")
-      ->capture_default_str()
-      ->needs(simulate);
-  app.add_option("--iteration-markers", options.iteration_markers_per_epoch, iteration_markers_help)
-      ->needs(simulate);
-}
 
 CommandRun add_measure_command(CLI::App& app) {
   auto flags = std::make_shared<MeasureFlags>();
@@ -319,15 +293,8 @@ CommandRun add_measure_command(CLI::App& app) {
                  "like a sweep: lock, journal, watchdog); `sweep --slurm` starts one such agent per node");
   app.add_option("--sm-clock", flags->sm_clock, "lock the job GPUs' SM clock, MHz, while the job runs");
   app.add_option("--mem-clock", flags->mem_clock, "lock the job GPUs' memory clock, MHz, while the job runs");
-  add_node_flags(app, flags->node);
-  add_nvtx_flags(app, flags->nvtx);
-  add_footprint_flags(app, flags->footprint);
-  app.add_option("--simulate", flags->simulate,
-                 "measure a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
-                 "sweep database");
-  add_simulation_flags(app, flags->sim, "simulated job: mark only the first N iterations of each epoch");
+  add_job_flags(app, *flags, kMeasureJob);
   app.add_option("--seed", flags->sim.seed, "simulated job: noise seed")->needs("--simulate");
-  app.add_option("command", flags->command, "the job, after --")->expected(-1);
   return [flags]() { return run_measure(*flags); };
 }
 

@@ -22,18 +22,17 @@
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
 #include "cli/adaptive_flags.hpp"
+#include "cli/command_gpus.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/footprint_flags.hpp"
 #include "cli/gpu_selection.hpp"
-#include "cli/gpu_system.hpp"
 #include "cli/node_flags.hpp"
 #include "cli/nvtx_flags.hpp"
 #include "cli/settings_path.hpp"
 #include "cli/sweep_flags.hpp"
 #include "core/error.hpp"
 #include "experiment/multi_node_run.hpp"
-#include "experiment/replay_table.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/simulated_runs.hpp"
 #include "experiment/sweep_setup.hpp"
@@ -44,11 +43,9 @@
 #include "report/footprint_report.hpp"
 #include "report/trace_csv.hpp"
 #include "safety/dry_run.hpp"
-#include "safety/read_only_gpu.hpp"
 #include "safety/settings_guard.hpp"
 #include "safety/state_dir.hpp"
 #include "sampling/sampler_config.hpp"
-#include "sim/simulation.hpp"
 #include "store/analysis_runs.hpp"
 #include "store/durable_file.hpp"
 #include "workload/stop_signals.hpp"
@@ -231,29 +228,17 @@ int run_sweep_command(SweepFlags flags) {
   nlohmann::json stored_plan;  // null unless `--resume --db X` alone takes the plan from X
   if (plan_from_database(flags)) stored_plan = load_stored_sweep(flags);
   const bool simulated = !flags.simulate.empty();
-  if (!simulated && flags.command.empty())
-    throw usage_error("no command to sweep: `wattwise sweep [knobs] -- CMD ARGS`, or --simulate GPU:MODEL");
-  if (simulated && !flags.command.empty())
-    throw usage_error("--simulate runs a simulated job: give no command after `--`");
+  check_job(flags, kSweepJob);
   if (!flags.slurm && (flags.nodes || !flags.srun_args.empty()))
     throw usage_error("--nodes and --srun-arg are for a multi-node sweep: add --slurm (docs/slurm.md)");
   if (flags.slurm) return run_multi_node_sweep(flags, stored_plan);
   if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app)) flags.repeat = repeats;
   const FootprintRates rates = footprint_rates(flags.footprint);  // before any GPU is touched
 
-  std::optional<sim::Simulation> simulation;
-  std::unique_ptr<hw::GpuSystem> real;
-  if (simulated) {
-    if (!flags.sim.iteration_markers_per_epoch)
-      flags.sim.iteration_markers_per_epoch = kSimulatedIterationMarkers;
-    simulation.emplace(sim::make_simulation(flags.simulate, flags.sim, experiment::read_replay_table));
-  } else {
-    real = open_real_gpus(OfferSimulate::kYes);
-  }
-  hw::GpuSystem& raw_system = simulated ? static_cast<hw::GpuSystem&>(*simulation->system) : *real;
-  std::optional<safety::ReadOnlyGpuSystem> read_only;
-  if (flags.read_only) read_only.emplace(raw_system);
-  hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : raw_system;
+  if (simulated && !flags.sim.iteration_markers_per_epoch)
+    flags.sim.iteration_markers_per_epoch = kSimulatedIterationMarkers;
+  CommandGpus gpus(flags.simulate, flags.sim, flags.read_only);
+  hw::GpuSystem& system = gpus.system();
 
   experiment::SweepOptions options;
   // The job's GPUs are set and measured; with --other-gpus report the others are measured too, never set.
@@ -355,8 +340,8 @@ int run_sweep_command(SweepFlags flags) {
   std::unique_ptr<Clock> monotonic;
   Clock* clock = nullptr;
   if (simulated) {
-    clock = simulation->clock.get();
-    measure_run = experiment::simulated_measure_run(*simulation, measure_options, flags.seed);
+    clock = gpus.simulation().clock.get();
+    measure_run = experiment::simulated_measure_run(gpus.simulation(), measure_options, flags.seed);
   } else {
     monotonic = std::make_unique<MonotonicClock>();
     clock = monotonic.get();

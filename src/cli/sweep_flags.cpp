@@ -82,16 +82,8 @@ void add_sweep_flags(CLI::App& app, SweepFlags& flags) {
   app.add_option("--srun-arg", flags.srun_args,
                  "with --slurm: an argument added to every run's srun, e.g. --srun-arg=--gpus-per-node=4 "
                  "(repeatable)");
-  add_node_flags(app, flags.node);
-  add_nvtx_flags(app, flags.nvtx);
-  add_footprint_flags(app, flags.footprint);
-  app.add_option("--simulate", flags.simulate,
-                 "sweep a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
-                 "sweep database");
+  add_job_flags(app, flags, kSweepJob);
   add_adaptive_flags(app, flags.adaptive);
-  add_simulation_flags(app, flags.sim,
-                       "simulated job: mark only the first N iterations of each epoch (default 8)");
-  app.add_option("command", flags.command, "the job, after --")->expected(-1);
 }
 
 std::string default_db_path() {

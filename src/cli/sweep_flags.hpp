@@ -11,9 +11,7 @@
 
 #include "analysis/analysis.hpp"
 #include "cli/adaptive_flags.hpp"
-#include "cli/footprint_flags.hpp"
-#include "cli/node_flags.hpp"
-#include "cli/nvtx_flags.hpp"
+#include "cli/job_flags.hpp"
 #include "experiment/sweep_resume.hpp"
 #include "plan/plan.hpp"
 #include "sim/simulation.hpp"
@@ -22,7 +20,10 @@
 // sweep (sweep_slurm.cpp), which differ in how a run is launched and nothing else.
 namespace wattwise::cli {
 
-struct SweepFlags {
+inline const JobCommand kSweepJob{"sweep", "`wattwise sweep [knobs] -- CMD ARGS`", true,
+                                 "simulated job: mark only the first N iterations of each epoch (default 8)"};
+
+struct SweepFlags : JobFlags {
   // Absent: the knob is not swept. Given (even as ""), it must be valid.
   std::optional<std::string> power_limit, sm_clock, mem_clock;
   std::vector<std::string> params;
@@ -48,12 +49,6 @@ struct SweepFlags {
   std::optional<std::string> job_gpus;  // may name a job knob: "{gpus}"
   std::string energy_scope;             // --energy-scope job|node; empty: node where the GPU count varies
   bool read_only = false;
-  std::string simulate;
-  sim::SimulationOptions sim;
-  NodeFlags node;
-  NvtxFlags nvtx;
-  FootprintFlagValues footprint;
-  std::vector<std::string> command;
   // `--slurm`: each run an srun step with one agent per node (docs/slurm.md "Multi-node sweeps").
   bool slurm = false;
   std::optional<std::string> nodes;    // --nodes LIST: the job knob `nodes` (srun --nodes)

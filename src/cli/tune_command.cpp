@@ -7,12 +7,11 @@
 #include <fmt/format.h>
 
 #include "analysis/metrics.hpp"
+#include "cli/command_gpus.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
-#include "cli/footprint_flags.hpp"
 #include "cli/gpu_selection.hpp"
-#include "cli/gpu_system.hpp"
-#include "cli/nvtx_flags.hpp"
+#include "cli/job_flags.hpp"
 #include "cli/settings_path.hpp"
 #include "cli/output_file.hpp"
 #include "core/error.hpp"
@@ -22,7 +21,6 @@
 #include "experiment/replay_table.hpp"
 #include "measure/job_gpus.hpp"
 #include "report/measure_report.hpp"
-#include "safety/read_only_gpu.hpp"
 #include "safety/state_dir.hpp"
 #include "safety/watchdog.hpp"
 #include "tune/live_report.hpp"
@@ -36,7 +34,9 @@ namespace wattwise::cli {
 
 namespace {
 
-struct TuneFlags {
+const JobCommand kTuneJob{"tune", "`wattwise tune [options] -- CMD ARGS`", false};
+
+struct TuneFlags : JobFlags {
   std::string knob = "power-limit";
   std::string metric = "E";
   std::optional<std::string> max_slowdown;
@@ -49,12 +49,8 @@ struct TuneFlags {
   std::string marker_grace_s = "60";
   std::string stationary_window_s = "30";
   std::optional<std::string> timeout_s;
-  std::string simulate;
   std::uint64_t iterations = 2000;  // of a simulated job
   std::uint64_t seed = 1;
-  NvtxFlags nvtx;
-  FootprintFlagValues footprint;
-  std::vector<std::string> command;
 };
 
 // Exit status of a job that sent no iteration marker (docs/tune.md "Exit status"): nothing was tuned.
@@ -177,11 +173,8 @@ int run_tune(const TuneFlags& flags) {
   // is passed on to the job and recorded, and the settings are restored before wattwise exits 128+N.
   std::optional<workload::StopSignals> own_signals;
   if (!workload::StopSignals::installed()) own_signals.emplace();
+  check_job(flags, kTuneJob);
   const bool simulated = !flags.simulate.empty();
-  if (!simulated && flags.command.empty())
-    throw usage_error("no command to tune: `wattwise tune [options] -- CMD ARGS`, or --simulate GPU:MODEL");
-  if (simulated && !flags.command.empty())
-    throw usage_error("--simulate runs a simulated job: give no command after `--`");
   // Every flag first: a bad value is a usage error before any file, GPU or setting is touched.
   const tune::TunerConfig config = tuner_config(flags);
   const FootprintRates rates = footprint_rates(flags.footprint);  // checked before the job runs
@@ -213,11 +206,9 @@ int run_tune(const TuneFlags& flags) {
     options.settings_access = settings_access_for(flags.no_daemon);  // root, the daemon, or a refusal
   }
 
-  auto real = open_real_gpus(OfferSimulate::kYes);
   // A dry run sees the GPUs through a view in which every control call throws: nothing can change.
-  std::optional<safety::ReadOnlyGpuSystem> read_only;
-  if (flags.dry_run) read_only.emplace(*real);
-  hw::GpuSystem& system = read_only ? static_cast<hw::GpuSystem&>(*read_only) : *real;
+  CommandGpus gpus(flags.simulate, {}, flags.dry_run);  // the real ones: a simulated job was tuned above
+  hw::GpuSystem& system = gpus.system();
   choose_gpus(system, flags, config, range, options);
   // The job's GPUs as the database describes them (their power-limit range included), read before the job.
   std::vector<store::StoredGpu> stored_gpus;
@@ -288,18 +279,13 @@ CommandRun add_tune_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--timeout", flags->timeout_s,
                  "stop the job after this many seconds, 0.001 to 31622400 (SIGTERM, then SIGKILL)");
-  add_nvtx_flags(app, flags->nvtx);
-  add_footprint_flags(app, flags->footprint);
-  app.add_option("--simulate", flags->simulate,
-                 "tune a simulated job instead, e.g. v100:resnet50, or csv:PATH to replay a runs CSV or "
-                 "sweep database");
+  add_job_flags(app, *flags, kTuneJob);
   app.add_option("--iterations", flags->iterations, "simulated job: iterations")
       ->capture_default_str()
       ->needs("--simulate");
   app.add_option("--seed", flags->seed, "simulated job: noise seed")
       ->capture_default_str()
       ->needs("--simulate");
-  app.add_option("command", flags->command, "the job, after --")->expected(-1);
   return [flags]() { return run_tune(*flags); };
 }
 

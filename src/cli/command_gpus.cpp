@@ -1,0 +1,19 @@
+#include "cli/command_gpus.hpp"
+
+#include "cli/gpu_system.hpp"
+#include "experiment/replay_table.hpp"
+
+namespace wattwise::cli {
+
+CommandGpus::CommandGpus(const std::string& simulate, const sim::SimulationOptions& sim, bool read_only) {
+  if (simulate.empty()) {
+    real_ = open_real_gpus(OfferSimulate::kYes);
+    system_ = real_.get();
+  } else {
+    simulation_.emplace(sim::make_simulation(simulate, sim, experiment::read_replay_table));
+    system_ = simulation_->system.get();
+  }
+  if (read_only) system_ = &read_only_.emplace(*system_);
+}
+
+}  // namespace wattwise::cli

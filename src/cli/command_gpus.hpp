@@ -1,0 +1,35 @@
+#pragma once
+
+// The GPUs a command works on, built in one place for measure, sweep, tune and info: the real ones through
+// NVML, or a simulated job's, seen read-only when asked.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "hw/gpu.hpp"
+#include "safety/read_only_gpu.hpp"
+#include "sim/simulation.hpp"
+
+namespace wattwise::cli {
+
+class CommandGpus {
+ public:
+  // `simulate` (GPU:MODEL or csv:PATH, `sim` its options) empty: the real GPUs, and without a driver the
+  // error ends "or use --simulate GPU:MODEL". `read_only`: every control call is refused
+  // (safety::ReadOnlyGpuSystem), so nothing can change.
+  CommandGpus(const std::string& simulate, const sim::SimulationOptions& sim, bool read_only);
+  CommandGpus(const CommandGpus&) = delete;
+  CommandGpus& operator=(const CommandGpus&) = delete;
+
+  hw::GpuSystem& system() { return *system_; }
+  bool simulated() const { return simulation_.has_value(); }
+  sim::Simulation& simulation() { return *simulation_; }  // simulated() only
+
+ private:
+  std::optional<sim::Simulation> simulation_;
+  std::unique_ptr<hw::GpuSystem> real_;
+  std::optional<safety::ReadOnlyGpuSystem> read_only_;
+  hw::GpuSystem* system_ = nullptr;  // read_only_, the simulation's or real_
+};
+
+}  // namespace wattwise::cli
