@@ -7,7 +7,6 @@
 
 #include <CLI/CLI.hpp>
 
-
 namespace wattwise::cli {
 
 // Each command registers its flags on a CLI11 subcommand and returns the function that runs it

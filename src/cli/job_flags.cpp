@@ -21,7 +21,9 @@ void add_job_flags(CLI::App& app, JobFlags& flags, const JobCommand& command) {
     app.add_option("--batch", sim.batch, "simulated job: batch size")->needs(simulate);
     app.add_option("--samples", sim.samples_per_epoch, "simulated job: samples per epoch")->needs(simulate);
     app.add_option("--epochs", sim.epochs, "simulated job: epochs")->needs(simulate);
-    app.add_option("--sim-gpus", sim.gpus, "simulated job: number of GPUs")->capture_default_str()->needs(simulate);
+    app.add_option("--sim-gpus", sim.gpus, "simulated job: number of GPUs")
+        ->capture_default_str()
+        ->needs(simulate);
     app.add_option("--iteration-markers", sim.iteration_markers_per_epoch, command.iteration_markers_help)
         ->needs(simulate);
   }

@@ -17,7 +17,7 @@
 namespace wattwise::cli {
 
 struct JobFlags {
-  std::string simulate;       // GPU:MODEL or csv:PATH; empty: the command's job
+  std::string simulate;        // GPU:MODEL or csv:PATH; empty: the command's job
   sim::SimulationOptions sim;  // the simulated job (measure, sweep)
   NodeFlags node;              // measure, sweep
   NvtxFlags nvtx;

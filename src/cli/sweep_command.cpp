@@ -285,9 +285,9 @@ int run_sweep_command(SweepFlags flags) {
 
   std::optional<analysis::Setting> reference;
   if (stored_plan.is_null()) {
-    reference = flags.reference.empty()
-                    ? experiment::default_reference(options.plan.spec, system.gpu(options.gpu_indices.front()))
-                    : analysis::parse_setting_spec(flags.reference);
+    reference = flags.reference.empty() ? experiment::default_reference(
+                                              options.plan.spec, system.gpu(options.gpu_indices.front()))
+                                        : analysis::parse_setting_spec(flags.reference);
     options.plan_json = plan::plan_spec_to_json(options.plan.spec);
     if (reference) options.plan_json["reference"] = *reference;
   } else {

@@ -20,8 +20,9 @@
 // sweep (sweep_slurm.cpp), which differ in how a run is launched and nothing else.
 namespace wattwise::cli {
 
-inline const JobCommand kSweepJob{"sweep", "`wattwise sweep [knobs] -- CMD ARGS`", true,
-                                 "simulated job: mark only the first N iterations of each epoch (default 8)"};
+inline const JobCommand kSweepJob{
+    "sweep", "`wattwise sweep [knobs] -- CMD ARGS`", true,
+    "simulated job: mark only the first N iterations of each epoch (default 8)"};
 
 struct SweepFlags : JobFlags {
   // Absent: the knob is not swept. Given (even as ""), it must be valid.

@@ -34,10 +34,10 @@ struct StoredSweepOptions {
     std::optional<std::string> budget, precision;
     std::vector<std::string> metrics;
   };
-  std::optional<Adaptive> adaptive;          // absent: not an adaptive sweep
-  std::optional<std::string> nvtx_domains;   // absent: no --nvtx
-  std::optional<std::string> interval_ms;    // absent: the default period
-  std::optional<std::string> cooldown;       // absent: no cool-down; "": the default maximum
+  std::optional<Adaptive> adaptive;         // absent: not an adaptive sweep
+  std::optional<std::string> nvtx_domains;  // absent: no --nvtx
+  std::optional<std::string> interval_ms;   // absent: the default period
+  std::optional<std::string> cooldown;      // absent: no cool-down; "": the default maximum
   // The simulated job (with --simulate): what is absent keeps the command line's value.
   struct Simulation {
     std::optional<std::size_t> gpus;

@@ -108,8 +108,9 @@ struct StoredSweepTest : ::testing::Test {
     plan::PlanSpec spec;
     spec.knobs.push_back(plan::parse_job_knob("batch=64,128"));
     spec.seed = 42;
-    store::ResultsStore::create(db(), {"train --batch {batch}", "counter", "node1", {"train", "--batch", "{batch}"}, options},
-                                plan::plan_spec_to_json(spec), {{0, "GPU-aaa", "H100", 200.0, 700.0, 700.0}});
+    store::ResultsStore::create(
+        db(), {"train --batch {batch}", "counter", "node1", {"train", "--batch", "{batch}"}, options},
+        plan::plan_spec_to_json(spec), {{0, "GPU-aaa", "H100", 200.0, 700.0, 700.0}});
   }
   TempDir dir;
 };

@@ -52,7 +52,8 @@ TEST(TraceCsv, OneGpusTraceIsTheWholeFileWithTheOtherGpusRowsLeftOut) {
     for (const auto& line : lines_of(whole.str())) {
       const bool data_row = line[0] != '#' && line.rfind("time_s,", 0) != 0;
       const auto first = line.find(',');
-      const bool this_gpu = line.substr(first + 1, line.find(',', first + 1) - first - 1) == std::to_string(gpu);
+      const bool this_gpu =
+          line.substr(first + 1, line.find(',', first + 1) - first - 1) == std::to_string(gpu);
       if (!data_row || this_gpu) expected.push_back(line);
       rows += data_row && this_gpu;
     }
