@@ -224,6 +224,7 @@ struct Tally {
 };
 
 std::string row(const std::string& name, Tally t) {
+  if (t.cases == 0) return {};  // left out by DEBUG_ONLY
   const auto pct = [&](std::size_t n) { return 100.0 * double(n) / double(t.cases); };
   const auto mean = [&](double sum) { return sum / double(t.cases); };
   std::sort(t.profiling.begin(), t.profiling.end());
@@ -267,6 +268,14 @@ int main(int argc, char** argv) {
     const Curve curve = noise_free_curve(job, job.with_gpu_range({}));
     const bool replayed = p.name.starts_with("replay:");
     for (const Objective& obj : objectives()) {
+      // DEBUG_ONLY=SUBSTRING: only the cases whose "profile objective" contains it (for DEBUG_TRACE).
+      if (const char* only = std::getenv("DEBUG_ONLY");
+          only && (p.name + " " + obj.name).find(only) == std::string::npos)
+        continue;
+      if (std::getenv("DEBUG_ONLY"))
+        for (double w : curve.limits_w)
+          fmt::print(stderr, "  curve {} W: time {:.4f}, metric {:.4f}\n", w,
+                     curve.at.at(w).time_s / curve.start.time_s, metric_at(curve, obj, w));
       Tally t;
       for (std::uint64_t seed = first; seed <= last; ++seed) {
         const Outcome a = tuned(p, obj, seed, spread);

@@ -1,5 +1,6 @@
 #include "tune/search.hpp"
 
+#include "analysis/curve_model.hpp"
 #include "analysis/fit.hpp"
 
 #include <algorithm>
@@ -21,14 +22,33 @@ constexpr std::size_t kFitPoints = 5;
 }  // namespace
 
 void Search::record(std::size_t index, const ProbeEstimate& estimate) {
-  estimates_[index] = estimate;
+  if (index < lowest_feasible_)
+    below_edge_[index] = estimate;
+  else
+    estimates_[index] = estimate;
 }
 
 void Search::record_infeasible(std::size_t index) {
   lowest_feasible_ = std::max(lowest_feasible_, index + 1);
   lo_ = std::max(lo_, lowest_feasible_);
   // Candidates below the budget's edge are never taken, whatever they measured.
-  std::erase_if(estimates_, [&](const auto& entry) { return entry.first < lowest_feasible_; });
+  for (auto it = estimates_.begin(); it != estimates_.end() && it->first < lowest_feasible_;) {
+    below_edge_[it->first] = it->second;
+    it = estimates_.erase(it);
+  }
+}
+
+void Search::set_budget_edge(std::size_t index) {
+  if (index >= lowest_feasible_) {
+    if (index > 0) record_infeasible(index - 1);
+    return;
+  }
+  if (lo_ == lowest_feasible_) lo_ = index;
+  lowest_feasible_ = index;
+  for (auto it = below_edge_.lower_bound(index); it != below_edge_.end();) {
+    estimates_[it->first] = it->second;
+    it = below_edge_.erase(it);
+  }
 }
 
 bool Search::on_plateau(std::size_t a, std::size_t b) const {
@@ -158,6 +178,32 @@ std::optional<Search::FittedChoice> Search::fitted_choice() const {
 }
 
 std::optional<std::size_t> Search::choice() const {
+  // The decision model the sweeps use (analysis/curve_model): a local quadratic across the measured
+  // candidates around the lowest mean, each weighted by its iterations, and the fastest candidate whose
+  // fitted metric is within the tie margin of the fitted optimum. On a flat curve (EDP) the best of several
+  // noisy means is a coin flip between neighbours a few percent apart in noise; the fit pools them. Those
+  // over the budget shape the curve but are never picked.
+  if (estimates_.size() >= 3 && values_) {
+    std::vector<analysis::CurvePoint> points;
+    std::vector<std::size_t> index_of;
+    std::map<std::size_t, std::pair<const ProbeEstimate*, bool>> all;
+    for (const auto& [index, e] : below_edge_) all[index] = {&e, false};
+    for (const auto& [index, e] : estimates_) all[index] = {&e, true};
+    for (const auto& [index, entry] : all) {
+      const ProbeEstimate& e = *entry.first;
+      if (e.iterations == 0) continue;
+      analysis::CurvePoint p;
+      p.x = (*values_)[index];
+      p.values.assign(e.iterations, e.score);
+      p.mean_time_s = e.mean_time_s;
+      p.eligible = entry.second;
+      points.push_back(std::move(p));
+      index_of.push_back(index);
+    }
+    const bool any_eligible =
+        std::any_of(points.begin(), points.end(), [](const analysis::CurvePoint& p) { return p.eligible; });
+    if (points.size() >= 3 && any_eligible) return index_of[analysis::fit_curve(points, 0).pick];
+  }
   const auto fit = fitted_choice();
   if (!fit) return std::nullopt;
   // A curve still falling at the edge of the feasible range (E on most V100 models, down to 150 W): a

@@ -19,11 +19,18 @@ namespace wattwise::tune {
 class Search {
  public:
   explicit Search(std::size_t candidates) : hi_(candidates - 1), candidates_(candidates) {}
+  // `values`: the candidates' settings (ascending), for the final fit across them (choice()).
+  explicit Search(const std::vector<double>& values)
+      : hi_(values.size() - 1), candidates_(values.size()), values_(values) {}
 
   // What is known of candidate `index` once its probe ended: its estimate, or that its time is over the
   // budget. A lower setting is never faster, so every candidate below an infeasible one is infeasible too.
   void record(std::size_t index, const ProbeEstimate& estimate);
   void record_infeasible(std::size_t index);
+  // The budget's edge decided from a fit of time across the candidates (tuner_search.cpp): the lowest
+  // feasible candidate becomes `index`, up or down; candidates it readmits get back the estimates they had.
+  void set_budget_edge(std::size_t index);
+  std::size_t lowest_feasible() const { return lowest_feasible_; }
   // Measured without a usable estimate (no iteration with energy): never probed again, never chosen.
   void record_unknown(std::size_t index) { unknown_.push_back(index); }
 
@@ -69,11 +76,13 @@ class Search {
   std::size_t candidates_;
   std::size_t lowest_feasible_ = 0;
   std::map<std::size_t, ProbeEstimate> estimates_;
+  std::map<std::size_t, ProbeEstimate> below_edge_;  // estimates of candidates ruled over the budget
   std::vector<std::size_t> unknown_;
   bool fallback_used_ = false;
   bool scanning_ = false;
   std::deque<std::size_t> scan_;
   std::size_t scan_stride_ = 1;
+  std::optional<std::vector<double>> values_;
 };
 
 }  // namespace wattwise::tune

@@ -31,6 +31,8 @@ void validate(const TunerConfig& c) {
   if (c.min_probe_iterations < 2 || c.max_probe_iterations < c.min_probe_iterations)
     throw usage_error(
         "tune: a probe needs at least 2 iterations, and its maximum must not be below its minimum");
+  if (!finite(c.warmup_s) || c.warmup_s < 0)
+    throw usage_error(fmt::format("tune: the warm-up time {} s must be 0 or more, e.g. 1", c.warmup_s));
   if (c.drift_window < 2 || !finite(c.drift_threshold) || c.drift_threshold <= 0)
     throw usage_error("tune: the drift window needs at least 2 iterations and a positive threshold");
   if (!finite(c.stationary_window_s) || c.stationary_window_s <= 0 || !finite(c.max_stationary_wait_s) ||
@@ -100,10 +102,10 @@ std::optional<Decision> Tuner::State::observe_warming(const IterationObservation
                     clock_s < next_test_s))
     return std::nullopt;
   bool stationary = too_long;
+  // The last window (at least kStationaryMinIterations iterations).
+  std::size_t first = warm_at_s.size() - std::min(warm_at_s.size(), kStationaryMinIterations);
+  while (first > 0 && clock_s - warm_at_s[first - 1] <= config.stationary_window_s) --first;
   if (!too_long) {
-    // The last window (at least kStationaryMinIterations iterations).
-    std::size_t first = warm_at_s.size() - kStationaryMinIterations;
-    while (first > 0 && clock_s - warm_at_s[first - 1] <= config.stationary_window_s) --first;
     const std::vector<double> t(warm_at_s.begin() + static_cast<long>(first), warm_at_s.end());
     const auto flat = [&](const std::vector<double>& values) {
       const std::vector<double> v(values.begin() + static_cast<long>(first), values.end());
@@ -115,6 +117,10 @@ std::optional<Decision> Tuner::State::observe_warming(const IterationObservation
     stationary = passes >= 2;
   }
   if (!stationary) return std::nullopt;
+  // The stationary window's times join the start value's time, the yardstick of the slowdown budget.
+  wait_time_sum_s = 0;
+  for (std::size_t i = first; i < warm_time_s.size(); ++i) wait_time_sum_s += warm_time_s[i];
+  wait_time_iterations = static_cast<double>(warm_time_s.size() - first);
   // The baseline starts now, at the same setting: no change, no warm-up. Its decision says how long this
   // took.
   phase = Phase::kBaseline;
@@ -226,6 +232,10 @@ std::optional<Decision> Tuner::observe(const IterationObservation& iteration) {
   if (std::isfinite(iteration.time_s) && iteration.time_s > 0) s.clock_s += iteration.time_s;
   if (s.warmup_left > 0) {
     --s.warmup_left;
+    // After a change the GPU's clocks and power settle within warmup_s: on a job of long iterations the
+    // warm-up ends once that much of its time passed, rather than after warmup_iterations of them.
+    if (s.changed_at_s >= 0 && s.config.warmup_s > 0 && s.clock_s - s.changed_at_s >= s.config.warmup_s)
+      s.warmup_left = 0;
     if (s.phase == Phase::kWarming)
       ++s.waited;
     else if (s.phase != Phase::kSettled)

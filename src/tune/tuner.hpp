@@ -38,7 +38,8 @@ struct TunerConfig {
   double start_value = 0;  // the setting the job starts at (its captured value): the reference point
   analysis::MetricSpec metric{analysis::MetricKind::kEnergy, 0};
   std::optional<double> max_slowdown;   // 0.10: iteration time at most 10% above the start's
-  std::uint64_t warmup_iterations = 5;  // discarded after every change
+  std::uint64_t warmup_iterations = 5;  // discarded after every change, or fewer: those that fill warmup_s of
+  double warmup_s = 1.0;                // the job's time (a GPU settles within ~1 s; 0: iterations only)
   double confidence = 0.95;             // of the intervals behind every comparison (0.90 or 0.95)
   // How the search spends iterations (docs/tune.md "The search"). A probe ends as soon as one of these holds:
   // its metric's interval is within +-precision of its estimate, it is clearly worse than the best so far

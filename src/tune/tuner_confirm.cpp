@@ -26,7 +26,7 @@ std::optional<Decision> Tuner::State::end_confirm(const ProbeEstimate&) {
   // budget's edge (where the best one under a budget sits) is as likely to measure a little over as under.
   const bool over_budget =
       e && config.max_slowdown &&
-      e->mean_time_s - e->time_half_s > (1 + *config.max_slowdown) * level_at(at_s).time_s;
+      e->mean_time_s - e->time_half_s > budget_time_s();
   if (e && !over_budget && e->high() < start - kConfirmDriftAllowance * std::abs(start)) {
     held_start = false;
     return settle(chosen, *e,

@@ -3,11 +3,19 @@
 // confirmation (tuner_confirm.cpp).
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 
 #include "tune/tuner_state.hpp"
 
 namespace wattwise::tune {
+
+namespace {
+
+// The fit of time that decides the budget's edge uses the probes whose time lies within this of it.
+constexpr double kEdgeWindow = 0.04;
+
+}  // namespace
 
 std::optional<Decision> Tuner::State::end_baseline(const ProbeEstimate& e, ProbeEnd) {
   ref = probe->reference();
@@ -33,8 +41,9 @@ std::optional<Decision> Tuner::State::end_candidate(const ProbeEstimate& e, Prob
     reason = fmt::format("{}: no iteration with energy, skipped", value_text(current));
   } else if (over_budget) {
     search->record_infeasible(current);
+    search->record(current, e);  // kept aside, should the fit of time readmit it
     reason = fmt::format("{}: time +{:.1f}% over the {:.0f}% budget, abandoned", value_text(current),
-                         100 * (e.mean_time_s / level_at(clock_s).time_s - 1),
+                         100 * (e.mean_time_s / start_time_s() - 1),
                          100 * config.max_slowdown.value_or(0));
   } else {
     // Against the start value's level at its time, as far as the start's measurements tell it now; again
@@ -46,6 +55,8 @@ std::optional<Decision> Tuner::State::end_candidate(const ProbeEstimate& e, Prob
                          : why == ProbeEnd::kCap ? "iteration cap"
                                                  : "precise enough");
   }
+  if (e.iterations > 0)
+    timed.push_back({current, at_s, e.mean_time_s, static_cast<double>(probe->iterations())});
   if (e.iterations > 0)
     if (const auto own = probe->estimate(config.metric, level_at(at_s), config.confidence)) noise.add(*own);
   if (clock_s - last_start_s >= config.start_check_interval_s) return measure_start(e, std::move(reason));
@@ -95,6 +106,15 @@ std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std
   // more when measured again right after the start value: measured now, if candidates came after it.
   if (!since_start.empty() && clock_s - last_start_s >= config.start_check_interval_s / 2)
     return measure_start(e, std::move(reason));
+  if (const auto edge = budget_edge(); edge && *edge != search->lowest_feasible()) {
+    reason += fmt::format("; the budget's edge from a fit of time across the candidates: {}", value_text(*edge));
+    search->set_budget_edge(*edge);
+    if (const auto next = search->next()) {
+      Decision d = decision(DecisionKind::kProbe, grid[*next], e, std::move(reason));
+      hold(*next);
+      return d;
+    }
+  }
   const auto choice = search->choice();
   const double start = start_score(level_at(clock_s));
   const auto measured = choice ? search->estimates().find(*choice) : search->estimates().end();
@@ -116,6 +136,32 @@ std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std
   phase = Phase::kConfirm;
   hold(*choice);
   return d;
+}
+
+std::optional<std::size_t> Tuner::State::budget_edge() const {
+  if (!config.max_slowdown) return std::nullopt;
+  const double budget = 1 + *config.max_slowdown;
+  // The probes whose time lies within kEdgeWindow of the budget (twice that when too few do): near the edge
+  // the time is close to linear in the setting, and a line through several candidates pools their noise,
+  // where one candidate's mean alone cannot tell a time 0.5% inside the budget from one 0.5% over.
+  for (const double window : {kEdgeWindow, 2 * kEdgeWindow}) {
+    std::vector<double> x, y, w;
+    bool inside = false, over = false;
+    for (const TimedProbe& t : timed) {
+      const double ratio = t.time_s / start_time_s();
+      if (std::abs(ratio - budget) > window) continue;
+      x.push_back(grid[t.index]), y.push_back(ratio), w.push_back(t.iterations);
+      (ratio <= budget ? inside : over) = true;
+    }
+    if (!inside || !over) continue;
+    const auto line = tuner_detail::fit_line(x, y, w);
+    if (!line || !(line->b < 0)) continue;
+    const double lowest = *std::min_element(x.begin(), x.end());
+    const double highest = *std::max_element(x.begin(), x.end());
+    for (std::size_t i = 0; i < grid.size(); ++i)
+      if (grid[i] >= lowest - 1e-9 && grid[i] <= highest + 1e-9 && (*line)(grid[i]) <= budget) return i;
+  }
+  return std::nullopt;
 }
 
 }  // namespace wattwise::tune

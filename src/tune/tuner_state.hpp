@@ -60,6 +60,25 @@ struct Trend {
 
 Trend trend(const std::vector<double>& t, const std::vector<double>& v);
 
+// y = a + b (x - mean_x), fitted by weighted least squares (absent without two distinct x).
+struct Line {
+  double mean_x = 0;
+  double a = 0;
+  double b = 0;
+  double operator()(double x) const { return a + b * (x - mean_x); }
+};
+std::optional<Line> fit_line(const std::vector<double>& x, const std::vector<double>& y,
+                             const std::vector<double>& w);
+
+// One probe's mean time at a candidate, when and on how many iterations: the fit of time across the
+// candidates that decides the slowdown budget's edge.
+struct TimedProbe {
+  std::size_t index = 0;
+  double at_s = 0;
+  double time_s = 0;
+  double iterations = 0;
+};
+
 // Why a probe ended, for the trace.
 enum class ProbeEnd { kNotYet, kPrecise, kWorse, kOverBudget, kCap };
 
@@ -69,6 +88,7 @@ using tuner_detail::Phase;
 using tuner_detail::ProbeEnd;
 using tuner_detail::start_level;
 using tuner_detail::StartMeasurement;
+using tuner_detail::TimedProbe;
 
 struct Tuner::State {
   TunerConfig config;
@@ -79,6 +99,7 @@ struct Tuner::State {
   Phase phase = Phase::kWarming;
   std::size_t current = 0;  // grid index held now
   std::uint64_t warmup_left = 0;
+  double changed_at_s = -1;  // the job's clock at the last change of setting (-1: the job's own start)
   std::optional<Probe> probe;                   // the iterations kept at the current setting
   double probe_began_s = 0;                     // the job's clock at the probe's first kept iteration
   std::optional<analysis::ReferencePoint> ref;  // the baseline: what every estimate is normalised to
@@ -95,6 +116,8 @@ struct Tuner::State {
   std::uint64_t waited = 0;         // over all searches
   std::uint64_t waited_before = 0;  // ... before this one
   std::string stationary_note;      // how the wait ended, for the baseline's decision
+  double wait_time_sum_s = 0;       // the wait's last (stationary) window: its iterations' times
+  double wait_time_iterations = 0;
   std::uint64_t waited_now() const { return waited - waited_before; }
   // The start value's measurements in this search (the baseline, then one after every candidate), and the
   // candidate measured last, waiting for the start value measured after it.
@@ -107,6 +130,7 @@ struct Tuner::State {
     double at_s = 0;
   };
   std::vector<Measured> since_start;
+  std::vector<TimedProbe> timed;  // every probe at a candidate other than the start in this search
   double last_start_s = 0;  // when the start value was last measured (the end of that measurement)
   bool finishing = false;   // the search is over: one more measurement of the start value, then the end
   std::optional<std::size_t> confirming;
@@ -129,7 +153,16 @@ struct Tuner::State {
     const auto level = start_level(starts, at_s, config.start_bandwidth_s);
     return level ? level->ref : *ref;
   }
-  double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * level_at(clock_s).time_s; }
+  // The start value's time per iteration, for the slowdown budget: every iteration at the start value since
+  // its iterations were stationary (the wait's last window, the baseline, every re-measurement) pooled. The
+  // budget is a time relative to it: what the start's level at one moment (a few iterations) adds in noise
+  // moves every candidate's time alike, and a budget's edge 0.3% away is lost in it.
+  double start_time_s() const {
+    double sum = wait_time_sum_s, n = wait_time_iterations;
+    for (const StartMeasurement& m : starts) sum += m.time_s * m.iterations, n += m.iterations;
+    return n > 0 ? sum / n : ref->time_s;
+  }
+  double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * start_time_s(); }
   // The start value's own score (lower is better), against any reference: 1 for the ratio metrics.
   double start_score(const analysis::ReferencePoint& r) const {
     const double sign = config.metric.higher_is_better() ? -1.0 : 1.0;
@@ -144,7 +177,7 @@ struct Tuner::State {
   }
 
   void hold(std::size_t index) {
-    if (index != current) warmup_left = config.warmup_iterations;
+    if (index != current) warmup_left = config.warmup_iterations, changed_at_s = clock_s;
     current = index;
     probe.emplace(grid[index]);
   }
@@ -152,18 +185,20 @@ struct Tuner::State {
   void start_search() {
     phase = Phase::kWarming;
     ref.reset();
-    search.emplace(grid.size());
+    search.emplace(grid);
     noise = NoisePool{};
     fed_at.assign(grid.size(), 0);
     drift_reference.reset();
     drift_window.reset();
     warm_at_s.clear(), warm_energy_j.clear(), warm_time_s.clear();
+    wait_time_sum_s = wait_time_iterations = 0;
     warm_began_s = clock_s;
     waited_before = waited;
     next_test_s = 0;
     passes = 0;
     starts.clear();
     since_start.clear();
+    timed.clear();
     finishing = false;
     confirming.reset();
     confirmation.reset();
@@ -179,6 +214,10 @@ struct Tuner::State {
   std::optional<Decision> end_candidate(const ProbeEstimate& e, ProbeEnd why);
   std::optional<Decision> end_start_check(const ProbeEstimate& e);
   std::optional<Decision> measure_start(const ProbeEstimate& e, std::string reason);
+  // The lowest candidate whose time, fitted by a line across the candidates measured near the budget's
+  // edge (each against the start value's level at its time), is within the budget; absent without a
+  // budget or when the measurements do not straddle its edge.
+  std::optional<std::size_t> budget_edge() const;
   // The probe just ended at the start value joins its measurements (and the noise pool).
   void keep_start_measurement(const ProbeEstimate& e) {
     const auto r = probe->reference();

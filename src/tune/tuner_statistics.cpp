@@ -64,4 +64,22 @@ Trend trend(const std::vector<double>& t, const std::vector<double>& v) {
   return tr;
 }
 
+std::optional<Line> fit_line(const std::vector<double>& x, const std::vector<double>& y,
+                             const std::vector<double>& w) {
+  double sw = 0, sx = 0, sy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sw += w[i], sx += w[i] * x[i], sy += w[i] * y[i];
+  if (!(sw > 0)) return std::nullopt;
+  Line line;
+  line.mean_x = sx / sw;
+  line.a = sy / sw;
+  double sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sxx += w[i] * (x[i] - line.mean_x) * (x[i] - line.mean_x);
+    sxy += w[i] * (x[i] - line.mean_x) * (y[i] - line.a);
+  }
+  if (!(sxx > 1e-12 * sw)) return std::nullopt;
+  line.b = sxy / sxx;
+  return line;
+}
+
 }  // namespace wattwise::tune::tuner_detail
