@@ -179,6 +179,7 @@ struct Tally {
   std::array<double, kColumns> max_pct{};
   std::size_t exhaustive_runs = 0, adaptive_runs = 0;
   std::size_t covered_exh = 0, covered_ada = 0;  // the fit's 90% interval holds the true optimum
+  double width_exh_w = 0, width_ada_w = 0;        // summed widths of those intervals (+-2.5 W included)
   void add(const std::array<double, kColumns>& regret_pct) {
     ++cases;
     for (std::size_t c = 0; c < kColumns; ++c) {
@@ -238,10 +239,17 @@ int main(int argc, char** argv) {
         const auto covers = [&](const AnalysisPicks& a) {  // to the grid's half step
           return a.interval[i].first - 2.5 <= truth && truth <= a.interval[i].second + 2.5;
         };
+        const auto width = [&](const AnalysisPicks& a) { return a.interval[i].second - a.interval[i].first + 5; };
         for (auto* t : {&profile_tally, replayed ? &replay_total : &sim_total}) {
           t->covered_exh += covers(e.analysed);
           t->covered_ada += covers(a.analysed);
+          t->width_exh_w += width(e.analysed);
+          t->width_ada_w += width(a.analysed);
         }
+        if (std::getenv("DEBUG_INTERVAL") && (!covers(e.analysed) || !covers(a.analysed)))
+          fmt::print(stderr, "{} seed {} {}: truth {} exh [{:.1f}, {:.1f}] ada [{:.1f}, {:.1f}]\n", p.name, seed,
+                     metrics[i].name(), truth, e.analysed.interval[i].first, e.analysed.interval[i].second,
+                     a.analysed.interval[i].first, a.analysed.interval[i].second);
         const std::array<double, kColumns> regret = {regret_pct(curve, metrics[i], e.picks[i]),
                                                      regret_pct(curve, metrics[i], e.recommended[i]),
                                                      regret_pct(curve, metrics[i], a.recommended[i])};
@@ -275,11 +283,13 @@ int main(int argc, char** argv) {
   fmt::print("{}{}", row("ALL simulated", sim_total), row("ALL replayed", replay_total));
   for (const auto& [name, t] : {std::pair{"simulated", &sim_total}, std::pair{"replayed", &replay_total}})
     fmt::print("# {}: the fit's 90% interval of the optimum (+-2.5 W) holds the true optimum in {:.1f}% "
-               "(exhaustive) / {:.1f}% (adaptive) of {} cases\n",
+               "(exhaustive) / {:.1f}% (adaptive) of {} cases; mean width {:.1f} W / {:.1f} W\n",
                name, 100.0 * double(t->covered_exh) / double(t->cases),
-               100.0 * double(t->covered_ada) / double(t->cases), t->cases);
+               100.0 * double(t->covered_ada) / double(t->cases), t->cases, t->width_exh_w / double(t->cases),
+               t->width_ada_w / double(t->cases));
   // A/A: every limit runs as the reference; "beyond noise" claimed for analyze's recommendation.
   for (const bool replayed_group : {false, true}) {
+    if (std::getenv("SKIP_AA")) break;
     std::size_t cases = 0, claims_exh = 0, claims_ada = 0;
     for (const auto& p : profiles) {
       if ((p.name.rfind("replay:", 0) == 0) != replayed_group) continue;

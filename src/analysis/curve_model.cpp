@@ -6,6 +6,7 @@
 #include <random>
 #include <tuple>
 
+#include "analysis/statistics.hpp"
 #include "core/error.hpp"
 
 namespace wattwise::analysis {
@@ -73,24 +74,43 @@ double percentile(std::vector<double> values, double fraction) {
   return values[below] + (rank - static_cast<double>(below)) * (values[above] - values[below]);
 }
 
+
+// The window, the quadratic over it and its optimum over the window's eligible part.
+struct WindowFit {
+  std::size_t first = 0, last = 0;
+  QuadraticFit quadratic;
+  double lo = 0, hi = 0;  // the eligible part of the window
+  double optimum_x = 0;
+};
+
+WindowFit fit_window(std::span<const CurvePoint> points) {
+  WindowFit w;
+  std::tie(w.first, w.last) = window_of(points);
+  std::vector<double> xs, ys;
+  w.lo = std::numeric_limits<double>::infinity(), w.hi = -w.lo;
+  for (std::size_t i = w.first; i <= w.last; ++i) {
+    for (double v : points[i].values) {
+      xs.push_back(points[i].x);
+      ys.push_back(v);
+    }
+    if (points[i].eligible) w.lo = std::min(w.lo, points[i].x), w.hi = std::max(w.hi, points[i].x);
+  }
+  w.quadratic = fit_quadratic(xs, ys);
+  w.optimum_x = lowest_on(w.quadratic, w.lo, w.hi);
+  return w;
+}
+
 }  // namespace
 
 CurveFit fit_curve(std::span<const CurvePoint> points, std::size_t bootstrap) {
   if (points.size() < 3) throw Error(ErrorKind::kInternal, "fit_curve: fewer than three points");
   CurveFit fit;
-  std::tie(fit.first, fit.last) = window_of(points);
-  std::vector<double> xs, ys;
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (std::size_t i = fit.first; i <= fit.last; ++i) {
-    for (double v : points[i].values) {
-      xs.push_back(points[i].x);
-      ys.push_back(v);
-    }
-    if (points[i].eligible) lo = std::min(lo, points[i].x), hi = std::max(hi, points[i].x);
-  }
-  fit.quadratic = fit_quadratic(xs, ys);
+  const WindowFit w = fit_window(points);
+  fit.first = w.first;
+  fit.last = w.last;
+  fit.quadratic = w.quadratic;
   const QuadraticFit& q = fit.quadratic;
-  fit.optimum_x = lowest_on(q, lo, hi);
+  fit.optimum_x = w.optimum_x;
   fit.optimum_y = q(fit.optimum_x);
 
   // The pick: the fastest eligible window point whose fitted metric is within the margin of the optimum,
@@ -115,20 +135,75 @@ CurveFit fit_curve(std::span<const CurvePoint> points, std::size_t bootstrap) {
     fit.edge = "above";
 
   fit.optimum_low = fit.optimum_high = fit.optimum_x;
-  if (bootstrap > 0 && xs.size() > 3) {
-    // Residual bootstrap: the fitted curve plus residuals drawn with replacement (scaled for the three
-    // parameters fitted), refitted on the same window; single runs contribute as repeats do.
-    std::vector<double> residuals;
-    const double scale = std::sqrt(double(xs.size()) / double(xs.size() - 3));
-    for (std::size_t k = 0; k < xs.size(); ++k) residuals.push_back((ys[k] - q(xs[k])) * scale);
-    std::mt19937_64 rng(20261126);
-    std::vector<double> optima, resampled(ys.size());
-    for (std::size_t b = 0; b < bootstrap; ++b) {
-      for (std::size_t k = 0; k < xs.size(); ++k) resampled[k] = q(xs[k]) + residuals[rng() % residuals.size()];
-      optima.push_back(lowest_on(fit_quadratic(xs, resampled), lo, hi));
+  std::size_t window_runs = 0;
+  for (std::size_t i = fit.first; i <= fit.last; ++i) window_runs += points[i].values.size();
+  if (bootstrap == 0 || window_runs <= 3) return fit;
+
+  // Bootstrap over runs that refits the window: every point's runs are drawn again around its own mean
+  // from the spread between repeats pooled over every point, so points measured once vary as repeated
+  // ones do; the window is chosen again on each resample (the lowest mean moves with the noise).
+  std::vector<double> deviations;
+  for (const CurvePoint& p : points) {
+    const std::size_t n = p.values.size();
+    if (n < 2) continue;
+    const double m = p.mean();
+    const double scale = std::sqrt(double(n) / double(n - 1));
+    for (double v : p.values) deviations.push_back((v - m) * scale);
+  }
+  // Lack of fit in the window: the spread of the means around the quadratic beyond what the spread
+  // between repeats explains, drawn as a random effect per point.
+  double ss_pure = 0, df_pure = 0, ss_lof = 0;
+  for (std::size_t i = fit.first; i <= fit.last; ++i) {
+    const CurvePoint& p = points[i];
+    const double m = p.mean();
+    for (double v : p.values) ss_pure += (v - m) * (v - m);
+    df_pure += double(p.values.size() - 1);
+    ss_lof += double(p.values.size()) * (m - q(p.x)) * (m - q(p.x));
+  }
+  const double window_points = double(fit.last - fit.first + 1);
+  const double df_lof = window_points - 3;
+  if (deviations.empty()) {  // no repeats anywhere: the residuals against the quadratic stand in
+    for (std::size_t i = fit.first; i <= fit.last; ++i)
+      for (double v : points[i].values)
+        deviations.push_back((v - q(points[i].x)) * std::sqrt(double(window_runs) / double(window_runs - 3)));
+  }
+  double lof_sd = 0;
+  if (df_lof > 0 && df_pure > 0) {
+    const double ms_lof = ss_lof / df_lof, ms_pure = ss_pure / df_pure;
+    const double n_bar = double(window_runs) / window_points;
+    lof_sd = std::sqrt(std::max(0.0, (ms_lof - ms_pure) / n_bar));
+  }
+  // Lack of fit beyond the noise (F-test at kLackOfFitLevel; any, where repeats agree exactly): the
+  // quadratic may miss a kink, so where the resampled means are lowest joins the interval.
+  const bool misfit =
+      df_lof > 0 && df_pure > 0 && ss_lof > 0 &&
+      (ss_pure == 0 || (ss_lof / df_lof) / (ss_pure / df_pure) > f_quantile(kLackOfFitLevel, df_lof, df_pure));
+  std::vector<double> lowest_means;
+  std::mt19937_64 rng(20261126);
+  std::normal_distribution<double> unit(0, 1);
+  std::vector<CurvePoint> resampled(points.begin(), points.end());
+  std::vector<double> optima;
+  for (std::size_t b = 0; b < bootstrap; ++b) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const double m = points[i].mean();
+      const double shift = lof_sd > 0 ? lof_sd * unit(rng) : 0;
+      for (double& v : resampled[i].values)
+        v = m + shift + deviations[rng() % deviations.size()];
     }
-    fit.optimum_low = percentile(optima, 0.05);
-    fit.optimum_high = percentile(optima, 0.95);
+    optima.push_back(fit_window(resampled).optimum_x);
+    if (misfit) {
+      std::size_t lowest = points.size();
+      for (std::size_t i = 0; i < points.size(); ++i)
+        if (points[i].eligible && (lowest == points.size() || resampled[i].mean() < resampled[lowest].mean()))
+          lowest = i;
+      lowest_means.push_back(points[lowest].x);
+    }
+  }
+  fit.optimum_low = std::min(fit.optimum_x, percentile(optima, 0.05));
+  fit.optimum_high = std::max(fit.optimum_x, percentile(optima, 0.95));
+  if (misfit) {
+    fit.optimum_low = std::min(fit.optimum_low, percentile(lowest_means, 0.05));
+    fit.optimum_high = std::max(fit.optimum_high, percentile(lowest_means, 0.95));
   }
   return fit;
 }

@@ -35,6 +35,11 @@ inline constexpr double kFitMaxExcess = 0.10;
 // adaptive-sweep.md). The fit's own error adds to it, so it is far below the 0.5% a recommendation
 // promises: at 0.1% the pick was within 0.5% of the optimum less often (96.2% against 97.9%).
 inline constexpr double kFitTieMargin = 0.0001;
+// The interval of the optimum: a lack-of-fit F-test at this level (the spread of the window's means around
+// the quadratic against the spread between repeats) decides whether the quadratic may be missing a kink;
+// where it does, the resampled lowest means join the interval. 0.90 was chosen on bench/adaptive_regret's
+// seeds 101..120 (0.5, 0.75, 0.90, 0.95 tried; docs/evidence/adaptive-sweep.md).
+inline constexpr double kLackOfFitLevel = 0.90;
 // Fewer distinct values than this and the recommendation falls back to the per-setting means: the window
 // needs three values and neighbours beyond them (a table of five published optima is no curve).
 inline constexpr std::size_t kMinFitValues = 6;
@@ -46,13 +51,21 @@ struct CurveFit {
   double optimum_x = 0;        // the fitted optimum over the eligible part of the window (continuous)
   double optimum_y = 0;        // the fitted metric there (oriented)
   std::size_t pick = 0;        // into points: the fastest eligible window point within the margin
-  double optimum_low = 0;      // 90% interval of optimum_x (residual bootstrap, the window held fixed)
+  double optimum_low = 0;      // 90% interval of optimum_x (bootstrap over runs, the window refitted;
+                               // widened by lack of fit: see fit_curve), always holding optimum_x
   double optimum_high = 0;
   std::optional<std::string> edge;  // "below" / "above": the fitted optimum is at that end of the range
 };
 
 // Fits `points` (ascending x, distinct, at least three, at least one eligible). `bootstrap` = 0 skips the
 // interval (optimum_low = optimum_high = optimum_x), as the adaptive sweep's steering does.
+// The interval: `bootstrap` resamples, each drawing every point's runs again around its mean from the
+// spread between repeats pooled over all points (the window's residuals where nothing is repeated), plus a
+// random shift per point of the size of the lack of fit beyond that spread; each resample chooses its
+// window again and refits. Its 5th..95th percentile of the optimum, joined, where the lack-of-fit test
+// rejects the quadratic (kLackOfFitLevel), with the 5th..95th percentile of where the resampled means are
+// lowest: a kink between straight pieces (a replayed table) is where the means are lowest, not where a
+// parabola through it bottoms out.
 CurveFit fit_curve(std::span<const CurvePoint> points, std::size_t bootstrap = 200);
 
 }  // namespace wattwise::analysis

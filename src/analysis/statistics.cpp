@@ -47,6 +47,10 @@ double students_t_quantile(double probability, double df) {
   return boost::math::quantile(distribution, probability);
 }
 
+double f_quantile(double probability, double df1, double df2) {
+  return boost::math::quantile(boost::math::fisher_f(df1, df2), probability);
+}
+
 double t_quantile_975(double df) { return students_t_quantile(0.975, df); }
 
 double t_quantile_95(double df) { return students_t_quantile(0.95, df); }

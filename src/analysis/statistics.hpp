@@ -20,6 +20,10 @@ Summary summarize(std::span<const double> values);
 // Boost.Math, for any real df (Welch's fractional degrees of freedom included). df below 1 is taken as 1.
 double students_t_quantile(double probability, double df);
 
+// Quantile of Fisher's F with (df1, df2) degrees of freedom, from Boost.Math: f such that P(F <= f) =
+// probability. Both df must be positive.
+double f_quantile(double probability, double df1, double df2);
+
 // Two-sided 95% quantile (P(|T| <= t) = 0.95): students_t_quantile(0.975, df).
 double t_quantile_975(double df);
 

@@ -156,5 +156,56 @@ TEST(CurveModel, TheAdaptiveSweepsPickIsAnalyzesPick) {
   EXPECT_NEAR(fit.optimum_x, 210, 1e-6);
 }
 
+// A curve straight on both sides of a kink at `kink_w` (steep below, flat above), as the replayed tables
+// are between their rows: `repeats` runs every 5 W of 150..300 W, `noise_fraction` of noise per run.
+std::vector<CurvePoint> kinked_points(double kink_w, double noise_fraction, int repeats, std::uint64_t seed) {
+  std::vector<CurvePoint> points;
+  std::uint64_t i = seed * 100000;
+  for (double w = 150; w <= 300; w += 5) {
+    CurvePoint p{w, {}, 10 + (300 - w) / 30, true};
+    const double metric = w < kink_w ? 1000 + 2.0 * (kink_w - w) : 1000 + 0.15 * (w - kink_w);
+    for (int k = 0; k < repeats; ++k) p.values.push_back(metric * (1 + noise_fraction * noise(++i)));
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+TEST(CurveModel, TheIntervalHoldsAKinkThatTheQuadraticMisses) {
+  // Noise-free repeats: any misfit of the quadratic is lack of fit, and the quadratic's vertex lies right
+  // of the kink (the flat side pulls it); where the means are lowest, the kink, joins the interval.
+  const CurveFit fit = fit_curve(kinked_points(180, 0, 2, 1));
+  EXPECT_GT(fit.optimum_x, 182.5);  // the quadratic alone misses it
+  EXPECT_LE(fit.optimum_low, 180);
+  EXPECT_GE(fit.optimum_high, 180);
+}
+
+TEST(CurveModel, TheIntervalHoldsANoisyKinkInAtLeastNineOfTenSweeps) {
+  // The 90% interval, to the grid's half step as bench_adaptive_regret counts it, over 20 noisy sweeps.
+  int held = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const CurveFit fit = fit_curve(kinked_points(180, 0.005, 3, seed));
+    held += fit.optimum_low - 2.5 <= 180 && 180 <= fit.optimum_high + 2.5;
+  }
+  EXPECT_GE(held, 18);
+}
+
+TEST(CurveModel, PointsMeasuredOnceVaryInTheIntervalAsRepeatedOnesDo) {
+  // An adaptive sweep's runs: single runs far from the optimum, repeats near it. The interval comes from
+  // refitting resampled runs, single ones included, so it is an interval, and it holds the vertex.
+  std::vector<CurvePoint> points;
+  std::uint64_t i = 7;
+  for (double w = 150; w <= 300; w += 5) {
+    const int repeats = std::fabs(w - 215) <= 15 ? 3 : 1;
+    CurvePoint p{w, {}, 10 + (300 - w) / 30, true};
+    for (int k = 0; k < repeats; ++k)
+      p.values.push_back((1000 + 0.02 * (w - 215) * (w - 215)) * (1 + 0.01 * noise(++i)));
+    points.push_back(std::move(p));
+  }
+  const CurveFit fit = fit_curve(points);
+  EXPECT_LT(fit.optimum_low, fit.optimum_high);
+  EXPECT_LE(fit.optimum_low, 215);
+  EXPECT_GE(fit.optimum_high, 215);
+}
+
 }  // namespace
 }  // namespace wattwise::analysis
