@@ -4,7 +4,9 @@
 // (sim::run_unsampled: the job's time and exact energy, no sampler and no store), so 20 seeds x 12
 // profiles x ~200 runs take seconds. Regret = metric of the recommended limit on the noise-free curve
 // against the noise-free curve's best, in %. Usage: bench_adaptive_regret [FIRST_SEED LAST_SEED]
-// (DEBUG_CASES=1 lists the adaptive cases over the goal on stderr; DEBUG_CURVE=v100:MODEL its regret curve.)
+// (DEBUG_CASES=1 lists the adaptive cases over the goal on stderr; DEBUG_CURVE=v100:MODEL its regret curve;
+// DEBUG_INTERVAL=1 the cases whose interval misses the true optimum; DEBUG_RUNS=replay:vgg19:101 the runs of
+// that adaptive sweep per value; SKIP_AA=1 leaves the A/A sweeps out, for quicker design runs.)
 #include <fmt/format.h>
 
 #include <array>
@@ -162,6 +164,12 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa =
       o.recommended = o.analysed.recommended;
       o.runs = obs.size();
       for (std::size_t i = 0; i < o.picks.size(); ++i) o.disagreements += o.picks[i] != o.recommended[i];
+      if (const char* want = std::getenv("DEBUG_RUNS"); want && p.name + ":" + std::to_string(seed) == want) {
+        std::map<double, int> counts;
+        for (const auto& r : obs) counts[r.value]++;
+        for (const auto& [v, n] : counts) fmt::print(stderr, "  {} W x{}\n", v, n);
+        for (std::size_t i = 0; i < o.picks.size(); ++i) fmt::print(stderr, "  pick {} fitted {}\n", o.picks[i], d.best[i].fitted_value);
+      }
       return o;
     }
     const auto r = run_at(sim, aa ? kDefaultLimitW : *d.next, seed * 1000003 + obs.size());
