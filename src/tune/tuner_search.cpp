@@ -13,7 +13,7 @@ namespace wattwise::tune {
 namespace {
 
 // The fit of time that decides the budget's edge uses the probes whose time lies within this of it.
-constexpr double kEdgeWindow = 0.04;
+constexpr double kEdgeWindow = 0.02;
 
 }  // namespace
 
@@ -141,10 +141,12 @@ std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std
 std::optional<std::size_t> Tuner::State::budget_edge() const {
   if (!config.max_slowdown) return std::nullopt;
   const double budget = 1 + *config.max_slowdown;
-  // The probes whose time lies within kEdgeWindow of the budget (twice that when too few do): near the edge
-  // the time is close to linear in the setting, and a line through several candidates pools their noise,
-  // where one candidate's mean alone cannot tell a time 0.5% inside the budget from one 0.5% over.
-  for (const double window : {kEdgeWindow, 2 * kEdgeWindow}) {
+  // The probes whose time lies within kEdgeWindow of the budget (twice, then four times that when those do
+  // not straddle it): near the edge the time is close to linear in the setting, and a line through several
+  // candidates pools their noise, where one candidate's mean alone cannot tell a time 0.5% inside the budget
+  // from one 0.5% over. Narrow first: a time curve with a kink near the edge (replayed tables are piecewise
+  // linear) bends a wider line under the truth below the edge, and the pick lands over the budget.
+  for (const double window : {kEdgeWindow, 2 * kEdgeWindow, 4 * kEdgeWindow}) {
     std::vector<double> x, y, w;
     bool inside = false, over = false;
     for (const TimedProbe& t : timed) {
