@@ -208,7 +208,7 @@ TEST_F(TuneTest, AJobWithoutIterationMarkersGetsOneLineAndKeepsItsSetting) {
 
 TEST_F(TuneTest, DryRunMeasuresAndDecidesButChangesNothing) {
   const auto r =
-      tune({"--dry-run", "--json", path("tune.json").string(), "--stationary-window", "1"}, job(5, 40, "ok"));
+      tune({"--dry-run", "--json", path("tune.json").string(), "--stationary-window", "1"}, job(8, 40, "ok"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(limits_seen_, std::set<unsigned>{kCapturedLimitMw});
   EXPECT_FALSE(std::filesystem::exists(path("fake_state.json")));  // no control call ever reached the fake
@@ -221,7 +221,9 @@ TEST_F(TuneTest, DryRunMeasuresAndDecidesButChangesNothing) {
   const auto& settings = j.at("tuning").at("settings");
   ASSERT_EQ(settings.size(), 1u);
   EXPECT_EQ(settings[0].at("value").get<double>(), 650);
-  EXPECT_NEAR(settings[0].at("time_s_mean").get<double>(), 0.040, 0.015);
+  // A 40 ms sleep never ends early; on a loaded machine it may end tens of ms late.
+  EXPECT_GE(settings[0].at("time_s_mean").get<double>(), 0.038);
+  EXPECT_LE(settings[0].at("time_s_mean").get<double>(), 0.090);
   // The fake draws 400 W flat: an iteration's energy is 400 W times its time, up to the 20 ms samples'
   // edges, which average out over the iterations.
   EXPECT_NEAR(settings[0].at("energy_j_mean").get<double>(),
