@@ -58,7 +58,7 @@ Result measure(const std::string& fake_lib, const std::filesystem::path& dir, un
   ::setenv("WATTWISE_FAKE_NVML_CONFIG", bench::write_fake_config(dir, gpus, false).c_str(), 1);
   auto nvml = std::make_shared<const hw::NvmlLibrary>(fake_lib);
   hw::NvmlGpuSystem system(nvml, false);
-  std::vector<hw::Gpu*> devices;
+  std::vector<hw::GpuReadings*> devices;
   for (std::size_t i = 0; i < system.count(); ++i) devices.push_back(&system.gpu(i));
   MonotonicClock clock;
   exporter::AgentOptions options;  // the command's defaults: --interval 100

@@ -5,7 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include "hw/gpu_without_controls.hpp"
+#include "../tests/support/readings_only_gpu.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 
 namespace {
@@ -13,7 +13,7 @@ namespace {
 using namespace wattwise;
 
 // A GPU with two compute processes, one of them this process (so the match succeeds).
-class ListingGpu final : public hw::GpuWithoutControls {
+class ListingGpu final : public wattwise::testing::ReadingsOnlyGpu {
  public:
   explicit ListingGpu(unsigned index) { id_.index = index; }
   std::optional<std::vector<hw::GpuProcess>> compute_processes() override {
@@ -42,7 +42,7 @@ BENCHMARK(BM_ProcessTreeRefresh)->Unit(benchmark::kMicrosecond);
 void BM_GpuUsagePoll(benchmark::State& state) {
   std::vector<ListingGpu> gpus;
   for (unsigned i = 0; i < state.range(0); ++i) gpus.emplace_back(i);
-  std::vector<hw::Gpu*> pointers;
+  std::vector<hw::GpuReadings*> pointers;
   std::vector<measure::GpuUsage> skeleton(gpus.size());
   for (auto& g : gpus) pointers.push_back(&g);
   measure::GpuUsageTracker tracker(pointers, skeleton);

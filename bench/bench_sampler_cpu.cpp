@@ -117,7 +117,7 @@ CpuResult measure_cpu(const std::string& fake_lib, const std::filesystem::path& 
   ::setenv("WATTWISE_FAKE_NVML_CONFIG", write_fake_config(dir, gpus, free_calls).c_str(), 1);
   auto nvml = std::make_shared<const hw::NvmlLibrary>(fake_lib);
   hw::NvmlGpuSystem system(nvml, false);
-  std::vector<hw::Gpu*> devices;
+  std::vector<hw::GpuReadings*> devices;
   for (std::size_t i = 0; i < system.count(); ++i) devices.push_back(&system.gpu(i));
   MonotonicClock clock;
   sampling::Sampler sampler(devices, clock, config);

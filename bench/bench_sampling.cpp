@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "hw/gpu_without_controls.hpp"
+#include "../tests/support/readings_only_gpu.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/sampler.hpp"
 
@@ -16,7 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // Answers every reading from memory, at once.
-class InMemoryGpu final : public hw::GpuWithoutControls {
+class InMemoryGpu final : public wattwise::testing::ReadingsOnlyGpu {
  public:
   const hw::GpuIdentity& identity() const override { return identity_; }
   hw::Capabilities capabilities() override { return {}; }

@@ -54,7 +54,7 @@ int run_exporter(const ExporterFlags& flags) {
   std::unique_ptr<hw::GpuSystem> real = open_real_gpus();
   // The exporter only reads: no code path of it can change a GPU setting.
   safety::ReadOnlyGpuSystem system(*real);
-  std::vector<hw::Gpu*> gpus;
+  std::vector<hw::GpuReadings*> gpus;
   for (const std::size_t position : select_gpus(system, flags.gpus)) gpus.push_back(&system.gpu(position));
 
   MonotonicClock clock;

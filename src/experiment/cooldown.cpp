@@ -7,7 +7,7 @@
 namespace wattwise::experiment {
 namespace {
 
-std::optional<double> power_now_w(hw::Gpu& gpu) {
+std::optional<double> power_now_w(hw::GpuReadings& gpu) {
   if (auto p = gpu.power_instant_w()) return p;
   return gpu.power_average_w();
 }
@@ -45,7 +45,7 @@ CooldownResult cool_down(hw::GpuSystem& system, const std::vector<std::size_t>& 
   for (Nanos now = start;; now = clock.now()) {
     bool all_settled = true;
     for (std::size_t k = 0; k < gpu_indices.size(); ++k) {
-      hw::Gpu& gpu = system.gpu(gpu_indices[k]);
+      hw::GpuReadings& gpu = system.gpu(gpu_indices[k]);
       const auto power = power_now_w(gpu);
       const auto idle_w = k < idle.power_w.size() ? idle.power_w[k] : std::nullopt;
       if (power && idle_w && *power > *idle_w * (1.0 + options.power_tolerance)) all_settled = false;

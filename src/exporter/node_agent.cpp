@@ -12,7 +12,7 @@ constexpr Nanos kMinStallTime = std::chrono::seconds(5);
 
 }  // namespace
 
-NodeAgent::NodeAgent(std::vector<hw::Gpu*> gpus, Clock& clock, AgentOptions options)
+NodeAgent::NodeAgent(std::vector<hw::GpuReadings*> gpus, Clock& clock, AgentOptions options)
     : gpus_(std::move(gpus)), clock_(clock), options_(std::move(options)), state_(gpus_.size()) {
   sampler_ = std::make_unique<sampling::Sampler>(gpus_, clock_, options_.sampler);
   driver_ = std::make_unique<sampling::ThreadedDriver>(*sampler_, clock_);

@@ -39,7 +39,7 @@ struct AgentOptions {
 class NodeAgent {
  public:
   // `gpus` are not owned and must outlive the agent.
-  NodeAgent(std::vector<hw::Gpu*> gpus, Clock& clock, AgentOptions options);
+  NodeAgent(std::vector<hw::GpuReadings*> gpus, Clock& clock, AgentOptions options);
   ~NodeAgent();
   NodeAgent(const NodeAgent&) = delete;
   NodeAgent& operator=(const NodeAgent&) = delete;
@@ -67,7 +67,7 @@ class NodeAgent {
   void harvest(Nanos now);
   void poll_gpus(Nanos now);  // compute processes (jobs) and power limits; on the sampling thread
 
-  std::vector<hw::Gpu*> gpus_;
+  std::vector<hw::GpuReadings*> gpus_;
   Clock& clock_;
   AgentOptions options_;
   std::unique_ptr<sampling::Sampler> sampler_;

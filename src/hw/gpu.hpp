@@ -93,17 +93,19 @@ struct Capabilities {
   std::string set_permission_note;  // why settings cannot be changed, for people
 };
 
-// One GPU. Readings return nullopt when unsupported; readings and controls throw wattwise::Error (naming
-// the GPU, the call and the driver's message) when they fail, GpuLostError when the GPU is lost.
-// Implementations: NvmlGpu (real), SimGpu.
-class Gpu {
+// What can be read from one GPU: its identity, what it can do, power and energy, telemetry, the processes
+// on it and its current settings (limits, supported clocks). Readings return nullopt (or an empty list) when
+// unsupported; they throw wattwise::Error (naming the GPU, the call and the driver's message) when they fail,
+// GpuLostError when the GPU is lost. Code that only reads (sampling, measure, the exporter) takes this
+// interface, so it cannot change a setting by type; a GPU that is only read (a test double) implements just
+// this. Implementations: NvmlGpu (real), SimGpu, and the doubles in tests/support.
+class GpuReadings {
  public:
-  virtual ~Gpu() = default;
+  virtual ~GpuReadings() = default;
 
   virtual const GpuIdentity& identity() const = 0;
   virtual Capabilities capabilities() = 0;
 
-  // Readings.
   virtual std::optional<std::uint64_t> energy_mj() = 0;  // total since driver load, monotone
   virtual std::optional<double> power_instant_w() = 0;   // ~100 ms resolution on H100
   virtual std::optional<double> power_average_w() = 0;   // ~1 s moving average
@@ -129,17 +131,40 @@ class Gpu {
   // not yet measured: docs/evidence/gpu-usage-poll.md); implementations must allow that from another thread.
   virtual std::optional<std::vector<GpuProcess>> compute_processes() { return std::nullopt; }
 
-  // Settings.
+  // The settings as they are now (read, never changed here).
   virtual std::optional<PowerLimits> power_limits() = 0;
   virtual std::vector<unsigned> supported_mem_clocks_mhz() = 0;
   virtual std::vector<unsigned> supported_sm_clocks_mhz(unsigned mem_clock_mhz) = 0;
-  // The locked SM clock range, if the driver reports it; nullopt means "not locked / unknown".
+
+ protected:
+  GpuReadings() = default;
+  GpuReadings(const GpuReadings&) = default;
+  GpuReadings& operator=(const GpuReadings&) = default;
+};
+
+// What can be changed on one GPU: the power limit and the clock locks, each with its way back to the
+// default. Only safety/ (SettingsGuard, restore, the watchdog) and the code that applies a run's settings
+// call these; a change must always be journaled first so that it can be undone (docs/architecture.md,
+// hazard zones). Controls throw wattwise::Error when the driver refuses, GpuLostError when the GPU is lost.
+class GpuControls {
+ public:
+  virtual ~GpuControls() = default;
+
   virtual void set_power_limit_w(double watts) = 0;
   virtual void lock_sm_clocks_mhz(unsigned min_mhz, unsigned max_mhz) = 0;
   virtual void reset_sm_clocks() = 0;
   virtual void lock_mem_clocks_mhz(unsigned min_mhz, unsigned max_mhz) = 0;
   virtual void reset_mem_clocks() = 0;
+
+ protected:
+  GpuControls() = default;
+  GpuControls(const GpuControls&) = default;
+  GpuControls& operator=(const GpuControls&) = default;
 };
+
+// One GPU of a GpuSystem: read and controlled. Under --read-only the controls of every GPU throw
+// (safety/read_only_gpu.hpp).
+class Gpu : public GpuReadings, public GpuControls {};
 
 // The set of GPUs on this host (or in a simulation). Owns the GPUs.
 class GpuSystem {

@@ -16,7 +16,7 @@ auto or_absent(Read&& read) -> decltype(read()) {
   }
 }
 
-std::optional<std::string> unreadable(Gpu& gpu) {
+std::optional<std::string> unreadable(GpuReadings& gpu) {
   try {
     (void)gpu.capabilities();
     (void)gpu.power_limits();
@@ -29,7 +29,7 @@ std::optional<std::string> unreadable(Gpu& gpu) {
 
 }  // namespace
 
-LiveReading read_live(Gpu& gpu) {
+LiveReading read_live(GpuReadings& gpu) {
   LiveReading r;
   r.power_w = or_absent([&] { return gpu.power_instant_w(); });
   if (!r.power_w) r.power_w = or_absent([&] { return gpu.power_average_w(); });
@@ -41,7 +41,7 @@ LiveReading read_live(Gpu& gpu) {
 SystemSnapshot read_snapshot(GpuSystem& system) {
   SystemSnapshot snapshot{system.backend(), system.driver_version(), {}};
   for (std::size_t i = 0; i < system.count(); ++i) {
-    Gpu& gpu = system.gpu(i);
+    GpuReadings& gpu = system.gpu(i);
     GpuSnapshot g;
     g.identity = gpu.identity();
     g.unreadable = unreadable(gpu);

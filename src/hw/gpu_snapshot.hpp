@@ -22,7 +22,7 @@ struct LiveReading {
   Telemetry telemetry;
 };
 
-LiveReading read_live(Gpu& gpu);
+LiveReading read_live(GpuReadings& gpu);
 
 struct GpuSnapshot {
   GpuIdentity identity;

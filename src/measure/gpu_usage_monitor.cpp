@@ -8,7 +8,7 @@
 
 namespace wattwise::measure {
 
-GpuUsageTracker::GpuUsageTracker(std::vector<hw::Gpu*> gpus, std::vector<GpuUsage> usage)
+GpuUsageTracker::GpuUsageTracker(std::vector<hw::GpuReadings*> gpus, std::vector<GpuUsage> usage)
     : gpus_(std::move(gpus)), usage_(std::move(usage)), seen_(gpus_.size()) {}
 
 void GpuUsageTracker::poll(workload::JobProcessTree& tree) {

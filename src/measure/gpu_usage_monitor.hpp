@@ -26,7 +26,7 @@ namespace wattwise::measure {
 class GpuUsageTracker {
  public:
   // `gpus` and `usage` in the same order: every GPU of the node, with `expected` and `measured` set.
-  GpuUsageTracker(std::vector<hw::Gpu*> gpus, std::vector<GpuUsage> usage);
+  GpuUsageTracker(std::vector<hw::GpuReadings*> gpus, std::vector<GpuUsage> usage);
 
   // Asks every GPU for its compute processes once, and refreshes the tree only when one of them lists a
   // pid not classified yet: the /proc walk reads every process's stat (~2 ms a second on a GPU node, more
@@ -40,7 +40,7 @@ class GpuUsageTracker {
     bool listed = false;       // the driver answered at least once
     bool foreign_pid = false;  // it listed a pid that names no process here (another pid namespace)
   };
-  std::vector<hw::Gpu*> gpus_;
+  std::vector<hw::GpuReadings*> gpus_;
   std::vector<GpuUsage> usage_;
   std::vector<Seen> seen_;
   std::set<pid_t> foreign_;  // listed pids that were not in the job's tree when it was refreshed

@@ -48,7 +48,7 @@ double cpu_seconds_used() {
 
 // Every GPU of the node is asked who runs on it, the measured ones and the others alike.
 GpuUsageTracker usage_tracker(hw::GpuSystem& system, const Measurement& m) {
-  std::vector<hw::Gpu*> all;
+  std::vector<hw::GpuReadings*> all;
   std::vector<std::size_t> measured;
   std::size_t job_gpus = 0;
   for (std::size_t i = 0; i < system.count(); ++i) all.push_back(&system.gpu(i));
@@ -144,7 +144,7 @@ class FoldingThread {
 
 }  // namespace
 
-Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::vector<hw::Gpu*>& gpus) {
+Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::vector<hw::GpuReadings*>& gpus) {
   Measurement m;
   m.tool_version = kVersion;
   m.backend = system.backend();
@@ -201,7 +201,7 @@ void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::
 
 Measurement measure_command(hw::GpuSystem& system, const std::vector<std::string>& argv,
                             const MeasureOptions& options) {
-  std::vector<hw::Gpu*> gpus;
+  std::vector<hw::GpuReadings*> gpus;
   Measurement m = prepare(system, options, gpus);
   m.command = argv;  // the job runs with argv as given; the record of it must be valid UTF-8 for JSON
   for (auto& arg : m.command) make_valid_utf8(arg);

@@ -77,6 +77,6 @@ void account_node(Measurement& m, std::vector<sampling::NodeTrace> traces, std::
                   const NodeOptions& options);
 
 // The GPUs to sample, checked; and the skeleton of a Measurement for them.
-Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::vector<hw::Gpu*>& gpus);
+Measurement prepare(hw::GpuSystem& system, const MeasureOptions& options, std::vector<hw::GpuReadings*>& gpus);
 
 }  // namespace wattwise::measure

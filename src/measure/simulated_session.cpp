@@ -14,7 +14,7 @@ constexpr Nanos kTailAfterJob = std::chrono::milliseconds(250);
 }  // namespace
 
 Measurement measure_simulated(sim::Simulation& simulation, const MeasureOptions& options) {
-  std::vector<hw::Gpu*> gpus;
+  std::vector<hw::GpuReadings*> gpus;
   Measurement m = prepare(*simulation.system, options, gpus);
   m.command = {"simulated", simulation.profile.gpu.key + ":" + simulation.profile.workload.model};
 

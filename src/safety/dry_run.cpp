@@ -18,7 +18,7 @@ std::string clock_text(const std::optional<unsigned>& mhz) {
 }
 
 // The changes one GPU goes through over the plan, from its current settings, then back.
-std::vector<std::string> changes_of(hw::Gpu& gpu, const plan::Plan& plan) {
+std::vector<std::string> changes_of(hw::GpuReadings& gpu, const plan::Plan& plan) {
   std::vector<std::string> lines;
   const auto limits = gpu.power_limits();
   const std::optional<double> original_w = limits ? std::optional(limits->current_w) : std::nullopt;

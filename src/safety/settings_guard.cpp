@@ -11,13 +11,13 @@
 namespace wattwise::safety {
 namespace {
 
-std::string describe(const hw::Gpu& gpu) {
+std::string describe(const hw::GpuReadings& gpu) {
   const auto& id = gpu.identity();
   if (id.uuid.empty()) return fmt::format("GPU {} ({})", id.index, id.name);  // unreadable: no identity
   return fmt::format("GPU {} ({}, {})", id.index, id.name, id.uuid);
 }
 
-Error no_permission(hw::Gpu& gpu, const hw::Capabilities& caps, const char* what) {
+Error no_permission(const hw::GpuReadings& gpu, const hw::Capabilities& caps, const char* what) {
   return environment_error(
       fmt::format("cannot change the {} of {}: {}", what, describe(gpu),
                   caps.set_permission_note.empty()
@@ -38,7 +38,7 @@ std::string driver_reason(const std::string& failure) {
 
 }  // namespace
 
-Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::string& failure,
+Error refused_change(const hw::GpuReadings& gpu, const std::string& what, const std::string& failure,
                      bool process_is_root) {
   // Only a refusal is answered with permission advice; another failure (a lost GPU) keeps its own advice.
   const bool refused =

@@ -21,7 +21,7 @@ void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::si
 
 // The environment_error for a refused change of `what` ("power limit") on `gpu`: the driver's own reason
 // from `failure` (the control's error text, without advice meant for another user) and hw::permission_advice.
-Error refused_change(const hw::Gpu& gpu, const std::string& what, const std::string& failure,
+Error refused_change(const hw::GpuReadings& gpu, const std::string& what, const std::string& failure,
                      bool process_is_root);
 
 // Owns every change wattwise makes to the GPUs of a sweep. Before the first change it captures each GPU's

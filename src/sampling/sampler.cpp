@@ -50,12 +50,12 @@ void Sampler::record(std::vector<Reading>& readings, const Reading& reading, boo
   readings.push_back(reading);
 }
 
-Sampler::Sampler(std::vector<hw::Gpu*> gpus, Clock& clock, SamplerConfig config)
+Sampler::Sampler(std::vector<hw::GpuReadings*> gpus, Clock& clock, SamplerConfig config)
     : gpus_(std::move(gpus)),
       clock_(clock),
       config_(config),
       periods_(resolve_periods(config, gpus_.size())) {
-  for (const hw::Gpu* gpu : gpus_) {
+  for (const hw::GpuReadings* gpu : gpus_) {
     if (gpu == nullptr) throw Error(ErrorKind::kInternal, "sampler was given a null GPU");
   }
   failed_ = std::make_unique<std::atomic<bool>[]>(gpus_.size());
@@ -249,7 +249,7 @@ void Sampler::sample_counters(Nanos now) {
 
 void Sampler::sample_fast(Nanos now) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
-    hw::Gpu& gpu = *gpus_[i];
+    hw::GpuReadings& gpu = *gpus_[i];
     guarded(i, fast_.health, [&] {
       // The ~1 s averaged power is kept only where there is no instantaneous power: where there is, no
       // figure uses it (it lost 10% under a changing load), and it was a third of the kept trace.

@@ -41,7 +41,7 @@ struct HungCall;  // hung_call.hpp
 class Sampler {
  public:
   // `gpus` are not owned and must outlive the sampler. Throws a usage error for periods below the floors.
-  Sampler(std::vector<hw::Gpu*> gpus, Clock& clock, SamplerConfig config = {});
+  Sampler(std::vector<hw::GpuReadings*> gpus, Clock& clock, SamplerConfig config = {});
 
   const SamplerPeriods& periods() const { return periods_; }
   std::size_t gpu_count() const { return gpus_.size(); }
@@ -198,7 +198,7 @@ class Sampler {
   template <typename Reading>
   static void record(std::vector<Reading>& readings, const Reading& reading, bool drop_repeats);
 
-  std::vector<hw::Gpu*> gpus_;
+  std::vector<hw::GpuReadings*> gpus_;
   Clock& clock_;
   SamplerConfig config_;
   SamplerPeriods periods_;

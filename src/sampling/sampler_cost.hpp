@@ -11,7 +11,7 @@
 
 namespace wattwise::sampling {
 
-// The kinds of driver call the sampler makes, one per hw::Gpu reading. On an H100 an energy-counter read
+// The kinds of driver call the sampler makes, one per hw::GpuReadings reading. On an H100 an energy-counter read
 // costs ~4 ms of CPU (the driver spins) and a PCIe-throughput read ~0.9 ms of CPU and ~21 ms of wall time
 // per direction; the rest cost microseconds (docs/evidence/node-h100.md). Counting each kind per GPU says
 // on a real node where the sampler's CPU goes (docs/measure-json.md, `sampler_cost`).
@@ -31,7 +31,7 @@ inline constexpr std::size_t kGpuCallKinds = static_cast<std::size_t>(GpuCall::k
 const char* to_string(GpuCall call);
 
 struct CallCost {
-  std::uint64_t calls = 0;  // sampler readings of this kind (one hw::Gpu call each), failed ones included
+  std::uint64_t calls = 0;  // sampler readings of this kind (one hw::GpuReadings call each), failed ones included
   Nanos cpu{0};             // CPU time of the calling thread inside them (CLOCK_THREAD_CPUTIME_ID)
   Nanos wall{0};            // time on the sampler's clock inside them (virtual in simulations)
 };

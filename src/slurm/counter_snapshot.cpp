@@ -14,7 +14,7 @@ CounterSnapshot read_counters(hw::GpuSystem& system, const std::vector<std::size
   CounterSnapshot snapshot;
   snapshot.time_unix_s = time_unix_s;
   for (const std::size_t position : positions) {
-    hw::Gpu& gpu = system.gpu(position);
+    hw::GpuReadings& gpu = system.gpu(position);
     CounterReading reading;
     reading.index = gpu.identity().index;
     reading.uuid = gpu.identity().uuid;

@@ -26,7 +26,7 @@ constexpr const char* kStateVariable = "WATTWISE_TUNING_STATE";
 // GPU's own spacing is wider.
 constexpr double kSmClockStepMhz = 15;
 
-std::vector<unsigned> supported_sm_clocks(hw::Gpu& gpu) {
+std::vector<unsigned> supported_sm_clocks(hw::GpuReadings& gpu) {
   const auto mem = gpu.supported_mem_clocks_mhz();
   if (mem.empty()) return {};
   std::vector<unsigned> sm = gpu.supported_sm_clocks_mhz(*std::max_element(mem.begin(), mem.end()));
@@ -34,7 +34,7 @@ std::vector<unsigned> supported_sm_clocks(hw::Gpu& gpu) {
   return sm;
 }
 
-std::string gpu_name(hw::Gpu& gpu) {
+std::string gpu_name(hw::GpuReadings& gpu) {
   return fmt::format("GPU {} ({})", gpu.identity().index, gpu.identity().uuid);
 }
 
@@ -76,7 +76,7 @@ TunerConfig tuner_range_for(hw::GpuSystem& system, const std::vector<std::size_t
   double low = -std::numeric_limits<double>::infinity();
   double high = std::numeric_limits<double>::infinity();
   for (std::size_t position : job_gpus) {
-    hw::Gpu& gpu = system.gpu(position);
+    hw::GpuReadings& gpu = system.gpu(position);
     if (config.knob == TuneKnob::kPowerLimit) {
       const auto limits = gpu.power_limits();
       if (!limits)

@@ -38,6 +38,8 @@ class FakeGpu final : public hw::Gpu {
   bool fail_set_power_limit = false;
   bool fail_reset_sm_clocks = false;
   std::function<void()> before_set;  // runs at the start of every control call
+  std::function<std::optional<double>()> power_w;  // instantaneous and averaged power; absent when empty
+  std::function<hw::Telemetry()> telemetry_now;     // telemetry; empty when unset
   std::vector<std::string> calls;
   bool sm_locked = false;
   bool mem_locked = false;
@@ -47,10 +49,10 @@ class FakeGpu final : public hw::Gpu {
   const hw::GpuIdentity& identity() const override { return identity_; }
   hw::Capabilities capabilities() override { return caps; }
   std::optional<std::uint64_t> energy_mj() override { return std::nullopt; }
-  std::optional<double> power_instant_w() override { return std::nullopt; }
-  std::optional<double> power_average_w() override { return std::nullopt; }
+  std::optional<double> power_instant_w() override { return power_w ? power_w() : std::nullopt; }
+  std::optional<double> power_average_w() override { return power_instant_w(); }
   std::vector<hw::PowerSample> power_samples_since(std::uint64_t) override { return {}; }
-  hw::Telemetry telemetry() override { return {}; }
+  hw::Telemetry telemetry() override { return telemetry_now ? telemetry_now() : hw::Telemetry{}; }
   std::optional<hw::PowerLimits> power_limits() override {
     auto limits = limits_;
     limits.current_w = limits.enforced_w = limit_w();

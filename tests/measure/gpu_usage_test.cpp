@@ -6,14 +6,14 @@
 #include <fstream>
 
 #include "../support/temp_dir.hpp"
-#include "hw/gpu_without_controls.hpp"
+#include "../support/readings_only_gpu.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 
 namespace wattwise::measure {
 namespace {
 
 // A GPU whose only reading is its list of compute processes.
-class ProcessListGpu final : public hw::GpuWithoutControls {
+class ProcessListGpu final : public wattwise::testing::ReadingsOnlyGpu {
  public:
   ProcessListGpu(unsigned index, std::optional<std::vector<int>> pids) : pids_(std::move(pids)) {
     id_.index = index;
@@ -52,7 +52,7 @@ class GpuUsageTest : public ::testing::Test {
         << pid << " (python) S " << parent << " " << group << " " << group << " 0\n";
   }
   // GPU 0 is the job's, GPU 1 is not.
-  std::vector<GpuUsage> track(std::vector<hw::Gpu*> gpus) {
+  std::vector<GpuUsage> track(std::vector<hw::GpuReadings*> gpus) {
     std::vector<GpuUsage> skeleton(gpus.size());
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       skeleton[i].gpu = gpus[i]->identity();

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "hw/gpu_without_controls.hpp"
+#include "../support/readings_only_gpu.hpp"
 #include "measure/attribution.hpp"
 #include "measure/session.hpp"
 #include "sampling/sampler.hpp"
@@ -67,7 +67,7 @@ class Schedule {
 };
 
 // A GPU whose power is constant on each 10 ms bin: busy inside its rank's iterations, idle between.
-class TrainingGpu final : public hw::GpuWithoutControls {
+class TrainingGpu final : public wattwise::testing::ReadingsOnlyGpu {
  public:
   TrainingGpu(Clock& clock, const Schedule& schedule, std::size_t index, Nanos job_end)
       : clock_(clock), schedule_(schedule), job_end_(job_end) {
@@ -169,7 +169,7 @@ LongJobResult run_long_job(const LongJobConfig& config) {
   std::vector<Schedule> schedules;
   for (std::size_t r = 0; r < config.gpus; ++r) schedules.emplace_back(config.iterations_per_s, r);
   std::vector<std::unique_ptr<TrainingGpu>> devices;
-  std::vector<hw::Gpu*> gpus;
+  std::vector<hw::GpuReadings*> gpus;
   for (std::size_t r = 0; r < config.gpus; ++r) {
     devices.push_back(std::make_unique<TrainingGpu>(clock, schedules[r], r, job_end));
     gpus.push_back(devices.back().get());

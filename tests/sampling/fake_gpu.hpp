@@ -7,7 +7,7 @@
 
 #include "core/clock.hpp"
 #include "hw/gpu.hpp"
-#include "hw/gpu_without_controls.hpp"
+#include "../support/readings_only_gpu.hpp"
 
 namespace wattwise::sampling::testing {
 
@@ -35,7 +35,7 @@ struct FakeGpuOptions {
   bool has_samples = true;
 };
 
-class FakeGpu final : public hw::GpuWithoutControls {
+class FakeGpu final : public wattwise::testing::ReadingsOnlyGpu {
  public:
   // The device's life starts at `origin`. `cost_clock` (optional) is advanced by each counter read.
   FakeGpu(Clock& clock, PowerFunction power, FakeGpuOptions options = {}, VirtualClock* cost_clock = nullptr,

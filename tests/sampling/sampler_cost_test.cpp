@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 #include "fake_gpu.hpp"
-#include "hw/gpu_without_controls.hpp"
+#include "../support/readings_only_gpu.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/virtual_driver.hpp"
 
@@ -23,7 +23,7 @@ void burn_thread_cpu(Nanos cpu) {
 }
 
 // A FakeGpu whose counter read spins for `spin` of CPU and whose PCIe throughput says 12 / 34 MB/s.
-class SpinningGpu final : public hw::GpuWithoutControls {
+class SpinningGpu final : public wattwise::testing::ReadingsOnlyGpu {
  public:
   SpinningGpu(FakeGpu& inner, Nanos spin) : inner_(inner), spin_(spin) {}
   const hw::GpuIdentity& identity() const override { return inner_.identity(); }

@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "fake_gpu.hpp"
-#include "hw/gpu_without_controls.hpp"
+#include "../support/readings_only_gpu.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/sampler_cost.hpp"
@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 using testing::FakeGpu;
 
 // Forwards to a FakeGpu; before each reading asks `fault` (given the call's name), which may throw.
-class FaultyGpu final : public hw::GpuWithoutControls {
+class FaultyGpu final : public wattwise::testing::ReadingsOnlyGpu {
   template <typename F>
   auto call(const char* name, F&& f) -> decltype(f()) {
     ++calls_;
@@ -35,7 +35,7 @@ class FaultyGpu final : public hw::GpuWithoutControls {
 
  public:
   using Fault = std::function<void(const char* call)>;
-  FaultyGpu(hw::Gpu& inner, Fault fault) : inner_(inner), fault_(std::move(fault)) {
+  FaultyGpu(hw::GpuReadings& inner, Fault fault) : inner_(inner), fault_(std::move(fault)) {
     identity_ = inner.identity();
     identity_.index = 1;
   }
@@ -60,7 +60,7 @@ class FaultyGpu final : public hw::GpuWithoutControls {
   }
 
  private:
-  hw::Gpu& inner_;
+  hw::GpuReadings& inner_;
   Fault fault_;
   hw::GpuIdentity identity_;
   std::atomic<int> calls_{0};

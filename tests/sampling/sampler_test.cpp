@@ -82,7 +82,7 @@ TEST(Sampler, DrainsBufferedSamplesOntoTheMonotonicTimeLine) {
 TEST(Sampler, FixedCounterReadsOfEightGpusTakeTurnsOverThePeriod) {
   VirtualClock clock(0s);
   std::vector<std::unique_ptr<FakeGpu>> gpus;
-  std::vector<hw::Gpu*> pointers;
+  std::vector<hw::GpuReadings*> pointers;
   for (int i = 0; i < 8; ++i) {
     gpus.push_back(std::make_unique<FakeGpu>(clock, constant_w(100), FakeGpuOptions{}, nullptr, 0s));
     pointers.push_back(gpus.back().get());
@@ -108,7 +108,7 @@ TEST(Sampler, FixedCounterReadsOfEightGpusTakeTurnsOverThePeriod) {
 TEST(Sampler, DefaultCounterReadsAreLockedToEachGpusOwnPostings) {
   VirtualClock clock(0s);
   std::vector<std::unique_ptr<FakeGpu>> gpus;
-  std::vector<hw::Gpu*> pointers;
+  std::vector<hw::GpuReadings*> pointers;
   for (int i = 0; i < 8; ++i) {
     FakeGpuOptions options;
     options.counter_update_phase = 11ms * i + 3ms;
