@@ -1,4 +1,4 @@
-// What `wattwise exporter` costs: CPU seconds per GPU-second of the node agent (the shared sampler, the
+// What `wattwise exporter` costs: CPU seconds per GPU-second of the node collector (the shared sampler, the
 // harvest into the energy totals, the job poll) and its HTTP server under one scrape a second, against 1, 2
 // and 8 fake GPUs (tests/fake_nvml) whose calls burn the CPU that the H100's do (the setup of
 // bench_sampler_cpu, bench/fake_nvml_bench_config.hpp). One command (from a Release build):
@@ -23,7 +23,7 @@
 
 #include "core/clock.hpp"
 #include "exporter/metrics_server.hpp"
-#include "exporter/node_agent.hpp"
+#include "exporter/node_collector.hpp"
 #include "fake_nvml_bench_config.hpp"
 #include "hw/nvml_library.hpp"
 #include "hw/nvml_system.hpp"
@@ -61,12 +61,12 @@ Result measure(const std::string& fake_lib, const std::filesystem::path& dir, un
   std::vector<hw::GpuReadings*> devices;
   for (std::size_t i = 0; i < system.count(); ++i) devices.push_back(&system.gpu(i));
   MonotonicClock clock;
-  exporter::AgentOptions options;  // the command's defaults: --interval 100
+  exporter::CollectorOptions options;  // the command's defaults: --interval 100
   options.sampler.fast_period = 100ms;
   options.hostname = "bench";
-  exporter::NodeAgent agent(devices, clock, options);
+  exporter::NodeCollector collector(devices, clock, options);
   exporter::MetricsServer server(
-      {"127.0.0.1", port}, {[&agent] { return agent.metrics_text(); }, [&agent] { return agent.healthy(); }});
+      {"127.0.0.1", port}, {[&collector] { return collector.metrics_text(); }, [&collector] { return collector.healthy(); }});
 
   Result result;
   result.gpus = gpus;
@@ -74,7 +74,7 @@ Result measure(const std::string& fake_lib, const std::filesystem::path& dir, un
   double client_cpu_s = 0;
   const double cpu_before = cpu_seconds(RUSAGE_SELF);
   const Nanos start = clock.now();
-  agent.start();
+  collector.start();
   server.start();
   // Prometheus' scrape_interval 1s: one GET /metrics a second, on absolute deadlines.
   std::thread client([&] {
@@ -96,7 +96,7 @@ Result measure(const std::string& fake_lib, const std::filesystem::path& dir, un
   stop = true;
   client.join();
   server.stop();
-  agent.stop();
+  collector.stop();
   result.wall_s = to_seconds(clock.now() - start);
   result.cpu_s = cpu_seconds(RUSAGE_SELF) - cpu_before - client_cpu_s;
   return result;
@@ -105,7 +105,7 @@ Result measure(const std::string& fake_lib, const std::filesystem::path& dir, un
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"CPU of the exporter (node agent + HTTP server) under a 1 s scrape, against fake GPUs"};
+  CLI::App app{"CPU of the exporter (node collector + HTTP server) under a 1 s scrape, against fake GPUs"};
   double seconds = 20;
   std::vector<unsigned> gpu_counts = {1, 2, 8};
   std::string fake_lib = WATTWISE_BENCH_FAKE_NVML;

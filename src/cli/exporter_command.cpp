@@ -14,7 +14,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "exporter/metrics_server.hpp"
-#include "exporter/node_agent.hpp"
+#include "exporter/node_collector.hpp"
 #include "safety/read_only_gpu.hpp"
 #include "workload/stop_signals.hpp"
 
@@ -45,7 +45,7 @@ void wait_for_stop_signal() {
 int run_exporter(const ExporterFlags& flags) {
   // Every flag is checked before the driver is touched.
   const exporter::ListenAddress address = exporter::parse_listen_address(flags.listen);
-  exporter::AgentOptions options;
+  exporter::CollectorOptions options;
   options.sampler.fast_period = parse_duration("--interval", flags.interval_ms, DurationUnit::kMilliseconds,
                                                kMinIntervalMs, kMaxIntervalMs);
   options.hostname = flags.hostname.empty() ? this_hostname() : flags.hostname;
@@ -58,10 +58,10 @@ int run_exporter(const ExporterFlags& flags) {
   for (const std::size_t position : select_gpus(system, flags.gpus)) gpus.push_back(&system.gpu(position));
 
   MonotonicClock clock;
-  exporter::NodeAgent agent(gpus, clock, options);
+  exporter::NodeCollector collector(gpus, clock, options);
   exporter::MetricsServer server(
-      address, {[&agent] { return agent.metrics_text(); }, [&agent] { return agent.healthy(); }});
-  agent.start();
+      address, {[&collector] { return collector.metrics_text(); }, [&collector] { return collector.healthy(); }});
+  collector.start();
   server.start();
   std::fprintf(stderr,
                "wattwise: exporter serving %zu GPU(s) at http://%s:%d/metrics (SIGTERM or Ctrl-C stops it)\n",
@@ -69,7 +69,7 @@ int run_exporter(const ExporterFlags& flags) {
   wait_for_stop_signal();
   // A scrape in flight gets its answer; then sampling stops.
   server.stop();
-  agent.stop();
+  collector.stop();
   return 0;
 }
 

@@ -1,4 +1,4 @@
-#include "exporter/node_agent.hpp"
+#include "exporter/node_collector.hpp"
 
 #include <algorithm>
 
@@ -12,14 +12,14 @@ constexpr Nanos kMinStallTime = std::chrono::seconds(5);
 
 }  // namespace
 
-NodeAgent::NodeAgent(std::vector<hw::GpuReadings*> gpus, Clock& clock, AgentOptions options)
+NodeCollector::NodeCollector(std::vector<hw::GpuReadings*> gpus, Clock& clock, CollectorOptions options)
     : gpus_(std::move(gpus)), clock_(clock), options_(std::move(options)), state_(gpus_.size()) {
   sampler_ = std::make_unique<sampling::Sampler>(gpus_, clock_, options_.sampler);
   driver_ = std::make_unique<sampling::ThreadedDriver>(*sampler_, clock_);
   driver_->every(options_.harvest_period, [this](Nanos now) { harvest(now); });
 }
 
-NodeAgent::~NodeAgent() {
+NodeCollector::~NodeCollector() {
   try {
     stop();
   } catch (...) {
@@ -27,7 +27,7 @@ NodeAgent::~NodeAgent() {
   }
 }
 
-void NodeAgent::start() {
+void NodeCollector::start() {
   // Before the sampling thread exists, this thread may call the GPUs: the first limits are there at once.
   poll_gpus(clock_.now());
   next_poll_ = clock_.now() + options_.job_poll_period;
@@ -36,12 +36,12 @@ void NodeAgent::start() {
   running_ = true;
 }
 
-void NodeAgent::stop() {
+void NodeCollector::stop() {
   if (!running_.exchange(false)) return;
   driver_->stop();
 }
 
-void NodeAgent::harvest(Nanos now) {
+void NodeCollector::harvest(Nanos now) {
   std::vector<sampling::GpuTrace> traces = sampler_->take_traces();
   const auto& schedules = sampler_->counter_schedules();
   for (std::size_t i = 0; i < traces.size() && i < schedules.size(); ++i) {
@@ -61,7 +61,7 @@ void NodeAgent::harvest(Nanos now) {
   last_harvest_ns_ = clock_.now().count();
 }
 
-void NodeAgent::poll_gpus(Nanos now) {
+void NodeCollector::poll_gpus(Nanos now) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     if (sampler_->failed(i)) continue;
     std::optional<double> limit_w;
@@ -87,7 +87,7 @@ void NodeAgent::poll_gpus(Nanos now) {
   }
 }
 
-NodeSnapshot NodeAgent::snapshot() {
+NodeSnapshot NodeCollector::snapshot() {
   const Nanos now = clock_.now();
   NodeSnapshot snapshot;
   snapshot.hostname = options_.hostname;
@@ -111,11 +111,11 @@ NodeSnapshot NodeAgent::snapshot() {
   return snapshot;
 }
 
-std::string NodeAgent::metrics_text() {
+std::string NodeCollector::metrics_text() {
   return render(node_metrics(snapshot()));
 }
 
-bool NodeAgent::healthy() const {
+bool NodeCollector::healthy() const {
   if (!running_) return false;
   const Nanos since_harvest = clock_.now() - Nanos{last_harvest_ns_.load()};
   if (since_harvest > std::max(options_.harvest_period * kLateHarvests, kMinStallTime)) return false;

@@ -19,7 +19,7 @@
 
 namespace wattwise::exporter {
 
-struct AgentOptions {
+struct CollectorOptions {
   sampling::SamplerConfig sampler;  // the measuring commands' sampler; fast_period is --interval
   std::string hostname;
   // How often the readings are taken from the sampler (on its thread) into the totals and gauges: a
@@ -31,18 +31,18 @@ struct AgentOptions {
   std::filesystem::path proc = "/proc";  // where job_id_of_process looks
 };
 
-// The node agent behind `wattwise exporter`: the one-thread Sampler of every measuring command, run for as
+// The node collector behind `wattwise exporter`: the one-thread Sampler of every measuring command, run for as
 // long as the exporter lives. Every harvest_period, on the sampling thread, its readings are taken out
 // (Sampler::take_traces, so memory stays bounded) into each GPU's EnergyTotal and latest gauges; every
 // job_poll_period the GPUs' compute processes are read there too, so every call to a GPU is made from
 // that one thread. A scrape (any HTTP thread) only reads that state, under one lock.
-class NodeAgent {
+class NodeCollector {
  public:
-  // `gpus` are not owned and must outlive the agent.
-  NodeAgent(std::vector<hw::GpuReadings*> gpus, Clock& clock, AgentOptions options);
-  ~NodeAgent();
-  NodeAgent(const NodeAgent&) = delete;
-  NodeAgent& operator=(const NodeAgent&) = delete;
+  // `gpus` are not owned and must outlive the collector.
+  NodeCollector(std::vector<hw::GpuReadings*> gpus, Clock& clock, CollectorOptions options);
+  ~NodeCollector();
+  NodeCollector(const NodeCollector&) = delete;
+  NodeCollector& operator=(const NodeCollector&) = delete;
 
   void start();
   // Stops sampling (joins its thread); idempotent.
@@ -69,7 +69,7 @@ class NodeAgent {
 
   std::vector<hw::GpuReadings*> gpus_;
   Clock& clock_;
-  AgentOptions options_;
+  CollectorOptions options_;
   std::unique_ptr<sampling::Sampler> sampler_;
   std::unique_ptr<sampling::ThreadedDriver> driver_;
   Nanos next_poll_{0};  // sampling thread only
