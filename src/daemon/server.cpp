@@ -1,3 +1,7 @@
+// HAZARD ZONE (the settings daemon). A mistake here leaves a user's GPU capped after the client ends, or lets
+// a user change a GPU the policy refuses. Before a change here lands, run test_daemon, test_daemon_unit and
+// `ctest -L faults` (Release build; docs/architecture.md "Hazard zones").
+
 #include "daemon/server.hpp"
 
 #include <errno.h>

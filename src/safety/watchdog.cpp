@@ -1,3 +1,7 @@
+// HAZARD ZONE (safety). A mistake here leaves a GPU capped (a setting not journaled, not restored, or changed
+// under --read-only). Before a change here lands, run test_safety, test_safety_unit, test_experiment and
+// `ctest -L faults` (Release build; docs/architecture.md "Hazard zones").
+
 #include "safety/watchdog.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,7 @@
+// HAZARD ZONE (counter schedule and timeline). A mistake here makes energy figures wrong without saying so.
+// Before a change here lands, run test_sampling, `ctest -L e2e`, bench_sampler_cpu and the load test
+// (-DWATTWISE_LOAD_TEST=ON, `ctest -L load`) (Release build; docs/architecture.md "Hazard zones").
+
 #include "sampling/counter_schedule.hpp"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// HAZARD ZONE (process control). A mistake here orphans the job or its children, or kills a process that is
+// not the job's. Before a change here lands, run test_workload, test_safety and `ctest -L faults` (Release
+// build; docs/architecture.md "Hazard zones").
+
 #include "workload/child_processes.hpp"
 
 #include <dirent.h>

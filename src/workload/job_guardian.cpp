@@ -1,3 +1,7 @@
+// HAZARD ZONE (the guardian). A mistake here leaves the job orphaned when wattwise itself is killed. Before a
+// change here lands, run test_workload, test_safety and `ctest -L faults` (Release build;
+// docs/architecture.md "Hazard zones").
+
 #include "workload/job_guardian.hpp"
 
 #include <signal.h>

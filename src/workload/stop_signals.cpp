@@ -1,3 +1,7 @@
+// HAZARD ZONE (stop signals). A mistake here leaves the job running after wattwise ends, or a GPU capped
+// after Ctrl-C / SIGTERM. Before a change here lands, run test_workload, test_safety and `ctest -L faults`
+// (Release build; docs/architecture.md "Hazard zones").
+
 #include "workload/stop_signals.hpp"
 
 #include <fcntl.h>
