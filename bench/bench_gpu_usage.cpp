@@ -5,7 +5,12 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include "../tests/support/readings_only_gpu.hpp"
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../tests/support/fake_gpu.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 
 namespace {
@@ -13,23 +18,13 @@ namespace {
 using namespace wattwise;
 
 // A GPU with two compute processes, one of them this process (so the match succeeds).
-class ListingGpu final : public wattwise::testing::ReadingsOnlyGpu {
- public:
-  explicit ListingGpu(unsigned index) { id_.index = index; }
-  std::optional<std::vector<hw::GpuProcess>> compute_processes() override {
-    return std::vector<hw::GpuProcess>{{static_cast<int>(::getpid()), 512.0}, {1, 512.0}};
-  }
-  const hw::GpuIdentity& identity() const override { return id_; }
-  hw::Capabilities capabilities() override { return {}; }
-  std::optional<std::uint64_t> energy_mj() override { return std::nullopt; }
-  std::optional<double> power_instant_w() override { return std::nullopt; }
-  std::optional<double> power_average_w() override { return std::nullopt; }
-  std::vector<hw::PowerSample> power_samples_since(std::uint64_t) override { return {}; }
-  hw::Telemetry telemetry() override { return {}; }
-
- private:
-  hw::GpuIdentity id_;
-};
+std::unique_ptr<wattwise::testing::FakeGpu> listing_gpu(unsigned index) {
+  auto gpu = std::make_unique<wattwise::testing::FakeGpu>(index, "GPU-" + std::to_string(index), 300);
+  gpu->processes = [] {
+    return std::optional(std::vector<hw::GpuProcess>{{static_cast<int>(::getpid()), 512.0}, {1, 512.0}});
+  };
+  return gpu;
+}
 
 void BM_ProcessTreeRefresh(benchmark::State& state) {
   workload::JobProcessTree tree(::getpid());
@@ -40,11 +35,11 @@ void BM_ProcessTreeRefresh(benchmark::State& state) {
 BENCHMARK(BM_ProcessTreeRefresh)->Unit(benchmark::kMicrosecond);
 
 void BM_GpuUsagePoll(benchmark::State& state) {
-  std::vector<ListingGpu> gpus;
-  for (unsigned i = 0; i < state.range(0); ++i) gpus.emplace_back(i);
+  std::vector<std::unique_ptr<wattwise::testing::FakeGpu>> gpus;
+  for (unsigned i = 0; i < state.range(0); ++i) gpus.push_back(listing_gpu(i));
   std::vector<hw::GpuReadings*> pointers;
   std::vector<measure::GpuUsage> skeleton(gpus.size());
-  for (auto& g : gpus) pointers.push_back(&g);
+  for (auto& g : gpus) pointers.push_back(g.get());
   measure::GpuUsageTracker tracker(pointers, skeleton);
   workload::JobProcessTree tree(::getpid());
   for (auto _ : state) tracker.poll(tree);

@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "../tests/sampling/fake_gpu.hpp"
+#include "../tests/support/fake_gpu.hpp"
 #include "core/clock.hpp"
 #include "fake_nvml_bench_config.hpp"
 #include "hw/nvml_library.hpp"
@@ -175,7 +175,7 @@ double load_w(const std::string& load, Nanos t) {
 MemoryResult measure_memory(double hours, const std::string& load, const std::string& config_name,
                             const sampling::SamplerConfig& config, Nanos edge_every = Nanos{0}) {
   VirtualClock clock(0ns);
-  sampling::testing::FakeGpu gpu(
+  wattwise::testing::FakeGpu gpu(
       clock, [&](Nanos t) { return load_w(load, t); }, {}, nullptr, -5s);
   sampling::Sampler sampler({&gpu}, clock, config);
   if (edge_every > Nanos{0}) {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "../tests/support/readings_only_gpu.hpp"
+#include "hw/gpu.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/sampler.hpp"
 
@@ -15,8 +15,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Answers every reading from memory, at once.
-class InMemoryGpu final : public wattwise::testing::ReadingsOnlyGpu {
+// Answers every reading from memory, at once: not the FakeGpu of tests/support, whose readings integrate a
+// power function, so that the benchmark times the sampler alone.
+class InMemoryGpu final : public hw::GpuReadings {
  public:
   const hw::GpuIdentity& identity() const override { return identity_; }
   hw::Capabilities capabilities() override { return {}; }
@@ -36,6 +37,10 @@ class InMemoryGpu final : public wattwise::testing::ReadingsOnlyGpu {
     t.temp_c = 61;
     return t;
   }
+
+  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
+  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
+  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
 
  private:
   hw::GpuIdentity identity_{0, "GPU-bench", "in-memory", ""};

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   for (unsigned seed : seeds) {
     std::mt19937 rng(seed);
     const Nanos duration = ww::from_seconds(seconds);
-    ww::sampling::testing::FakeGpuOptions options;
+    ww::testing::FakeGpuOptions options;
     options.sample_shift = std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 40)(rng));
     ww::sampling::SamplerConfig config;
     if (schedule != "default") config.counter_period = 10ms;

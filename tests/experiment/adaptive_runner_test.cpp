@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fake_gpu.hpp"
+#include "../support/temp_dir.hpp"
 
 namespace wattwise::experiment {
 namespace {

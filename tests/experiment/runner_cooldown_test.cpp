@@ -2,8 +2,8 @@
 
 #include <chrono>
 
+#include "../support/fake_gpu.hpp"
 #include "experiment/cooldown.hpp"
-#include "fake_gpu.hpp"
 
 namespace wattwise::experiment {
 namespace {

@@ -8,10 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "../support/fake_gpu.hpp"
+#include "../support/temp_dir.hpp"
 #include "experiment/runner.hpp"
-#include "fake_gpu.hpp"
 
 namespace wattwise::experiment::testing {
+
+using wattwise::testing::FakeGpu;
+using wattwise::testing::FakeGpuSystem;
+using wattwise::testing::TempDir;
 
 // A finished run as a job would leave it: `exit_code`, one second, 100 J per GPU.
 inline measure::Measurement fake_measurement(hw::GpuSystem& system, const std::vector<std::size_t>& gpus,

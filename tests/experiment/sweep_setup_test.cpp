@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fake_gpu.hpp"
+#include "../support/fake_gpu.hpp"
 #include "plan/knob.hpp"
 
 namespace wattwise::experiment {

@@ -4,14 +4,14 @@
 
 #include <thread>
 
-#include "../sampling/fake_gpu.hpp"
+#include "../support/fake_gpu.hpp"
 
 namespace wattwise::exporter {
 namespace {
 
 using namespace std::chrono_literals;
-using sampling::testing::FakeGpu;
-using sampling::testing::FakeGpuOptions;
+using wattwise::testing::FakeGpu;
+using wattwise::testing::FakeGpuOptions;
 
 constexpr double kPowerW = 250;
 

@@ -16,7 +16,7 @@ namespace wattwise::measure {
 namespace {
 
 using namespace std::chrono_literals;
-using sampling::testing::FakeGpuOptions;
+using wattwise::testing::FakeGpuOptions;
 using sampling::testing::simulate;
 using sampling::testing::square_wave;
 
@@ -26,7 +26,7 @@ bool failed(const Measurement& m, std::size_t gpu, const std::string& check) {
 }
 
 // One fake GPU sampled 0-6 s, the job from 0.5 to 5.5 s; `tamper` may spoil its trace.
-Measurement one_gpu_run(sampling::testing::PowerFunction power, std::optional<double> limit_w,
+Measurement one_gpu_run(wattwise::testing::PowerFunction power, std::optional<double> limit_w,
                         const std::function<void(sampling::GpuTrace&)>& tamper = {}) {
   auto sim = simulate(std::move(power), FakeGpuOptions{}, 6s);
   Measurement m;

@@ -4,40 +4,36 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
 
+#include "../support/fake_gpu.hpp"
 #include "../support/temp_dir.hpp"
-#include "../support/readings_only_gpu.hpp"
 #include "measure/gpu_usage_monitor.hpp"
 
 namespace wattwise::measure {
 namespace {
 
-// A GPU whose only reading is its list of compute processes.
-class ProcessListGpu final : public wattwise::testing::ReadingsOnlyGpu {
- public:
-  ProcessListGpu(unsigned index, std::optional<std::vector<int>> pids) : pids_(std::move(pids)) {
-    id_.index = index;
-    id_.uuid = "GPU-" + std::to_string(index);
-  }
-  std::optional<std::vector<int>> pids_;
+using wattwise::testing::FakeGpu;
 
-  std::optional<std::vector<hw::GpuProcess>> compute_processes() override {
-    if (!pids_) return std::nullopt;
+// What a GPU lists as its compute processes: `pids` (none listed: nullopt, the driver cannot tell).
+std::function<std::optional<std::vector<hw::GpuProcess>>()> listing(std::optional<std::vector<int>> pids) {
+  return [pids]() -> std::optional<std::vector<hw::GpuProcess>> {
+    if (!pids) return std::nullopt;
     std::vector<hw::GpuProcess> out;
-    for (int pid : *pids_) out.push_back({pid, 100.0});
+    for (int pid : *pids) out.push_back({pid, 100.0});
     return out;
-  }
-  const hw::GpuIdentity& identity() const override { return id_; }
-  hw::Capabilities capabilities() override { return {}; }
-  std::optional<std::uint64_t> energy_mj() override { return std::nullopt; }
-  std::optional<double> power_instant_w() override { return std::nullopt; }
-  std::optional<double> power_average_w() override { return std::nullopt; }
-  std::vector<hw::PowerSample> power_samples_since(std::uint64_t) override { return {}; }
-  hw::Telemetry telemetry() override { return {}; }
+  };
+}
 
- private:
-  hw::GpuIdentity id_;
-};
+// A GPU whose only reading is its list of compute processes.
+std::unique_ptr<FakeGpu> process_list_gpu(unsigned index, std::optional<std::vector<int>> pids) {
+  auto gpu = std::make_unique<FakeGpu>(index, "GPU-" + std::to_string(index), 300);
+  gpu->processes = listing(std::move(pids));
+  return gpu;
+}
 
 class GpuUsageTest : public ::testing::Test {
  protected:
@@ -68,8 +64,9 @@ class GpuUsageTest : public ::testing::Test {
 };
 
 TEST_F(GpuUsageTest, TheJobsChildOnItsGpuIsSeenThereAndOtherUsersAreNotTheJob) {
-  ProcessListGpu gpu0(0, std::vector<int>{101, 300}), gpu1(1, std::vector<int>{300});
-  const auto usage = track({&gpu0, &gpu1});
+  auto gpu0 = process_list_gpu(0, std::vector<int>{101, 300});
+  auto gpu1 = process_list_gpu(1, std::vector<int>{300});
+  const auto usage = track({gpu0.get(), gpu1.get()});
   EXPECT_EQ(usage[0].job_seen, true);
   EXPECT_EQ(usage[0].pids, (std::vector<int>{101}));
   EXPECT_EQ(usage[1].job_seen, false);
@@ -77,32 +74,33 @@ TEST_F(GpuUsageTest, TheJobsChildOnItsGpuIsSeenThereAndOtherUsersAreNotTheJob) {
 }
 
 TEST_F(GpuUsageTest, AJobOnAGpuItWasNotGivenIsSeenThere) {
-  ProcessListGpu gpu0(0, std::vector<int>{}), gpu1(1, std::vector<int>{100});
-  const auto usage = track({&gpu0, &gpu1});
+  auto gpu0 = process_list_gpu(0, std::vector<int>{});
+  auto gpu1 = process_list_gpu(1, std::vector<int>{100});
+  const auto usage = track({gpu0.get(), gpu1.get()});
   EXPECT_EQ(usage[0].job_seen, false);
   EXPECT_EQ(usage[1].job_seen, true);
   EXPECT_FALSE(usage[1].expected);
 }
 
 TEST_F(GpuUsageTest, AGpuThatCannotListProcessesIsUnknown) {
-  ProcessListGpu gpu0(0, std::nullopt);
-  EXPECT_FALSE(track({&gpu0})[0].job_seen.has_value());
+  auto gpu0 = process_list_gpu(0, std::nullopt);
+  EXPECT_FALSE(track({gpu0.get()})[0].job_seen.has_value());
 }
 
 TEST_F(GpuUsageTest, PidsOfAnotherPidNamespaceMakeAGpuUnknownNotFree) {
   // In a container, the driver may list host pids that name no process here: they could be the job's.
-  ProcessListGpu gpu0(0, std::vector<int>{987654});
-  EXPECT_FALSE(track({&gpu0})[0].job_seen.has_value());
+  auto gpu0 = process_list_gpu(0, std::vector<int>{987654});
+  EXPECT_FALSE(track({gpu0.get()})[0].job_seen.has_value());
 }
 
 TEST_F(GpuUsageTest, AProcessSeenOnceStaysSeenAfterItExits) {
-  ProcessListGpu gpu0(0, std::vector<int>{101});
+  auto gpu0 = process_list_gpu(0, std::vector<int>{101});
   std::vector<GpuUsage> skeleton(1);
-  skeleton[0].gpu = gpu0.identity();
-  GpuUsageTracker tracker({&gpu0}, skeleton);
+  skeleton[0].gpu = gpu0->identity();
+  GpuUsageTracker tracker({gpu0.get()}, skeleton);
   workload::JobProcessTree tree(100, proc_);
   tracker.poll(tree);
-  gpu0.pids_ = std::vector<int>{};
+  gpu0->processes = listing(std::vector<int>{});
   std::filesystem::remove_all(proc_ / "101");
   tracker.poll(tree);
   EXPECT_EQ(tracker.result()[0].job_seen, true);
@@ -112,17 +110,17 @@ TEST_F(GpuUsageTest, AProcessSeenOnceStaysSeenAfterItExits) {
 TEST_F(GpuUsageTest, TheProcessTreeIsWalkedOnlyWhenAGpuListsAPidNotClassifiedYet) {
   // The /proc walk reads every process of the node: in the steady state (the same pids on the GPUs) it
   // is not repeated, and a new pid on a GPU brings it back.
-  ProcessListGpu gpu0(0, std::vector<int>{101, 300});
+  auto gpu0 = process_list_gpu(0, std::vector<int>{101, 300});
   std::vector<GpuUsage> skeleton(1);
-  skeleton[0].gpu = gpu0.identity();
-  GpuUsageTracker tracker({&gpu0}, skeleton);
+  skeleton[0].gpu = gpu0->identity();
+  GpuUsageTracker tracker({gpu0.get()}, skeleton);
   workload::JobProcessTree tree(100, proc_);
   tracker.poll(tree);
   ASSERT_TRUE(tree.contains(101));
   add(102, 100, 100);  // the job starts a worker, not yet on a GPU
   tracker.poll(tree);
   EXPECT_FALSE(tree.contains(102)) << "the tree was walked although the GPU listed only known pids";
-  gpu0.pids_ = std::vector<int>{101, 300, 102};
+  gpu0->processes = listing(std::vector<int>{101, 300, 102});
   tracker.poll(tree);
   EXPECT_TRUE(tree.contains(102));
   EXPECT_EQ(tracker.result()[0].pids, (std::vector<int>{101, 102}));

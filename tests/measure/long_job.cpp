@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "../support/readings_only_gpu.hpp"
+#include "hw/gpu.hpp"
 #include "measure/attribution.hpp"
 #include "measure/session.hpp"
 #include "sampling/sampler.hpp"
@@ -66,8 +66,10 @@ class Schedule {
   std::size_t rank_;
 };
 
-// A GPU whose power is constant on each 10 ms bin: busy inside its rank's iterations, idle between.
-class TrainingGpu final : public wattwise::testing::ReadingsOnlyGpu {
+// A GPU whose power is constant on each 10 ms bin: busy inside its rank's iterations, idle between. Not the
+// FakeGpu of tests/support: its energy is an exact sum over the bins, fast enough for days of virtual time,
+// where the FakeGpu integrates its power function in 50 us steps.
+class TrainingGpu final : public hw::GpuReadings {
  public:
   TrainingGpu(Clock& clock, const Schedule& schedule, std::size_t index, Nanos job_end)
       : clock_(clock), schedule_(schedule), job_end_(job_end) {
@@ -139,6 +141,10 @@ class TrainingGpu final : public wattwise::testing::ReadingsOnlyGpu {
     t.util_gpu_pct = w > 200 ? 100 : 0;
     return t;
   }
+
+  std::optional<hw::PowerLimits> power_limits() override { return std::nullopt; }
+  std::vector<unsigned> supported_mem_clocks_mhz() override { return {}; }
+  std::vector<unsigned> supported_sm_clocks_mhz(unsigned) override { return {}; }
 
  private:
   Clock& clock_;

@@ -9,17 +9,18 @@
 #include <random>
 #include <sstream>
 
+#include "../support/fake_gpu.hpp"
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
 #include "safety/journal.hpp"
 #include "safety/restore.hpp"
 
 namespace wattwise::safety {
 namespace {
 
-using experiment::testing::FakeGpu;
-using experiment::testing::FakeGpuSystem;
-using experiment::testing::TempDir;
+using wattwise::testing::FakeGpu;
+using wattwise::testing::FakeGpuSystem;
+using wattwise::testing::TempDir;
 
 std::string valid_text() {
   return R"({"format": 1, "tool": "wattwise", "pid": 4242, "created_at": "2026-11-23T17:00:00Z",

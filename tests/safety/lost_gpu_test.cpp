@@ -5,8 +5,9 @@
 #include <chrono>
 #include <thread>
 
+#include "../support/fake_gpu.hpp"
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
 #include "fake_nvml_env.hpp"
 #include "safety/journal.hpp"
 #include "safety/restore.hpp"
@@ -15,9 +16,9 @@
 namespace wattwise::safety {
 namespace {
 
-using experiment::testing::FakeGpu;
-using experiment::testing::FakeGpuSystem;
-using experiment::testing::TempDir;
+using wattwise::testing::FakeGpu;
+using wattwise::testing::FakeGpuSystem;
+using wattwise::testing::TempDir;
 using hw::testing::FakeNvmlEnv;
 
 nlohmann::json second_gpu_lost() {

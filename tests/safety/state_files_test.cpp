@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
 #include "safety/gpu_lock.hpp"
 #include "safety/restore.hpp"
 #include "safety/state_dir.hpp"
@@ -20,7 +20,7 @@
 namespace wattwise::safety {
 namespace {
 
-using experiment::testing::TempDir;
+using wattwise::testing::TempDir;
 
 std::string read_all(const std::filesystem::path& path) {
   std::ifstream in(path);

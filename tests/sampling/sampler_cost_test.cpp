@@ -2,9 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "../support/fake_gpu.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
-#include "../support/readings_only_gpu.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/virtual_driver.hpp"
 
@@ -22,33 +23,6 @@ void burn_thread_cpu(Nanos cpu) {
   }
 }
 
-// A FakeGpu whose counter read spins for `spin` of CPU and whose PCIe throughput says 12 / 34 MB/s.
-class SpinningGpu final : public wattwise::testing::ReadingsOnlyGpu {
- public:
-  SpinningGpu(FakeGpu& inner, Nanos spin) : inner_(inner), spin_(spin) {}
-  const hw::GpuIdentity& identity() const override { return inner_.identity(); }
-  hw::Capabilities capabilities() override { return inner_.capabilities(); }
-  std::optional<std::uint64_t> energy_mj() override {
-    burn_thread_cpu(spin_);
-    return inner_.energy_mj();
-  }
-  std::optional<double> power_instant_w() override { return inner_.power_instant_w(); }
-  std::optional<double> power_average_w() override { return inner_.power_average_w(); }
-  std::vector<hw::PowerSample> power_samples_since(std::uint64_t since) override {
-    return inner_.power_samples_since(since);
-  }
-  hw::Telemetry telemetry() override {
-    hw::Telemetry t = inner_.telemetry();
-    t.pcie_tx_mbps = 12;
-    t.pcie_rx_mbps = 34;
-    return t;
-  }
-
- private:
-  FakeGpu& inner_;
-  Nanos spin_;
-};
-
 struct CostRun {
   GpuSamplerCost cost;
   GpuTrace trace;
@@ -59,9 +33,14 @@ CostRun run(Nanos duration, SamplerConfig config, Nanos spin = 0ns) {
   VirtualClock clock(0ns);
   FakeGpuOptions options;
   options.counter_read_cost = 4ms;
-  FakeGpu fake(
+  // Its counter read spins for `spin` of CPU, and its PCIe throughput says 12 / 34 MB/s.
+  FakeGpu gpu(
       clock, [](Nanos) { return 300.0; }, options, &clock, -5s);
-  SpinningGpu gpu(fake, spin);
+  gpu.before_reading = [spin](const char* call) {
+    if (std::string(call) == "energy") burn_thread_cpu(spin);
+  };
+  gpu.pcie_tx_mbps = 12;
+  gpu.pcie_rx_mbps = 34;
   Sampler sampler({&gpu}, clock, config);
   VirtualDriver(sampler, clock).run_until(duration);
   CostRun result{sampler.cost().front(), sampler.take_traces().front(), {}};

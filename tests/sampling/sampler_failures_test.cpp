@@ -8,9 +8,8 @@
 #include <string>
 #include <thread>
 
+#include "../support/fake_gpu.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
-#include "../support/readings_only_gpu.hpp"
 #include "sampling/energy_accounting.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/sampler_cost.hpp"
@@ -24,47 +23,11 @@ namespace {
 using namespace std::chrono_literals;
 using testing::FakeGpu;
 
-// Forwards to a FakeGpu; before each reading asks `fault` (given the call's name), which may throw.
-class FaultyGpu final : public wattwise::testing::ReadingsOnlyGpu {
-  template <typename F>
-  auto call(const char* name, F&& f) -> decltype(f()) {
-    ++calls_;
-    fault_(name);
-    return f();
-  }
-
- public:
-  using Fault = std::function<void(const char* call)>;
-  FaultyGpu(hw::GpuReadings& inner, Fault fault) : inner_(inner), fault_(std::move(fault)) {
-    identity_ = inner.identity();
-    identity_.index = 1;
-  }
-  int calls() const { return calls_; }
-
-  const hw::GpuIdentity& identity() const override { return identity_; }
-  hw::Capabilities capabilities() override { return inner_.capabilities(); }
-  std::optional<std::uint64_t> energy_mj() override {
-    return call("energy", [&] { return inner_.energy_mj(); });
-  }
-  std::optional<double> power_instant_w() override {
-    return call("instant", [&] { return inner_.power_instant_w(); });
-  }
-  std::optional<double> power_average_w() override {
-    return call("average", [&] { return inner_.power_average_w(); });
-  }
-  std::vector<hw::PowerSample> power_samples_since(std::uint64_t since) override {
-    return call("samples", [&] { return inner_.power_samples_since(since); });
-  }
-  hw::Telemetry telemetry() override {
-    return call("telemetry", [&] { return inner_.telemetry(); });
-  }
-
- private:
-  hw::GpuReadings& inner_;
-  Fault fault_;
-  hw::GpuIdentity identity_;
-  std::atomic<int> calls_{0};
-};
+// Makes `gpu` GPU 1 and has it ask `fault` (given the call's name) before each reading; `fault` may throw.
+void make_faulty(FakeGpu& gpu, std::function<void(const char* call)> fault) {
+  gpu.id.index = 1;
+  gpu.before_reading = std::move(fault);
+}
 
 testing::PowerFunction constant_w(double watts) {
   return [watts](Nanos) { return watts; };
@@ -73,9 +36,9 @@ testing::PowerFunction constant_w(double watts) {
 TEST(SamplerFailures, ALostGpuIsNotCalledAgainAndTheOtherGpuIsStillRead) {
   VirtualClock clock(0s);
   FakeGpu healthy(clock, constant_w(300), {}, nullptr, -5s);
-  FakeGpu inner(clock, constant_w(200), {}, nullptr, -5s);
+  FakeGpu lost(clock, constant_w(200), {}, nullptr, -5s);
   int calls_after_loss = 0;
-  FaultyGpu lost(inner, [&](const char*) {
+  make_faulty(lost, [&](const char*) {
     if (clock.now() >= 1s) {
       ++calls_after_loss;
       throw hw::GpuLostError(1, "GPU 1: nvmlDeviceGetTotalEnergyConsumption failed: GPU is lost");
@@ -116,9 +79,9 @@ TEST(SamplerFailures, ALostGpuIsNotCalledAgainAndTheOtherGpuIsStillRead) {
 
 TEST(SamplerFailures, AMomentaryErrorCostsOneReadingAndIsCounted) {
   VirtualClock clock(0s);
-  FakeGpu inner(clock, constant_w(200), {}, nullptr, -5s);
+  FakeGpu gpu(clock, constant_w(200), {}, nullptr, -5s);
   int energy_calls = 0;
-  FaultyGpu gpu(inner, [&](const char* call) {
+  make_faulty(gpu, [&](const char* call) {
     if (std::string(call) == "energy" && ++energy_calls % 4 == 0)
       throw environment_error("GPU 1: nvmlDeviceGetTotalEnergyConsumption failed: Unknown Error");
   });
@@ -136,13 +99,14 @@ TEST(SamplerFailures, AMomentaryErrorCostsOneReadingAndIsCounted) {
 
 TEST(SamplerFailures, ErrorsInARowMarkTheGpuFailed) {
   VirtualClock clock(0s);
-  FakeGpu inner(clock, constant_w(200), {}, nullptr, -5s);
-  FaultyGpu gpu(inner, [&](const char*) {
+  FakeGpu gpu(clock, constant_w(200), {}, nullptr, -5s);
+  int calls = 0;
+  make_faulty(gpu, [&](const char*) {
+    ++calls;
     if (clock.now() >= 1s) throw environment_error("GPU 1: nvmlDeviceGetTemperature failed: Timeout");
   });
   Sampler sampler({&gpu}, clock);
   VirtualDriver(sampler, clock).run_until(3s);
-  const int calls = gpu.calls();
   const GpuTrace trace = sampler.take_traces().front();
   ASSERT_TRUE(trace.failure.has_value());
   EXPECT_FALSE(trace.failure->gpu_lost);
@@ -156,9 +120,9 @@ TEST(SamplerFailures, ErrorsInARowMarkTheGpuFailed) {
 TEST(SamplerFailures, ALostGpuUnderTheThreadedDriverDoesNotTerminateTheProcess) {
   MonotonicClock clock;
   FakeGpu healthy(clock, constant_w(300));
-  FakeGpu inner(clock, constant_w(200));
+  FakeGpu lost(clock, constant_w(200));
   const Nanos lost_at = clock.now() + 100ms;
-  FaultyGpu lost(inner, [&](const char*) {
+  make_faulty(lost, [&](const char*) {
     if (clock.now() >= lost_at) throw hw::GpuLostError(1, "GPU 1: nvmlDeviceGetSamples failed: GPU is lost");
   });
   Sampler sampler({&healthy, &lost}, clock);
@@ -182,9 +146,9 @@ TEST(SamplerFailures, ACallThatNeverReturnsCostsItsGpuFromThatCallsStartAndStopS
   // Before the supervisor, the one sampling thread blocked in the call and stop() never returned.
   MonotonicClock clock;
   FakeGpu healthy(clock, constant_w(300), {}, nullptr, clock.now() - 5s);
-  FakeGpu inner(clock, constant_w(200), {}, nullptr, clock.now() - 5s);
+  FakeGpu hung(clock, constant_w(200), {}, nullptr, clock.now() - 5s);
   const Nanos hangs_from = clock.now() + 100ms;
-  FaultyGpu hung(inner, [&](const char* call) {
+  make_faulty(hung, [&](const char* call) {
     if (std::string(call) == "energy" && clock.now() >= hangs_from) block_forever();
   });
   Sampler sampler({&healthy, &hung}, clock);
@@ -217,9 +181,9 @@ TEST(SamplerFailures, ACallThatIsSlowButWorkingIsNotTakenAsHung) {
   // A call that keeps its thread busy past the limit (a starved machine, a driver that computes) uses
   // CPU; one blocked in the driver uses none. Only the second is given up.
   MonotonicClock clock;
-  FakeGpu inner(clock, constant_w(200), {}, nullptr, clock.now() - 5s);
+  FakeGpu slow(clock, constant_w(200), {}, nullptr, clock.now() - 5s);
   std::atomic<int> slow_calls{0};
-  FaultyGpu slow(inner, [&](const char* call) {
+  make_faulty(slow, [&](const char* call) {
     if (std::string(call) != "telemetry" || slow_calls.fetch_add(1) != 2) return;
     const Nanos until = thread_cpu_time() + 400ms;  // twice the limit, on the CPU
     while (thread_cpu_time() < until) {

@@ -4,8 +4,8 @@
 
 #include <thread>
 
+#include "../support/fake_gpu.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
 #include "sampling/threaded_driver.hpp"
 #include "sampling/virtual_driver.hpp"
 #include "simulate.hpp"

@@ -7,11 +7,15 @@
 #include <utility>
 #include <vector>
 
-#include "fake_gpu.hpp"
+#include "../support/fake_gpu.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/virtual_driver.hpp"
 
 namespace wattwise::sampling::testing {
+
+using wattwise::testing::FakeGpu;
+using wattwise::testing::FakeGpuOptions;
+using wattwise::testing::PowerFunction;
 
 // One fake GPU sampled on a virtual clock from 0 to `duration`; the device has been up since -5 s.
 struct Simulation {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "../sampling/fake_gpu.hpp"
+#include "../support/fake_gpu.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/virtual_driver.hpp"
 #include "window/window_energy.hpp"
@@ -9,7 +9,7 @@ namespace wattwise::window {
 namespace {
 
 using namespace std::chrono_literals;
-using sampling::testing::FakeGpu;
+using wattwise::testing::FakeGpu;
 
 // Two fake H100s (counter posted every 100 ms, 20 ms samples drained every 0.5 s) on a virtual clock.
 class LiveWindowsTest : public ::testing::Test {

@@ -5,8 +5,8 @@
 
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
 
 namespace wattwise::experiment {
 namespace {

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
 
 namespace wattwise::experiment {
 namespace {

@@ -2,8 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/fake_gpu.hpp"
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
 
 namespace wattwise::experiment {
 namespace {

@@ -8,8 +8,9 @@
 #include <chrono>
 #include <thread>
 
+#include "../support/fake_gpu.hpp"
+#include "../support/temp_dir.hpp"
 #include "core/error.hpp"
-#include "fake_gpu.hpp"
 #include "safety/settings_guard.hpp"
 
 namespace wattwise::experiment {
