@@ -76,8 +76,10 @@ struct Best {
   bool found = false;
 };
 
+// Fits this close (relative to the counter's sum of squares) are a tie.
+constexpr double kRelativeTie = 1e-9;
+
 void consider(Best& best, Nanos shift, const Fit& fit) {
-  constexpr double kRelativeTie = 1e-9;
   const double tie = kRelativeTie * std::max(1.0, fit.counter_sq);
   const bool better = !best.found || fit.residual_sq < best.fit.residual_sq - tie ||
                       (std::abs(fit.residual_sq - best.fit.residual_sq) <= tie &&
@@ -108,7 +110,19 @@ Alignment estimate_alignment(const CounterTimeline& counter, const PowerCurve& f
   const std::vector<Fit> fine_fits = fits_on_grid(pieces, fine, refine);
   for (std::size_t i = 0; i < refine.count; ++i) consider(best, refine.at(i), fine_fits[i]);
 
-  return finish_alignment(alignment, pieces, fine, best);
+  alignment = finish_alignment(alignment, pieces, fine, best);
+  // The shifts the data cannot tell from the best: a residual within four mean squares of one interval's
+  // (two standard deviations of a chi-squared change for one parameter), or within the tie.
+  const double noise = best.fit.residual_sq / static_cast<double>(pieces.size() - 2);
+  const double indistinct = 4 * noise + kRelativeTie * std::max(1.0, best.fit.counter_sq);
+  const auto widen = [&](const ShiftGrid& grid, const std::vector<Fit>& fits) {
+    for (std::size_t i = 0; i < grid.count; ++i)
+      if (fits[i].residual_sq <= best.fit.residual_sq + indistinct)
+        alignment.offset_uncertainty = std::max(alignment.offset_uncertainty, std::chrono::abs(grid.at(i) - best.shift));
+  };
+  widen(coarse, coarse_fits);
+  widen(refine, fine_fits);
+  return alignment;
 }
 
 AlignmentSums::AlignmentSums(Nanos first, Nanos step, std::size_t count)

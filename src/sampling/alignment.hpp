@@ -21,6 +21,12 @@ struct Alignment {
   double residual_relative = 0;  // sum of |differences| / sum of counter increments
   double scale = 1;              // counter energy / fine-trace energy over the intervals used
   std::size_t intervals = 0;     // counter intervals the estimate used
+  // How far the offset may be from the truth, as the search saw it: the farthest shift searched whose fit
+  // the counter cannot tell from the best one (residual within four times the noise of one interval's,
+  // the best fit's mean square residual). 0 where not searched (a known shift) or not found (too few
+  // intervals). A load the counter's intervals cannot see shifted (a square wave whose period is the read
+  // interval, its edges on postings) leaves the whole search this flat: the best shift is then arbitrary.
+  Nanos offset_uncertainty{0};
 };
 
 // Chooses the shift within +-`search` that minimises sum_j (dE_j - c * dS_j(shift))^2 over the counter

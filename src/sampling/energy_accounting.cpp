@@ -264,7 +264,27 @@ double EnergyAccounting::offset_uncertainty_j(Nanos t) const {
   const Nanos at = t + alignment_.offset;
   const double before = fine_->cumulative_j(at) - fine_->cumulative_j(at - kOffsetUncertainty);
   const double after = fine_->cumulative_j(at + kOffsetUncertainty) - fine_->cumulative_j(at);
-  return alignment_.scale * std::abs(after - before);
+  double term = alignment_.scale * std::abs(after - before);
+  if (alignment_.offset_uncertainty <= kOffsetUncertainty || pieces_.empty()) return term;
+  // The search could not tell the offset within one sample (alignment.hpp: a load the counter's intervals
+  // do not see shifted): t's counter interval is split as every offset it allowed would split it, and the
+  // farthest of those splits from the one used is the term (the caller caps it at the interval's larger part).
+  const std::size_t after_index = first_piece_after(t);
+  const Piece& piece = pieces_[after_index == 0 ? 0 : after_index - 1];
+  if (!piece.scale || t < piece.begin || t > piece.end) return term;
+  const auto split_j = [&](Nanos offset) -> std::optional<double> {
+    const double begin_j = fine_->cumulative_j(piece.begin + offset);
+    const double piece_j = fine_->cumulative_j(piece.end + offset) - begin_j;
+    if (!(piece_j > 0)) return std::nullopt;
+    return piece.energy_j * (fine_->cumulative_j(t + offset) - begin_j) / piece_j;
+  };
+  const auto used_j = split_j(alignment_.offset);
+  if (!used_j) return term;
+  const Nanos reach = alignment_.offset_uncertainty;
+  const Nanos step = std::max(kOffsetUncertainty / 2, reach / 32);
+  for (Nanos shift = -reach; shift <= reach; shift += step)
+    if (const auto other_j = split_j(alignment_.offset + shift)) term = std::max(term, std::abs(*other_j - *used_j));
+  return term;
 }
 
 // Energy estimated across counter breaks inside [t0, t1] is known only to the fine trace's overall scale:

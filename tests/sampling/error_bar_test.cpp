@@ -108,6 +108,56 @@ TEST(ErrorBar, SparseLateReadsWithoutAGridWidenTheBarsAndStillCoverTheTruth) {
   EXPECT_GE(inside, n * 95 / 100) << inside << " of " << n;
 }
 
+// The load test's miss (tests/e2e/load_test.sh, docs/evidence/energy-checks.md): a square wave whose period is
+// the read interval (1 s, the schedule's every 10th posting), its edges on postings, the dense reads all inside
+// one level. No counter interval sees the samples shifted, so the search for their offset is flat and its
+// best is arbitrary; here the samples run 60 ms late and the search keeps 0. The bars must say so.
+TEST(ErrorBar, AnOffsetTheCounterCannotSeeWidensTheBarsToCoverTheTruth) {
+  const auto power_w = [](Nanos t) { return (t % 1s) < 500ms ? 500.0 : 100.0; };
+  const auto energy_j = [](Nanos t) {  // the integral of power_w from 0
+    const double s = to_seconds(t), whole = std::floor(s), part = s - whole;
+    return whole * 300 + (part < 0.5 ? 500 * part : 250 + 100 * (part - 0.5));
+  };
+  constexpr Nanos kLate = 60ms;  // the samples' stamps run this late
+  GpuTrace trace;
+  const auto read_at = [&](Nanos t) {
+    const Nanos posted = t / 100ms * 100ms;
+    trace.energy.push_back({t, 20us, static_cast<std::uint64_t>(std::llround(energy_j(posted) * 1000))});
+  };
+  for (Nanos t = 105ms; t <= 405ms; t += 20ms) read_at(t);  // a learning burst, all at 500 W
+  for (Nanos t = 1005ms; t <= 8005ms; t += 1s) read_at(t);  // every 10th posting
+  for (Nanos t = 20ms; t <= 8100ms; t += 20ms)
+    trace.power_samples.push_back({t + kLate, (energy_j(t) - energy_j(t - 20ms)) / 0.02});
+  const EnergyAccounting accounting(trace);
+  const auto alignment = accounting.alignment();
+  ASSERT_TRUE(alignment);
+  EXPECT_GE(alignment->offset_uncertainty, std::chrono::abs(alignment->offset - kLate))
+      << "offset " << to_seconds(alignment->offset) * 1e3 << " ms";
+  int inside = 0, n = 0;
+  for (Nanos t0 = 1130ms; t0 < 6000ms; t0 += 170ms) {
+    for (Nanos length : {90ms, 380ms, 1700ms}) {
+      const WindowEnergy e = accounting.energy(t0, t0 + length);
+      ASSERT_TRUE(e.joules);
+      const double truth = energy_j(t0 + length) - energy_j(t0);
+      inside += std::abs(*e.joules - truth) <= e.uncertainty_j;
+      ++n;
+    }
+  }
+  EXPECT_GE(inside, n * 95 / 100) << inside << " of " << n << " windows within their bars";
+}
+
+// A load whose every counter interval sees a shift tells the offset to a few ms: the bars stay as narrow.
+TEST(ErrorBar, AnOffsetTheCounterSeesIsKnownWithinASample) {
+  FakeGpuOptions options;
+  options.sample_shift = 30ms;
+  const Nanos duration = 20s;
+  std::mt19937 load_rng(11);
+  auto sim = simulate(testing::noisy_load(load_rng, duration, 50ms, 600ms), options, duration);
+  const EnergyAccounting accounting(sim.trace);
+  ASSERT_TRUE(accounting.alignment());
+  EXPECT_LE(accounting.alignment()->offset_uncertainty, 20ms);
+}
+
 TEST(ErrorBar, NoCounterGivesARelativeBarByMethod) {
   GpuTrace trace;
   trace.power_instant = {{0s, 200}, {1s, 200}};
