@@ -4,6 +4,7 @@
 //   build/bench/bench_long_job --days 30 --gpus 8                 # the bounded job: peak RSS
 //   build/bench/bench_long_job --hours 6 --gpus 8 --compare       # bounded and unbounded, per-phase figures
 //   build/bench/bench_long_job --hours 6 --gpus 8 --compare --same-alignment   # the bookkeeping alone
+//   build/bench/bench_long_job --hours 1 --gpus 2 --compare --stretch-offsets   # why the offsets differ
 //
 // The job (tests/measure/long_job.hpp) runs in virtual time on simulated GPUs whose counter, samples,
 // instantaneous power and telemetry are read by the real sampler at its default cadences, each rank
@@ -20,7 +21,10 @@
 #include <string>
 
 #include "../tests/measure/long_job.hpp"
+#include "sampling/alignment.hpp"
+#include "sampling/counter_timeline.hpp"
 #include "sampling/energy_accounting.hpp"
+#include "sampling/power_curve.hpp"
 
 namespace {
 
@@ -51,6 +55,42 @@ void print_job(const char* label, const measure::testing::LongJobResult& r, doub
                g.peak_power_w.value_or(-1));
 }
 
+// The samples' offset of one GPU's whole trace, against the one found the folding's way (phase_folding.cpp:
+// the least squares summed over minute stretches, each with 90 s of samples and its own counter timeline),
+// and how far the stretches' knots (their own posting grids) lie from the whole trace's.
+void print_stretch_offsets(const sampling::GpuTrace& trace, Nanos duration) {
+  const auto cut = [](const auto& readings, Nanos from, Nanos to) {
+    std::decay_t<decltype(readings)> kept;
+    for (const auto& r : readings)
+      if (r.t >= from && r.t < to) kept.push_back(r);
+    return kept;
+  };
+  const sampling::CounterTimeline whole = sampling::build_counter_timeline(trace.energy);
+  const auto whole_alignment = sampling::EnergyAccounting(trace).alignment();
+  if (!whole_alignment) return;
+  sampling::AlignmentSums sums(whole_alignment->offset - 20ms, 250us, 161);
+  Nanos summed_until = Nanos::min();
+  double knot_shift_ms = 0;
+  std::size_t knots = 0;
+  for (Nanos end = 90s; end <= duration; end += 60s) {
+    const sampling::PowerCurve fine(cut(trace.power_samples, end - 90s, end), sampling::PowerInterpolation::kIntervalMean);
+    const sampling::CounterTimeline stretch = sampling::build_counter_timeline(cut(trace.energy, end - 89500ms, end - 500ms));
+    summed_until = sums.add(stretch, fine, summed_until);
+    std::size_t j = 0;
+    for (const auto& piece : stretch.pieces) {  // each knot against the whole trace's same posting
+      while (j < whole.pieces.size() && whole.pieces[j].end < piece.end - 50ms) ++j;
+      if (j == whole.pieces.size()) break;
+      if (std::chrono::abs(piece.end - whole.pieces[j].end) > 40ms) continue;
+      knot_shift_ms += to_seconds(piece.end - whole.pieces[j].end) * 1e3;
+      ++knots;
+    }
+  }
+  fmt::print("  GPU {}: samples' offset {:.2f} ms from the whole trace, {:.2f} ms from its minute stretches summed; "
+             "the stretches' knots lie {:+.2f} ms from the whole trace's (mean of {})\n",
+             trace.gpu_index, to_seconds(whole_alignment->offset) * 1e3, to_seconds(sums.best().value_or(Nanos{0})) * 1e3,
+             knots > 0 ? knot_shift_ms / static_cast<double>(knots) : 0.0, knots);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,7 +98,7 @@ int main(int argc, char** argv) {
   double days = 0, hours = 0;
   std::size_t gpus = 8;
   double rate = 10;
-  bool compare = false, same_alignment = false;
+  bool compare = false, same_alignment = false, stretch_offsets = false;
   int fast_ms = 20, telemetry_ms = 100;
   app.add_option("--days", days, "simulated days");
   app.add_option("--hours", hours, "simulated hours (added to --days)");
@@ -70,6 +110,9 @@ int main(int argc, char** argv) {
   app.add_flag("--same-alignment", same_alignment,
                "with --compare: run the unbounded job first and fold with its samples' offsets to the counter "
                "(the folding's bookkeeping alone compared)");
+  app.add_flag("--stretch-offsets", stretch_offsets,
+               "with --compare: each GPU's samples' offset from the unbounded job's whole trace and from its minute "
+               "stretches, as the folding finds it");
   CLI11_PARSE(app, argc, argv);
 
   measure::testing::LongJobConfig config;
@@ -98,6 +141,8 @@ int main(int argc, char** argv) {
   const auto bounded = timed(same_alignment ? "bounded, the unbounded job's offsets" : "bounded", config);
   if (!compare) return 0;
   if (!whole) whole = timed("unbounded", unbounded_config);
+  if (stretch_offsets)
+    for (const auto& trace : whole->m.traces) print_stretch_offsets(trace, config.duration);
   double worst = 0;
   for (const auto& w : whole->m.phase_summaries) {
     for (const auto& b : bounded.m.phase_summaries) {

@@ -24,6 +24,10 @@ TEST(ErrorBar, TrueEnergyOfWindowsOnANoisyChangingLoadLiesWithinTheBar) {
   std::mt19937 load_rng(11);
   auto sim = simulate(testing::noisy_load(load_rng, duration, 50ms, 600ms), options, duration);
   const EnergyAccounting accounting(sim.trace);
+  // A load whose every counter interval sees a shift tells the samples' offset to a few ms: the offset term
+  // stays the 20 ms one (the widening below is for loads the counter cannot see shifted).
+  ASSERT_TRUE(accounting.alignment());
+  EXPECT_LE(accounting.alignment()->offset_uncertainty, 20ms);
   std::mt19937 rng(12);
   std::uniform_int_distribution<int> start_ms(300, 18000), length_ms(30, 1500);
   int inside = 0, n = 0;
@@ -144,18 +148,6 @@ TEST(ErrorBar, AnOffsetTheCounterCannotSeeWidensTheBarsToCoverTheTruth) {
     }
   }
   EXPECT_GE(inside, n * 95 / 100) << inside << " of " << n << " windows within their bars";
-}
-
-// A load whose every counter interval sees a shift tells the offset to a few ms: the bars stay as narrow.
-TEST(ErrorBar, AnOffsetTheCounterSeesIsKnownWithinASample) {
-  FakeGpuOptions options;
-  options.sample_shift = 30ms;
-  const Nanos duration = 20s;
-  std::mt19937 load_rng(11);
-  auto sim = simulate(testing::noisy_load(load_rng, duration, 50ms, 600ms), options, duration);
-  const EnergyAccounting accounting(sim.trace);
-  ASSERT_TRUE(accounting.alignment());
-  EXPECT_LE(accounting.alignment()->offset_uncertainty, 20ms);
 }
 
 TEST(ErrorBar, NoCounterGivesARelativeBarByMethod) {
