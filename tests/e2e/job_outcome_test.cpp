@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "e2e_fixture.hpp"
+#include "../support/proc_file.hpp"
 
 namespace wattwise::e2e {
 namespace {
@@ -28,8 +29,7 @@ bool any_alive(pid_t pid, pid_t process_group) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string text = wattwise::testing::read_proc_file(entry.path() / "stat");
     const auto close_paren = text.rfind(')');
     if (close_paren == std::string::npos) continue;
     char state = '?';
@@ -329,8 +329,7 @@ bool any_alive_with_argument(const std::string& text) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmdline = wattwise::testing::read_proc_file(entry.path() / "cmdline");
     if (cmdline.find(text) != std::string::npos && any_alive(static_cast<pid_t>(std::stol(name)), 0))
       return true;
   }

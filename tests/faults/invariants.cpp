@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "../support/proc_file.hpp"
+
 namespace wattwise::faults {
 namespace {
 
@@ -50,8 +52,7 @@ Violations compare_settings(const fake_nvml::FakeState& now, const fake_nvml::Fa
 bool alive(pid_t pid) {
   if (::kill(pid, 0) != 0) return false;
   // A zombie has finished; it waits for its parent (or init) to reap it.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::string text = wattwise::testing::read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   const auto close = text.rfind(')');
   return close == std::string::npos || close + 2 >= text.size() || text[close + 2] != 'Z';
 }

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/proc_file.hpp"
 #include "workload/child_processes.hpp"
 #include "workload/process.hpp"
 #include "workload/stop_signals.hpp"
@@ -50,8 +51,7 @@ pid_t read_pid(const std::string& path, std::chrono::milliseconds timeout = 10s)
 // Alive: exists and is not a zombie waiting for its parent (init reaps those a moment later).
 bool alive(pid_t pid) {
   if (::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::string text = wattwise::testing::read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   const auto close_paren = text.rfind(')');
   return close_paren == std::string::npos || text.size() < close_paren + 3 || text[close_paren + 2] != 'Z';
 }
@@ -61,8 +61,7 @@ bool group_alive(pid_t group) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::string text = wattwise::testing::read_proc_file(entry.path() / "stat");
     const auto close_paren = text.rfind(')');
     if (close_paren == std::string::npos) continue;
     char state = '?';
