@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/error_kind.hpp"
 #include "core/error.hpp"
 
 namespace wattwise::cli {
@@ -10,14 +11,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-ErrorKind kind_of_failure(auto&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  return ErrorKind::kInternal;  // no error at all
-}
+using wattwise::testing::kind_of_failure;
 
 TEST(FlagValues, DurationsReadInTheirUnit) {
   EXPECT_EQ(parse_duration("--timeout", "3600", DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS),

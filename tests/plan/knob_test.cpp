@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/error_kind.hpp"
 #include "core/error.hpp"
 
 namespace wattwise::experiment {
@@ -9,14 +10,7 @@ namespace {
 
 using Values = std::vector<std::string>;
 
-ErrorKind kind_of_failure(auto&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  return ErrorKind::kInternal;  // no error at all
-}
+using wattwise::testing::kind_of_failure;
 
 TEST(Knob, PowerLimitRangeIsInclusive) {
   plan::Knob knob = plan::parse_power_limit_knob("150:170:5");
