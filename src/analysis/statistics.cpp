@@ -91,8 +91,7 @@ std::optional<bool> anova_differs(const std::vector<std::vector<double>>& groups
   // No spread within groups: any difference between their means is beyond the (zero) noise.
   if (within == 0) return between > 0;
   const double f = (between / df_between) / (within / df_within);
-  const boost::math::fisher_f distribution(df_between, df_within);
-  return f > boost::math::quantile(distribution, 0.95);
+  return f > f_quantile(0.95, df_between, df_within);
 }
 
 }  // namespace wattwise::analysis

@@ -34,15 +34,14 @@ struct ShiftGrid {
   Nanos at(std::size_t i) const { return first + step * static_cast<std::int64_t>(i); }
 };
 
-// The fit at every shift of the grid, in one pass over the pieces: at each piece boundary the fine
-// trace's cumulative energy is evaluated for all shifts together (neighbouring shifts land in the same
-// or the next reading interval, so this is a short walk), and a boundary shared by two contiguous pieces
-// is evaluated once. Each shift's sums run over the pieces in order, exactly as one shift at a time would.
-std::vector<Fit> fits_on_grid(const std::vector<const CounterPiece*>& pieces, const PowerCurve& fine,
-                              const ShiftGrid& grid) {
+// The least-squares sums of every shift of the grid, added to over the pieces in one pass: at each piece
+// boundary the fine trace's cumulative energy is evaluated for all shifts together (neighbouring shifts
+// land in the same or the next reading interval, so this is a short walk), and a boundary shared by two
+// contiguous pieces is evaluated once. Each shift's sums run over the pieces in order, exactly as one shift
+// at a time would. es[i] = sum dE * dS_i, ss[i] = sum dS_i^2, ee = sum dE^2.
+void add_grid_sums(const std::vector<const CounterPiece*>& pieces, const PowerCurve& fine, const ShiftGrid& grid,
+                   std::vector<double>& es, std::vector<double>& ss, double& ee) {
   std::vector<double> at_begin(grid.count), at_end(grid.count);
-  std::vector<double> es(grid.count, 0.0), ss(grid.count, 0.0);
-  double ee = 0;
   std::size_t cursor = 0;
   bool have_end = false;
   Nanos previous_end{0};
@@ -63,10 +62,21 @@ std::vector<Fit> fits_on_grid(const std::vector<const CounterPiece*>& pieces, co
       ss[i] += ds * ds;
     }
   }
+}
+
+// The fit at the best common scale c = es / ss: the residual sum of squares ee - es^2 / ss.
+Fit fit_from_sums(double ee, double es, double ss) {
+  return ss <= 0 ? Fit{ee, 1, ee} : Fit{std::max(0.0, ee - es * es / ss), es / ss, ee};
+}
+
+// The fit at every shift of the grid.
+std::vector<Fit> fits_on_grid(const std::vector<const CounterPiece*>& pieces, const PowerCurve& fine,
+                              const ShiftGrid& grid) {
+  std::vector<double> es(grid.count, 0.0), ss(grid.count, 0.0);
+  double ee = 0;
+  add_grid_sums(pieces, fine, grid, es, ss, ee);
   std::vector<Fit> fits(grid.count);
-  for (std::size_t i = 0; i < grid.count; ++i) {
-    fits[i] = ss[i] <= 0 ? Fit{ee, 1, ee} : Fit{std::max(0.0, ee - es[i] * es[i] / ss[i]), es[i] / ss[i], ee};
-  }
+  for (std::size_t i = 0; i < grid.count; ++i) fits[i] = fit_from_sums(ee, es[i], ss[i]);
   return fits;
 }
 
@@ -134,20 +144,8 @@ Nanos AlignmentSums::add(const CounterTimeline& counter, const PowerCurve& fine,
   for (const CounterPiece* piece : usable_pieces(counter, fine))
     if (piece->begin >= from) pieces.push_back(piece);
   if (pieces.empty()) return from;
-  // fits_on_grid's sums, before they become fits: the residual at the best scale needs the totals.
-  std::vector<double> at_begin(es_.size()), at_end(es_.size());
-  std::size_t cursor = 0;
-  for (const CounterPiece* piece : pieces) {
-    fine.cumulative_j_grid(piece->begin + first_, step_, at_begin, cursor);
-    fine.cumulative_j_grid(piece->end + first_, step_, at_end, cursor);
-    const double de = *piece->energy_j;
-    ee_ += de * de;
-    for (std::size_t i = 0; i < es_.size(); ++i) {
-      const double ds = at_end[i] - at_begin[i];
-      es_[i] += de * ds;
-      ss_[i] += ds * ds;
-    }
-  }
+  // fits_on_grid's sums, kept before they become fits: the residual at the best scale needs the totals.
+  add_grid_sums(pieces, fine, ShiftGrid{first_, step_, es_.size()}, es_, ss_, ee_);
   intervals_ += pieces.size();
   return pieces.back()->end;
 }
@@ -155,11 +153,8 @@ Nanos AlignmentSums::add(const CounterTimeline& counter, const PowerCurve& fine,
 std::optional<Nanos> AlignmentSums::best() const {
   if (intervals_ < 3) return std::nullopt;
   Best best;
-  for (std::size_t i = 0; i < es_.size(); ++i) {
-    const Fit fit = ss_[i] <= 0 ? Fit{ee_, 1, ee_}
-                                : Fit{std::max(0.0, ee_ - es_[i] * es_[i] / ss_[i]), es_[i] / ss_[i], ee_};
-    consider(best, first_ + step_ * static_cast<std::int64_t>(i), fit);
-  }
+  for (std::size_t i = 0; i < es_.size(); ++i)
+    consider(best, first_ + step_ * static_cast<std::int64_t>(i), fit_from_sums(ee_, es_[i], ss_[i]));
   return best.shift;
 }
 
