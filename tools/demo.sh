@@ -25,7 +25,7 @@ rm -f "$OUT/adaptive.db"
 "$WW" sweep --adaptive --simulate v100:resnet50 --power-limit 150:300:5 --seed 1 --db "$OUT/adaptive.db"
 
 echo
-echo "== wattwise tune --simulate v100:resnet50 --iterations 3000   (tuning inside the running job, ~170 profiling iterations)"
+echo "== wattwise tune --simulate v100:resnet50 --iterations 3000   (tuning inside the running job, ~140 profiling iterations: the median of docs/evidence/tune-benchmark.md)"
 "$WW" tune --simulate v100:resnet50 --iterations 3000 --seed 1 --json "$OUT/tune.json"
 
 echo
