@@ -206,10 +206,14 @@ TEST_F(MultirankTest, NoGpuIsChargedMoreThanItsEnergyOverThePhasesSpanByAnyPhase
   // because the ranks run at once and their epochs overlap. (The span, not the whole run: on a loaded
   // machine the ranks' start-up stretches the run, and the run's total would let a double charge pass.)
   std::map<std::string, std::vector<double>> charged_j;  // name -> per GPU
+  std::vector<double> epoch_bar_j(3, 0.0);  // the epochs' own error bars per GPU, summed (one epoch per rank)
   for (const auto& inst : m_.at("phase_instances")) {
     auto& sums = charged_j.try_emplace(inst.at("name"), 3, 0.0).first->second;
-    for (std::size_t g = 0; g < 3; ++g)
-      if (inst.at("energy_per_gpu_j")[g].is_number()) sums[g] += inst.at("energy_per_gpu_j")[g].get<double>();
+    for (std::size_t g = 0; g < 3; ++g) {
+      if (!inst.at("energy_per_gpu_j")[g].is_number()) continue;
+      sums[g] += inst.at("energy_per_gpu_j")[g].get<double>();
+      if (inst.at("name") == "epoch") epoch_bar_j[g] += inst.at("energy_uncertainty_j").get<double>();
+    }
   }
   ASSERT_EQ(charged_j.count("epoch"), 1u);
   const nlohmann::json epoch0 = instances("epoch", 0).at(0);
@@ -221,8 +225,10 @@ TEST_F(MultirankTest, NoGpuIsChargedMoreThanItsEnergyOverThePhasesSpanByAnyPhase
       << "the ranks' epochs did not overlap: the check below would have no teeth";
   const std::vector<double> span_j = {expected_j(0, span_begin_s, span_end_s),
                                       expected_j(1, span_begin_s, span_end_s)};
+  // A double charge adds a whole epoch (~100% of the span's energy), far beyond 1% or, under load, the bar.
   for (std::size_t g = 0; g < 2; ++g)
-    EXPECT_LE(charged_j["epoch"][g], span_j[g] * 1.01) << "epoch on GPU " << g;
+    EXPECT_LE(charged_j["epoch"][g], span_j[g] + accuracy_tolerance(0.01 * span_j[g], epoch_bar_j[g]))
+        << "epoch on GPU " << g;
   for (const auto& [name, sums] : charged_j) {
     for (std::size_t g = 0; g < 3; ++g) {
       const double total_j = m_["gpus"][g].at("energy_j");
