@@ -18,6 +18,8 @@ constexpr double kGolden = 0.3819660112501051;
 constexpr std::size_t kScanPoints = 6;
 // The final pick is a quadratic through this many measured candidates nearest the bracket.
 constexpr std::size_t kFitPoints = 5;
+// A bump (not unimodal) must stand out of intervals this many times wider than a comparison's (at 95%).
+constexpr double kBumpWidening = 2.0;
 
 }  // namespace
 
@@ -177,33 +179,52 @@ std::optional<Search::FittedChoice> Search::fitted_choice() const {
   return c;
 }
 
+std::optional<Search::CurveFitted> Search::curve_fit() const {
+  if (estimates_.size() < 3 || !values_) return std::nullopt;
+  CurveFitted c;
+  std::map<std::size_t, std::pair<const ProbeEstimate*, bool>> all;
+  for (const auto& [index, e] : below_edge_) all[index] = {&e, false};
+  for (const auto& [index, e] : estimates_) all[index] = {&e, true};
+  for (const auto& [index, entry] : all) {
+    const ProbeEstimate& e = *entry.first;
+    if (e.iterations == 0) continue;
+    analysis::CurvePoint p;
+    p.x = (*values_)[index];
+    p.values.assign(e.iterations, e.score);
+    p.mean_time_s = e.mean_time_s;
+    p.eligible = entry.second;
+    c.points.push_back(std::move(p));
+    c.index_of.push_back(index);
+  }
+  const bool any_eligible =
+      std::any_of(c.points.begin(), c.points.end(), [](const analysis::CurvePoint& p) { return p.eligible; });
+  if (c.points.size() < 3 || !any_eligible) return std::nullopt;
+  c.fit = analysis::fit_curve(c.points, 0);
+  return c;
+}
+
+std::optional<std::size_t> Search::refine(std::size_t reach) const {
+  const auto c = curve_fit();
+  if (!c) return std::nullopt;
+  const std::size_t pick = c->index_of[c->fit.pick];
+  std::optional<std::size_t> next;
+  double nearest = std::numeric_limits<double>::infinity();
+  const std::size_t from = pick >= reach ? pick - reach : 0;
+  for (std::size_t i = std::max(from, lowest_feasible_); i <= std::min(pick + reach, candidates_ - 1); ++i) {
+    if (measured(i)) continue;
+    const double d = std::abs((*values_)[i] - c->fit.optimum_x);
+    if (d < nearest) nearest = d, next = i;
+  }
+  return next;
+}
+
 std::optional<std::size_t> Search::choice() const {
   // The decision model the sweeps use (analysis/curve_model): a local quadratic across the measured
   // candidates around the lowest mean, each weighted by its iterations, and the fastest candidate whose
   // fitted metric is within the tie margin of the fitted optimum. On a flat curve (EDP) the best of several
   // noisy means is a coin flip between neighbours a few percent apart in noise; the fit pools them. Those
   // over the budget shape the curve but are never picked.
-  if (estimates_.size() >= 3 && values_) {
-    std::vector<analysis::CurvePoint> points;
-    std::vector<std::size_t> index_of;
-    std::map<std::size_t, std::pair<const ProbeEstimate*, bool>> all;
-    for (const auto& [index, e] : below_edge_) all[index] = {&e, false};
-    for (const auto& [index, e] : estimates_) all[index] = {&e, true};
-    for (const auto& [index, entry] : all) {
-      const ProbeEstimate& e = *entry.first;
-      if (e.iterations == 0) continue;
-      analysis::CurvePoint p;
-      p.x = (*values_)[index];
-      p.values.assign(e.iterations, e.score);
-      p.mean_time_s = e.mean_time_s;
-      p.eligible = entry.second;
-      points.push_back(std::move(p));
-      index_of.push_back(index);
-    }
-    const bool any_eligible =
-        std::any_of(points.begin(), points.end(), [](const analysis::CurvePoint& p) { return p.eligible; });
-    if (points.size() >= 3 && any_eligible) return index_of[analysis::fit_curve(points, 0).pick];
-  }
+  if (const auto c = curve_fit()) return c->index_of[c->fit.pick];
   const auto fit = fitted_choice();
   if (!fit) return std::nullopt;
   // A curve still falling at the edge of the feasible range (E on most V100 models, down to 150 W): a
@@ -219,11 +240,15 @@ std::optional<std::size_t> Search::choice() const {
 
 std::optional<std::size_t> Search::check_unimodal() {
   if (fallback_used_) return std::nullopt;
+  // Intervals kBumpWidening times as wide as a comparison's: every candidate is set against every other
+  // here, and among a dozen noisy estimates one pair apart at 95% is likely (a false bump costs a scan).
+  const auto low = [](const ProbeEstimate& e) { return e.score - kBumpWidening * e.score_half; };
+  const auto high = [](const ProbeEstimate& e) { return e.score + kBumpWidening * e.score_half; };
   for (auto mid = estimates_.begin(); mid != estimates_.end(); ++mid) {
     bool below_lower = false;
     bool below_higher = false;
     for (auto other = estimates_.begin(); other != estimates_.end(); ++other) {
-      if (other == mid || mid->second.low() <= other->second.high()) continue;
+      if (other == mid || low(mid->second) <= high(other->second)) continue;
       (other->first < mid->first ? below_lower : below_higher) = true;
     }
     if (!below_lower || !below_higher) continue;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/curve_model.hpp"
 #include "tune/probe.hpp"
 
 namespace wattwise::tune {
@@ -42,6 +43,9 @@ class Search {
   // candidates nearest the bracket (the best measured one while fewer than three are); absent when no
   // feasible candidate was measured.
   std::optional<std::size_t> choice() const;
+  // With iterations to spare once next() is absent: the unmeasured feasible candidate within `reach` steps
+  // of the fitted pick that lies nearest the fitted optimum (absent when all are measured or no fit).
+  std::optional<std::size_t> refine(std::size_t reach) const;
   bool measured(std::size_t index) const {
     return estimates_.contains(index) || infeasible(index) ||
            std::find(unknown_.begin(), unknown_.end(), index) != unknown_.end();
@@ -70,6 +74,12 @@ class Search {
     std::size_t highest = 0;
   };
   std::optional<FittedChoice> fitted_choice() const;
+  struct CurveFitted {
+    std::vector<analysis::CurvePoint> points;
+    std::vector<std::size_t> index_of;
+    analysis::CurveFit fit;
+  };
+  std::optional<CurveFitted> curve_fit() const;
 
   std::size_t lo_ = 0;
   std::size_t hi_;

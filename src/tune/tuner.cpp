@@ -61,6 +61,8 @@ std::vector<double> candidate_grid(const TunerConfig& c) {
 constexpr std::size_t kStationaryMinIterations = 30;
 // A trend smaller than this over the window is stationary enough, whatever the noise says.
 constexpr double kStationaryChange = 0.005;
+// The stationary window joins the start value's measurements in pieces of at least this many iterations.
+constexpr std::size_t kStartPieceIterations = 8;
 
 using tuner_detail::Trend;
 using tuner_detail::trend;
@@ -117,10 +119,21 @@ std::optional<Decision> Tuner::State::observe_warming(const IterationObservation
     stationary = passes >= 2;
   }
   if (!stationary) return std::nullopt;
-  // The stationary window's times join the start value's time, the yardstick of the slowdown budget.
-  wait_time_sum_s = 0;
-  for (std::size_t i = first; i < warm_time_s.size(); ++i) wait_time_sum_s += warm_time_s[i];
-  wait_time_iterations = static_cast<double>(warm_time_s.size() - first);
+  // The stationary window is the start value's first measurement, in pieces of about a sixth of it (at
+  // least kStartPieceIterations), each at its own time: a yardstick of 30 s of iterations instead of the
+  // baseline's few, which the start value's level at a candidate's time rests on as much as the kernel
+  // around that time lets it.
+  const std::size_t kept = warm_time_s.size() - first;
+  const std::size_t piece = std::max(kStartPieceIterations, kept / 6);
+  for (std::size_t b = first; b + piece / 2 < warm_time_s.size(); b += piece) {
+    const std::size_t e = std::min(warm_time_s.size(), b + piece);
+    StartMeasurement m;
+    for (std::size_t i = b; i < e; ++i) m.energy_j += warm_energy_j[i], m.time_s += warm_time_s[i];
+    m.iterations = static_cast<double>(e - b);
+    m.energy_j /= m.iterations, m.time_s /= m.iterations;
+    m.at_s = (warm_at_s[b] + warm_at_s[e - 1]) / 2;
+    starts.push_back(m);
+  }
   // The baseline starts now, at the same setting: no change, no warm-up. Its decision says how long this
   // took.
   phase = Phase::kBaseline;
@@ -142,9 +155,11 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
   if (searching() && config.max_slowdown && e.mean_time_s - e.time_half_s > budget_time_s())
     return ProbeEnd::kOverBudget;
   if (phase == Phase::kConfirm) {
-    // Until it is clear on which side of the start value it lies, or the cap.
+    // Until it is clearly no better than the start value, or the cap: a pass only on all of its iterations.
+    // Stopping at the first look that beats the start value (one of up to eleven) let noise and drift pass
+    // more often than the interval's 2.5%: a dry run then settled away from the start value.
     const double start = start_score(level_at(clock_s));
-    if (e.high() < start || e.low() > start) return ProbeEnd::kPrecise;
+    if (e.low() > start) return ProbeEnd::kPrecise;
     return e.iterations >= config.max_probe_iterations ? ProbeEnd::kCap : ProbeEnd::kNotYet;
   }
   // Near the budget's edge only more iterations tell whether this candidate may be held: there a step of the

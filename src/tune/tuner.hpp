@@ -65,6 +65,10 @@ struct TunerConfig {
   double start_check_interval_s = 30;
   std::uint64_t start_check_iterations = 8;
   double start_bandwidth_s = 30;
+  // Once the bracket is down to its last candidates, the search measures more candidates around the fitted
+  // optimum while the iterations spent, one such probe, the confirmation and a measurement of the start
+  // value stay within this many profiling iterations (0: none).
+  std::uint64_t profiling_budget = 200;
 };
 
 // One iteration measured at the setting the tuner holds now. Energy may be missing (a window the sampler

@@ -116,8 +116,6 @@ struct Tuner::State {
   std::uint64_t waited = 0;         // over all searches
   std::uint64_t waited_before = 0;  // ... before this one
   std::string stationary_note;      // how the wait ended, for the baseline's decision
-  double wait_time_sum_s = 0;       // the wait's last (stationary) window: its iterations' times
-  double wait_time_iterations = 0;
   std::uint64_t waited_now() const { return waited - waited_before; }
   // The start value's measurements in this search (the baseline, then one after every candidate), and the
   // candidate measured last, waiting for the start value measured after it.
@@ -158,7 +156,7 @@ struct Tuner::State {
   // budget is a time relative to it: what the start's level at one moment (a few iterations) adds in noise
   // moves every candidate's time alike, and a budget's edge 0.3% away is lost in it.
   double start_time_s() const {
-    double sum = wait_time_sum_s, n = wait_time_iterations;
+    double sum = 0, n = 0;
     for (const StartMeasurement& m : starts) sum += m.time_s * m.iterations, n += m.iterations;
     return n > 0 ? sum / n : ref->time_s;
   }
@@ -191,7 +189,6 @@ struct Tuner::State {
     drift_reference.reset();
     drift_window.reset();
     warm_at_s.clear(), warm_energy_j.clear(), warm_time_s.clear();
-    wait_time_sum_s = wait_time_iterations = 0;
     warm_began_s = clock_s;
     waited_before = waited;
     next_test_s = 0;
