@@ -55,9 +55,22 @@ void print_job(const char* label, const measure::testing::LongJobResult& r, doub
                g.peak_power_w.value_or(-1));
 }
 
+// Mean distance of a timeline's knots from the simulated postings (kLongJobPostingPhase + n * kLongJobPosting).
+double knots_from_postings_ms(const sampling::CounterTimeline& timeline) {
+  double sum = 0;
+  for (const auto& piece : timeline.pieces) {
+    const double ms = to_seconds(piece.end - measure::testing::kLongJobPostingPhase) * 1e3;
+    const double period_ms = to_seconds(measure::testing::kLongJobPosting) * 1e3;
+    sum += ms - period_ms * std::round(ms / period_ms);
+  }
+  return timeline.pieces.empty() ? 0.0 : sum / static_cast<double>(timeline.pieces.size());
+}
+
 // The samples' offset of one GPU's whole trace, against the one found the folding's way (phase_folding.cpp:
-// the least squares summed over minute stretches, each with 90 s of samples and its own counter timeline),
-// and how far the stretches' knots (their own posting grids) lie from the whole trace's.
+// the least squares summed over minute stretches, each with 90 s of samples), the stretches' knots placed
+// on each stretch's own posting grid (as before 27 Nov) and on the grid learnt from every read so far (as
+// the folding does now, sampling::PostingGridLearner); and where the knots lie against the simulated
+// postings.
 void print_stretch_offsets(const sampling::GpuTrace& trace, Nanos duration) {
   const auto cut = [](const auto& readings, Nanos from, Nanos to) {
     std::decay_t<decltype(readings)> kept;
@@ -68,27 +81,37 @@ void print_stretch_offsets(const sampling::GpuTrace& trace, Nanos duration) {
   const sampling::CounterTimeline whole = sampling::build_counter_timeline(trace.energy);
   const auto whole_alignment = sampling::EnergyAccounting(trace).alignment();
   if (!whole_alignment) return;
-  sampling::AlignmentSums sums(whole_alignment->offset - 20ms, 250us, 161);
-  Nanos summed_until = Nanos::min();
-  double knot_shift_ms = 0;
-  std::size_t knots = 0;
+  struct Way {
+    const char* label;
+    bool learnt;
+    sampling::AlignmentSums sums;
+    Nanos summed_until = Nanos::min();
+    double knots_ms = 0;
+    std::size_t stretches = 0;
+  };
+  std::vector<Way> ways;
+  for (const bool learnt : {false, true})
+    ways.push_back({learnt ? "the grid learnt so far" : "its own grid", learnt,
+                    sampling::AlignmentSums(whole_alignment->offset - 20ms, 250us, 161)});
+  sampling::PostingGridLearner learner;
   for (Nanos end = 90s; end <= duration; end += 60s) {
+    const auto reads = cut(trace.energy, Nanos::min(), end - 500ms);
+    learner.add(sampling::posting_brackets(cut(reads, end - 90s, end)));
     const sampling::PowerCurve fine(cut(trace.power_samples, end - 90s, end), sampling::PowerInterpolation::kIntervalMean);
-    const sampling::CounterTimeline stretch = sampling::build_counter_timeline(cut(trace.energy, end - 89500ms, end - 500ms));
-    summed_until = sums.add(stretch, fine, summed_until);
-    std::size_t j = 0;
-    for (const auto& piece : stretch.pieces) {  // each knot against the whole trace's same posting
-      while (j < whole.pieces.size() && whole.pieces[j].end < piece.end - 50ms) ++j;
-      if (j == whole.pieces.size()) break;
-      if (std::chrono::abs(piece.end - whole.pieces[j].end) > 40ms) continue;
-      knot_shift_ms += to_seconds(piece.end - whole.pieces[j].end) * 1e3;
-      ++knots;
+    for (Way& way : ways) {
+      const sampling::CounterTimeline stretch = sampling::build_counter_timeline(
+          cut(reads, end - 89500ms, end), way.learnt ? learner.grid() : std::nullopt);
+      way.summed_until = way.sums.add(stretch, fine, way.summed_until);
+      way.knots_ms += knots_from_postings_ms(stretch);
+      ++way.stretches;
     }
   }
-  fmt::print("  GPU {}: samples' offset {:.2f} ms from the whole trace, {:.2f} ms from its minute stretches summed; "
-             "the stretches' knots lie {:+.2f} ms from the whole trace's (mean of {})\n",
-             trace.gpu_index, to_seconds(whole_alignment->offset) * 1e3, to_seconds(sums.best().value_or(Nanos{0})) * 1e3,
-             knots > 0 ? knot_shift_ms / static_cast<double>(knots) : 0.0, knots);
+  fmt::print("  GPU {}: whole trace: samples' offset {:.2f} ms, knots {:+.2f} ms from the postings\n", trace.gpu_index,
+             to_seconds(whole_alignment->offset) * 1e3, knots_from_postings_ms(whole));
+  for (const Way& way : ways)
+    fmt::print("         minute stretches, {:22}: samples' offset {:.2f} ms, knots {:+.2f} ms from the postings\n",
+               way.label, to_seconds(way.sums.best().value_or(Nanos{0})) * 1e3,
+               way.knots_ms / static_cast<double>(std::max<std::size_t>(way.stretches, 1)));
 }
 
 }  // namespace

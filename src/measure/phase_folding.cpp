@@ -131,6 +131,11 @@ std::optional<Nanos> PhaseFolder::fold(Nanos now, const Snapshot& snapshot) {
     std::vector<sampling::GpuTrace> traces =
         snapshot(first_fold_done_ ? ready.front().begin - kFoldMargin : Nanos::min());
     first_fold_done_ = true;
+    // Each GPU's posting grid from every read so far (the snapshot's, before they are cut below): the
+    // stretch's own reads would place it elsewhere (sampling::PostingGridLearner).
+    alignments_.resize(traces.size());
+    for (std::size_t i = 0; i < traces.size(); ++i)
+      alignments_[i].grid.add(sampling::posting_brackets(traces[i].energy));
     // The counter's span must lie inside the fine trace's for the fine trace to be used: its first piece
     // begins a posting before the first read kept, so the reads begin a little after the samples do.
     for (auto& trace : traces) {
@@ -146,11 +151,11 @@ std::optional<Nanos> PhaseFolder::fold(Nanos now, const Snapshot& snapshot) {
     }
     std::vector<sampling::EnergyAccounting> accountants;
     accountants.reserve(traces.size());
-    alignments_.resize(traces.size());
     for (std::size_t i = 0; i < traces.size(); ++i) {
-      accountants.emplace_back(traces[i], i < config_.known_offsets.size()
-                                              ? std::optional<Nanos>(config_.known_offsets[i])
-                                              : offset_after(alignments_[i], traces[i]));
+      accountants.emplace_back(traces[i],
+                               i < config_.known_offsets.size() ? std::optional<Nanos>(config_.known_offsets[i])
+                                                                : offset_after(alignments_[i], traces[i]),
+                               alignments_[i].grid.grid());
     }
     // A GPU that failed has figures up to its last counter read (attribute_energy's covered_until).
     const auto covered = [&](std::size_t pos, Nanos end) {
@@ -195,7 +200,7 @@ std::optional<Nanos> PhaseFolder::offset_after(GpuAlignment& alignment, const sa
   const sampling::PowerCurve fine(samples ? trace.power_samples : trace.power_instant,
                                   samples ? sampling::PowerInterpolation::kIntervalMean
                                           : sampling::PowerInterpolation::kTrapezoid);
-  const sampling::CounterTimeline counter = sampling::build_counter_timeline(trace.energy);
+  const sampling::CounterTimeline counter = sampling::build_counter_timeline(trace.energy, alignment.grid.grid());
   if (!alignment.coarse) {
     alignment.coarse.emplace(-kOffsetSearch, kOffsetCoarseStep, 2 * kOffsetSearch / kOffsetCoarseStep + 1);
     alignment.coarse->add(counter, fine, alignment.summed_until);

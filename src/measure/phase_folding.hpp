@@ -114,6 +114,8 @@ class PhaseFolder {
     std::optional<sampling::AlignmentSums> coarse;
     std::optional<sampling::AlignmentSums> fine;
     Nanos summed_until = Nanos::min();
+    // The counter's posting grid from every read so far: each stretch's knots go to it.
+    sampling::PostingGridLearner grid;
   };
   std::optional<Nanos> offset_after(GpuAlignment& alignment, const sampling::GpuTrace& trace);
   std::vector<GpuAlignment> alignments_;

@@ -53,11 +53,15 @@ constexpr Nanos kEdgeTolerance = std::chrono::milliseconds(2);
 // schedule reads a few ms after postings, and a grid from two brackets is known to +-8 ms): the knot is
 // clamped to the read, off by at most that uncertainty, instead of a whole period early (seen in CI: a
 // constant GPU's phases 15-25% low, pieces of 600 ms holding 500 ms of energy).
-std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots) {
-  std::vector<PostingBracket> brackets;
-  brackets.reserve(knots.size());
-  for (const Knot& k : knots) brackets.push_back({k.earliest, k.latest});
-  const std::optional<PostingGrid> grid = fit_posting_grid(brackets, kAssumedUpdatePeriod, kMinGridBrackets);
+std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots,
+                                                     const std::optional<PostingGrid>& known_grid) {
+  std::optional<PostingGrid> grid = known_grid;
+  if (!grid) {
+    std::vector<PostingBracket> brackets;
+    brackets.reserve(knots.size());
+    for (const Knot& k : knots) brackets.push_back({k.earliest, k.latest});
+    grid = fit_posting_grid(brackets, kAssumedUpdatePeriod, kMinGridBrackets);
+  }
   if (!grid) return std::nullopt;
   // From the last knot back: an instant the next knot already holds is not this one's. A read right at a
   // posting may have come just before it; the next, narrower bracket then proves it (seen in CI: a read
@@ -93,7 +97,16 @@ Nanos update_period_of(const std::vector<Knot>& knots) {
 
 }  // namespace
 
-CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readings) {
+std::vector<PostingBracket> posting_brackets(const std::vector<CounterReading>& readings) {
+  std::vector<PostingBracket> brackets;
+  for (std::size_t i = 1; i < readings.size(); ++i)
+    if (readings[i].energy_mj != readings[i - 1].energy_mj)
+      brackets.push_back({read_midpoint(readings[i - 1]), read_midpoint(readings[i])});
+  return brackets;
+}
+
+CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readings,
+                                       const std::optional<PostingGrid>& known_grid) {
   CounterTimeline timeline;
   if (readings.empty()) return timeline;
   timeline.first_read = readings.front().t;
@@ -118,7 +131,7 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
   }
   if (knots.empty()) return timeline;
 
-  const std::optional<PostingGrid> grid = snap_knots_to_update_grid(knots);
+  const std::optional<PostingGrid> grid = snap_knots_to_update_grid(knots, known_grid);
   if (!grid) {
     // No grid: a bracket wider than a posting period (sparse reads) ends half an assumed period after
     // its last posting on average, not at its midpoint, which may be hundreds of ms off.

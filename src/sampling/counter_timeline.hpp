@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "sampling/posting_grid.hpp"
 #include "sampling/trace.hpp"
 
 namespace wattwise::sampling {
@@ -44,6 +45,12 @@ struct CounterTimeline {
 
 // The first piece starts one update period before the first knot: the first read's value was posted
 // then, so the counter's total (last minus first value) is exactly the sum of the pieces.
-CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readings);
+// With `known_grid` the knots go to that grid (learnt over a longer stretch of the same GPU's reads,
+// PostingGridLearner) instead of one fitted to these reads.
+CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readings,
+                                       const std::optional<PostingGrid>& known_grid = std::nullopt);
+// The brackets the timeline fits its grid to: for each change of the value, from the midpoint of the read
+// before to that of the read after (the wide ones included; the fit leaves them out).
+std::vector<PostingBracket> posting_brackets(const std::vector<CounterReading>& readings);
 
 }  // namespace wattwise::sampling

@@ -37,8 +37,9 @@ double power_w(double joules, Nanos span) {
 
 EnergyAccounting::EnergyAccounting(const GpuTrace& trace) : EnergyAccounting(trace, std::nullopt) {}
 
-EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> known_offset)
-    : counter_(build_counter_timeline(trace.energy)),
+EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> known_offset,
+                                   const std::optional<PostingGrid>& known_grid)
+    : counter_(build_counter_timeline(trace.energy, known_grid)),
       samples_(trace.power_samples, PowerInterpolation::kIntervalMean),
       instant_(trace.power_instant, PowerInterpolation::kTrapezoid),
       average_(trace.power_average, PowerInterpolation::kTrapezoid) {

@@ -67,7 +67,9 @@ class EnergyAccounting {
   explicit EnergyAccounting(const GpuTrace& trace);
   // With the fine trace's offset known from a longer stretch of the same GPU (a long job's phases folded a
   // minute at a time, measure/phase_folding.hpp): a few minutes of a periodic load may not tell it.
-  EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> known_offset);
+  // With its posting grid known too (PostingGridLearner over the job so far), the counter's knots go to it.
+  EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> known_offset,
+                   const std::optional<PostingGrid>& known_grid = std::nullopt);
 
   // Energy over [t0, t1] (t0 <= t1, else a usage error); nullopt joules when no source covers it.
   WindowEnergy energy(Nanos t0, Nanos t1) const;

@@ -146,4 +146,67 @@ std::optional<PostingGrid> fit_posting_grid(const std::vector<PostingBracket>& a
   return grid;
 }
 
+namespace {
+
+// As the counter timeline's fit (counter_timeline.cpp): two single-posting brackets make a grid.
+constexpr std::size_t kLearnerMinBrackets = 2;
+
+// A bracket's ends relative to the posting of `grid` it holds.
+std::pair<Nanos, Nanos> relative_to(const PostingGrid& grid, const PostingBracket& b) {
+  const Nanos posting = grid.at_or_before(midpoint(b) + grid.period / 2);
+  return {b.earliest - posting, b.latest - posting};
+}
+
+}  // namespace
+
+void PostingGridLearner::add(const std::vector<PostingBracket>& all) {
+  std::vector<PostingBracket> fresh;
+  for (const PostingBracket& b : all) {
+    if (added_until_ && b.earliest <= *added_until_) continue;
+    if (b.width() >= Nanos{0} && ns(b.width()) < kSinglePostingWidth * ns(kAssumedPostingPeriod)) fresh.push_back(b);
+  }
+  if (fresh.empty()) return;
+  std::sort(fresh.begin(), fresh.end(),
+            [](const PostingBracket& a, const PostingBracket& b) { return a.earliest < b.earliest; });
+  added_until_ = fresh.back().earliest;
+  // The first brackets stay; the most recent roll on, and those they push out may bound the phase.
+  std::vector<PostingBracket> candidates = std::move(early_side_);
+  candidates.insert(candidates.end(), late_side_.begin(), late_side_.end());
+  for (const PostingBracket& b : fresh) {
+    if (first_.size() < kKeptPerGroup) {
+      first_.push_back(b);
+      continue;
+    }
+    recent_.push_back(b);
+    if (recent_.size() > kKeptPerGroup) {
+      candidates.push_back(recent_.front());
+      recent_.erase(recent_.begin());
+    }
+  }
+  std::vector<PostingBracket> every = first_;
+  every.insert(every.end(), recent_.begin(), recent_.end());
+  every.insert(every.end(), candidates.begin(), candidates.end());
+  if (std::optional<PostingGrid> fitted = fit_posting_grid(every, kAssumedPostingPeriod, kLearnerMinBrackets))
+    grid_ = fitted;
+  early_side_.clear();
+  late_side_.clear();
+  if (!grid_) return;
+  // Of the candidates that agree with the grid (the posting inside the bracket, give or take the slack),
+  // those ending closest after their posting and those beginning closest before it: the deepest overlap,
+  // and so the phase, is theirs.
+  std::vector<std::pair<std::pair<Nanos, Nanos>, PostingBracket>> agreeing;
+  for (const PostingBracket& b : candidates) {
+    const auto ends = relative_to(*grid_, b);
+    if (ends.first - kBracketSlack <= Nanos{0} && ends.second + kBracketSlack >= Nanos{0}) agreeing.push_back({ends, b});
+  }
+  const auto keep = [&](std::vector<PostingBracket>& side, auto tighter) {
+    const std::size_t count = std::min(kKeptPerGroup, agreeing.size());
+    std::partial_sort(agreeing.begin(), agreeing.begin() + static_cast<std::ptrdiff_t>(count), agreeing.end(), tighter);
+    for (std::size_t i = 0; i < count; ++i) side.push_back(agreeing[i].second);
+    agreeing.erase(agreeing.begin(), agreeing.begin() + static_cast<std::ptrdiff_t>(count));
+  };
+  keep(early_side_, [](const auto& a, const auto& b) { return a.first.first > b.first.first; });
+  keep(late_side_, [](const auto& a, const auto& b) { return a.first.second < b.first.second; });
+}
+
 }  // namespace wattwise::sampling

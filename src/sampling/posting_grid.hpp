@@ -52,4 +52,33 @@ struct PostingGrid {
 std::optional<PostingGrid> fit_posting_grid(const std::vector<PostingBracket>& brackets, Nanos period_guess,
                                             std::size_t min_brackets);
 
+// One GPU's posting grid learnt from its reads as they come, over a job of any length, in bounded memory:
+// the grid fit_posting_grid would find from every bracket added so far. A long job's trace is accounted a
+// stretch at a time (measure/phase_folding.hpp), and a stretch's own reads place the grid elsewhere than the
+// whole job's do: after its first seconds the read schedule's only narrow brackets are its relock checks,
+// centred on the schedule's own estimate of the postings (counter_schedule.hpp), so they confirm that
+// estimate rather than narrow it; only the learning bursts' brackets, spread around the postings, do
+// (simulated: a stretch's grid 3.7 ms before the postings, the whole job's 1.7 ms, docs/evidence/
+// phase-folding.md). The fit needs few of the brackets: the first and last ones (the period's baseline,
+// fit_posting_grid pairs only kFeasibilityBrackets of each end) and those that bound the grid's phase
+// most tightly from either side; the learner keeps those and lets the rest go.
+class PostingGridLearner {
+ public:
+  // Brackets (any order); those beginning at or before the latest already added are taken to be already
+  // added (overlapping stretches of one trace).
+  void add(const std::vector<PostingBracket>& brackets);
+  // The grid of every bracket added; nullopt until fit_posting_grid finds one (kept from then on if a
+  // later fit fails).
+  const std::optional<PostingGrid>& grid() const { return grid_; }
+  std::size_t kept() const { return first_.size() + recent_.size() + early_side_.size() + late_side_.size(); }
+
+  // Per group (the first, the most recent, the tightest on each side of the phase).
+  static constexpr std::size_t kKeptPerGroup = 32;
+
+ private:
+  std::vector<PostingBracket> first_, recent_, early_side_, late_side_;
+  std::optional<Nanos> added_until_;
+  std::optional<PostingGrid> grid_;
+};
+
 }  // namespace wattwise::sampling

@@ -21,8 +21,8 @@ namespace wattwise::measure::testing {
 namespace {
 
 constexpr Nanos kBin = 10ms;
-constexpr Nanos kPosting = 100ms;
-constexpr Nanos kPostingPhase = 3700us;
+constexpr Nanos kPosting = kLongJobPosting;
+constexpr Nanos kPostingPhase = kLongJobPostingPhase;
 constexpr Nanos kSamplePeriod = 20ms;
 constexpr Nanos kBufferSpan = 2400ms;
 

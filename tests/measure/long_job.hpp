@@ -24,6 +24,10 @@ namespace wattwise::measure::testing {
 
 using namespace std::chrono_literals;
 
+// The simulated GPUs post their counter every kLongJobPosting, at kLongJobPostingPhase + n * kLongJobPosting.
+inline constexpr Nanos kLongJobPosting = 100ms;
+inline constexpr Nanos kLongJobPostingPhase = 3700us;
+
 struct LongJobConfig {
   std::size_t gpus = 2;
   Nanos duration = 30min;
