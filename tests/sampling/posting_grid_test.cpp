@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace wattwise::sampling {
@@ -77,6 +78,94 @@ TEST(PostingGrid, AtOrBeforeAndAfterStepByOnePeriod) {
   EXPECT_EQ(grid.at_or_before(136ms), 37ms);
   EXPECT_EQ(grid.at_or_before(10ms), -63ms);
   EXPECT_EQ(grid.after(37ms), 137ms);
+}
+
+// A long job's narrow brackets as the read schedule makes them (counter_schedule.hpp) against postings at
+// phase + n * period: a learning burst (reads 13 ms apart, spread around the postings) at `learn_at`, then
+// a relock check every 8 s, read 8 ms before and 8 ms after where the schedule believes the posting is,
+// `belief_error` from the truth.
+std::vector<PostingBracket> job_brackets(Nanos period, Nanos phase, Nanos duration, Nanos belief_error,
+                                         std::vector<Nanos> learn_at) {
+  std::vector<PostingBracket> brackets;
+  for (const Nanos start : learn_at)
+    for (const PostingBracket& b : brackets_of(period, phase, 13ms, 1500ms)) {
+      const auto n = (start / period) * period;
+      brackets.push_back({b.earliest + n, b.latest + n});
+    }
+  for (Nanos posting = phase + 10 * period; posting < duration; posting += 80 * period)
+    brackets.push_back({posting + belief_error - 8ms, posting + belief_error + 8ms});
+  std::sort(brackets.begin(), brackets.end(),
+            [](const PostingBracket& a, const PostingBracket& b) { return a.earliest < b.earliest; });
+  return brackets;
+}
+
+// `measure` folds a long job a minute at a time, each fold reading the last 90 s.
+PostingGridLearner learn_by_stretches(const std::vector<PostingBracket>& brackets, Nanos duration) {
+  PostingGridLearner learner;
+  for (Nanos end = 90s; end < duration + 60s; end += 60s) {
+    std::vector<PostingBracket> stretch;
+    for (const PostingBracket& b : brackets)
+      if (b.earliest >= end - 90s && b.latest < end) stretch.push_back(b);
+    learner.add(stretch);
+  }
+  return learner;
+}
+
+// The folding's knots follow the grid (counter_timeline.hpp): a stretch's own brackets put it at the
+// schedule's belief, 3.7 ms from the postings; the learner, fed the same stretches, finds the grid of every
+// bracket of the job, which the learning burst narrowed, keeping a bounded number of them.
+TEST(PostingGridLearner, StretchByStretchFindsTheGridOfTheWholeJobNotTheStretchs) {
+  const Nanos duration = 2h;
+  const auto brackets = job_brackets(100ms, 37ms, duration, -3700us, {0s});
+  const auto whole = fit_posting_grid(brackets, kAssumedPostingPeriod, 2);
+  ASSERT_TRUE(whole);
+  std::vector<PostingBracket> last_minutes;
+  for (const PostingBracket& b : brackets)
+    if (b.earliest >= duration - 90s) last_minutes.push_back(b);
+  const auto stretch = fit_posting_grid(last_minutes, kAssumedPostingPeriod, 2);
+  ASSERT_TRUE(stretch);
+  EXPECT_GT(std::chrono::abs(stretch->phase - whole->at_or_before(stretch->phase + 50ms)), 1ms)
+      << "a stretch's own grid is the schedule's belief";
+
+  const PostingGridLearner learner = learn_by_stretches(brackets, duration);
+  ASSERT_TRUE(learner.grid());
+  EXPECT_EQ(learner.grid()->period, whole->period);
+  EXPECT_LE(std::chrono::abs(learner.grid()->at_or_before(whole->phase + 50ms) - whole->phase), 1us);
+  EXPECT_EQ(learner.grid()->uncertainty, whole->uncertainty);
+  EXPECT_LE(learner.kept(), 4 * PostingGridLearner::kKeptPerGroup);
+  EXPECT_GT(brackets.size(), 7 * learner.kept());
+}
+
+// A learning burst in the middle of the job (after a missed relock) narrows the grid from where it is, and
+// a period other than 100 ms is numbered right across hours of sparse brackets: the learner keeps the
+// brackets that bound the phase wherever they came.
+TEST(PostingGridLearner, KeepsTheBracketsOfALaterLearningBurstAndAnotherPeriod) {
+  const Nanos duration = 3h;
+  const auto brackets = job_brackets(99970us, 61ms, duration, 3ms, {0s, 5000s});
+  const auto whole = fit_posting_grid(brackets, kAssumedPostingPeriod, 2);
+  ASSERT_TRUE(whole);
+  EXPECT_NEAR(ms(whole->period), 99.97, 0.001);
+  const PostingGridLearner learner = learn_by_stretches(brackets, duration);
+  ASSERT_TRUE(learner.grid());
+  EXPECT_EQ(learner.grid()->period, whole->period);
+  EXPECT_LE(std::chrono::abs(learner.grid()->at_or_before(whole->phase + 50ms) - whole->phase), 1us);
+  EXPECT_EQ(learner.grid()->uncertainty, whole->uncertainty);
+  // Three hours on, the grid still lies on the postings (within the brackets' slack), not a period off.
+  EXPECT_LT(distance_to_grid(learner.grid()->at_or_before(duration), 61ms, 99970us), 4ms);
+}
+
+// Brackets that disagree with the grid (a read held up, stamped late) are not kept as the tightest: the
+// grid stays that of the agreeing ones.
+TEST(PostingGridLearner, BracketsThatDisagreeAreNotKeptAsBounds) {
+  const Nanos duration = 1h;
+  auto brackets = job_brackets(100ms, 37ms, duration, 0ms, {0s});
+  for (Nanos t = 600s; t < duration; t += 600s) {
+    const Nanos posting = PostingGrid{.phase = 37ms, .period = 100ms}.at_or_before(t);
+    brackets.push_back({posting + 20ms, posting + 30ms});  // no posting inside
+  }
+  const PostingGridLearner learner = learn_by_stretches(brackets, duration);
+  ASSERT_TRUE(learner.grid());
+  EXPECT_LT(distance_to_grid(learner.grid()->phase, 37ms, 100ms), 3ms);
 }
 
 }  // namespace
