@@ -262,9 +262,9 @@ int main(int argc, char** argv) {
                                                      regret_pct(curve, metrics[i], e.recommended[i]),
                                                      regret_pct(curve, metrics[i], a.recommended[i])};
         profile_tally.add(regret);
-        if (std::getenv("DEBUG_CASES") && regret[kAdaptiveAnalyze] > kRegretGoalPct)
-          fmt::print(stderr, "{} seed {} {}: exh {} ({:.2f}%) ada {} ({:.2f}%) runs {}\n", p.name, seed,
-                     metrics[i].name(), e.picks[i], regret[kExhaustivePick], a.recommended[i],
+        if (std::getenv("DEBUG_CASES") && (regret[kAdaptiveAnalyze] > kRegretGoalPct || (std::getenv("DEBUG_EXH") && regret[kExhaustiveAnalyze] > kRegretGoalPct)))
+          fmt::print(stderr, "{} seed {} {}: exh {} ({:.2f}%) exh-an {} ({:.2f}%) ada {} ({:.2f}%) runs {}\n", p.name, seed,
+                     metrics[i].name(), e.picks[i], regret[kExhaustivePick], e.recommended[i], regret[kExhaustiveAnalyze], a.recommended[i],
                      regret[kAdaptiveAnalyze], a.runs);
         (replayed ? replay_total : sim_total).add(regret);
         (replayed ? by_metric_replay : by_metric_sim)[metrics[i].name()].add(regret);

@@ -65,10 +65,12 @@ json decision_json(const Decision& d) {
           {"knob", d.knob},
           {"optimum", d.optimum_value},
           {"optimum_interval90", {d.optimum_low, d.optimum_high}},
+          {"optimum_median", d.optimum_median},
           {"optimum_metric_value", d.optimum_metric},
           {"window", {d.window_low, d.window_high}},
           {"edge", d.edge ? json(*d.edge) : json(nullptr)},
-          {"rule", fmt::format("fastest within {:g}% of the fitted optimum", kFitTieMargin * 100)}};
+          {"rule", fmt::format("fastest within {:g}% of the fitted optimum, the fit moved to optimum_median",
+                               kFitTieMargin * 100)}};
 }
 
 json recommendation_json(const Recommendation& r, const Analysis& analysis) {

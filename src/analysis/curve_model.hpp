@@ -12,7 +12,8 @@ namespace wattwise::analysis {
 
 // The decision model of a numeric knob (docs/analysis-json.md "Decision"): one metric's per-run values
 // across the knob's values, fitted by a local quadratic around the lowest mean; the recommendation is the
-// fastest measured value whose fitted metric is within kFitTieMargin of the fitted optimum. Used by
+// fastest measured value whose fitted metric is within kFitTieMargin of the optimum, the fitted curve moved
+// sideways to the median of the resampled fits' optima (bagging: see fit_curve). Used by
 // `analyze` (and so `sweep`, `report`) and by the adaptive sweep's steering, so that both decide alike.
 
 // One measured value of the knob: its per-run metric values (oriented: lower is better) and mean time.
@@ -50,7 +51,9 @@ struct CurveFit {
   std::size_t last = 0;
   double optimum_x = 0;        // the fitted optimum over the eligible part of the window (continuous)
   double optimum_y = 0;        // the fitted metric there (oriented)
-  std::size_t pick = 0;        // into points: the fastest eligible window point within the margin
+  double optimum_median = 0;   // the median of the resampled fits' optima (optimum_x without resamples)
+  std::size_t pick = 0;        // into points: the fastest eligible window point within the margin of the
+                               // fit moved sideways to optimum_median
   double optimum_low = 0;      // 90% interval of optimum_x (bootstrap over runs, the window refitted;
                                // widened by lack of fit: see fit_curve), always holding optimum_x
   double optimum_high = 0;
@@ -58,7 +61,11 @@ struct CurveFit {
 };
 
 // Fits `points` (ascending x, distinct, at least three, at least one eligible). `bootstrap` = 0 skips the
-// interval (optimum_low = optimum_high = optimum_x), as the adaptive sweep's steering does.
+// resamples: no interval (optimum_low = optimum_high = optimum_x) and the pick from the one fit.
+// The pick: the fitted quadratic moved sideways so that its optimum is the median of the resampled fits'
+// optima, then the fastest eligible window point within kFitTieMargin of the optimum on it. The window is
+// chosen around the lowest mean, which one lucky run moves; the median over resamples that choose their
+// window again averages that choice out (on a replayed table's kink, the parabola's vertex moves with it).
 // The interval: `bootstrap` resamples, each drawing every point's runs again around its mean from the
 // spread between repeats pooled over all points (the window's residuals where nothing is repeated), plus a
 // random shift per point of the size of the lack of fit beyond that spread; each resample chooses its

@@ -150,6 +150,7 @@ std::size_t fitted_pick(Recommendation& r, const std::vector<SettingAggregate>& 
   d.method = "fit";
   d.knob = knob;
   d.optimum_value = fit.optimum_x;
+  d.optimum_median = fit.optimum_median;
   d.optimum_low = fit.optimum_low;
   d.optimum_high = fit.optimum_high;
   d.optimum_metric = sign * fit.optimum_y;
@@ -166,9 +167,10 @@ std::string Decision::text() const {
   const std::string unit = unit_of(knob);
   std::string text = fmt::format(
       "picked from a local quadratic fit across {} ({:g}-{:g}{}): fitted optimum {:.0f}{} (90% interval "
-      "{:.0f}-{:.0f}{}), the fastest setting within {:g}% of it",
+      "{:.0f}-{:.0f}{}, median of the resampled fits {:.0f}{}), the fastest setting within {:g}% of the "
+      "optimum with the fit moved to that median",
       knob, window_low, window_high, unit, optimum_value, unit, optimum_low, optimum_high, unit,
-      kFitTieMargin * 100);
+      optimum_median, unit, kFitTieMargin * 100);
   if (edge) text += "; " + edge_text();
   return text;
 }

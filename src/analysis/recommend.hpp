@@ -26,6 +26,7 @@ struct Decision {
   std::string reason;            // with "means": why no fit ("batch is a knob of the job: categorical")
   std::string knob;              // with "fit": the knob fitted across
   double optimum_value = 0;      // the fitted optimum (knob units, continuous)
+  double optimum_median = 0;     // the median of the resampled fits' optima: the pick is nearest it
   double optimum_low = 0;        // its 90% interval (bootstrap over runs: curve_model.hpp fit_curve)
   double optimum_high = 0;
   double optimum_metric = 0;  // the fitted metric there, normalised to the reference

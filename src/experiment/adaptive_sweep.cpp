@@ -73,7 +73,8 @@ AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric) {
       if (points[p].mean() < points[lowest].mean()) lowest = p;
     return {metric, points[lowest].x, points[lowest].x};
   }
-  const analysis::CurveFit fit = analysis::fit_curve(points, 0);
+  // With the resamples: the pick is analyze's (from their median); the steering follows the one fit.
+  const analysis::CurveFit fit = analysis::fit_curve(points);
   return {metric, grid[nearest_index(grid, fit.optimum_x)], points[fit.pick].x};
 }
 
