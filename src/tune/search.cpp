@@ -203,14 +203,12 @@ std::optional<Search::CurveFitted> Search::curve_fit() const {
   return c;
 }
 
-std::optional<std::size_t> Search::refine(std::size_t reach) const {
+std::optional<std::size_t> Search::refine() const {
   const auto c = curve_fit();
   if (!c) return std::nullopt;
-  const std::size_t pick = c->index_of[c->fit.pick];
   std::optional<std::size_t> next;
   double nearest = std::numeric_limits<double>::infinity();
-  const std::size_t from = pick >= reach ? pick - reach : 0;
-  for (std::size_t i = std::max(from, lowest_feasible_); i <= std::min(pick + reach, candidates_ - 1); ++i) {
+  for (std::size_t i = lowest_feasible_; i < candidates_; ++i) {
     if (measured(i)) continue;
     const double d = std::abs((*values_)[i] - c->fit.optimum_x);
     if (d < nearest) nearest = d, next = i;

@@ -43,9 +43,9 @@ class Search {
   // candidates nearest the bracket (the best measured one while fewer than three are); absent when no
   // feasible candidate was measured.
   std::optional<std::size_t> choice() const;
-  // With iterations to spare once next() is absent: the unmeasured feasible candidate within `reach` steps
-  // of the fitted pick that lies nearest the fitted optimum (absent when all are measured or no fit).
-  std::optional<std::size_t> refine(std::size_t reach) const;
+  // With iterations to spare once next() is absent: the unmeasured feasible candidate nearest the fitted
+  // optimum (absent when all are measured or there is no fit).
+  std::optional<std::size_t> refine() const;
   bool measured(std::size_t index) const {
     return estimates_.contains(index) || infeasible(index) ||
            std::find(unknown_.begin(), unknown_.end(), index) != unknown_.end();

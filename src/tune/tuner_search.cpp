@@ -14,8 +14,6 @@ namespace {
 
 // The fit of time that decides the budget's edge uses the probes whose time lies within this of it.
 constexpr double kEdgeWindow = 0.02;
-// With iterations to spare, the search measures the candidates within this many steps of the fitted pick.
-constexpr std::size_t kRefineReach = 2;
 
 }  // namespace
 
@@ -110,13 +108,13 @@ std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std
     for (const std::uint64_t n : fed_at) used += n;
     const std::uint64_t probe_cost = config.max_probe_iterations + config.warmup_iterations;
     const std::uint64_t rest = 2 * probe_cost + config.start_check_iterations + config.warmup_iterations;
-    if (used + rest <= config.profiling_budget)
-      if (const auto next = search->refine(kRefineReach)) {
-        reason += fmt::format("; iterations to spare: {} next to the fitted optimum", value_text(*next));
-        Decision d = decision(DecisionKind::kProbe, grid[*next], e, std::move(reason));
-        hold(*next);
-        return d;
-      }
+    const auto next = used + rest <= config.profiling_budget ? search->refine() : std::nullopt;
+    if (next) {
+      reason += fmt::format("; iterations to spare: {} next to the fitted optimum", value_text(*next));
+      Decision d = decision(DecisionKind::kProbe, grid[*next], e, std::move(reason));
+      hold(*next);
+      return d;
+    }
   }
   // The search is over. Its choice is held only if it beats the start value beyond the noise, here and once
   // more when measured again right after the start value: measured now, if candidates came after it.
