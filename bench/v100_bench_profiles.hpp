@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace wattwise::bench {
 
 struct Profile {
@@ -33,10 +35,12 @@ inline std::string replay_csv(const std::filesystem::path& table, const std::str
   return path.string();
 }
 
-// The replayed tables are written under the temporary directory's `scratch_dir`.
+// The replayed tables are written under the temporary directory's `scratch_dir`-PID: per process, so two
+// benchmarks run at once do not rewrite each other's tables mid-read (a shared directory once made one read
+// an empty CSV and abort).
 inline std::vector<Profile> v100_bench_profiles(const std::filesystem::path& reference_csv,
                                                 const std::string& scratch_dir) {
-  const auto dir = std::filesystem::temp_directory_path() / scratch_dir;
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("{}-{}", scratch_dir, ::getpid());
   std::filesystem::create_directories(dir);
   const std::vector<std::string> models = {"alexnet",    "vgg19",    "inception3",
                                            "inception4", "resnet50", "resnet152"};
