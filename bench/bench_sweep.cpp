@@ -41,7 +41,8 @@ experiment::SweepOutcome simulated_sweep(const std::filesystem::path& dir) {
   options.plan = plan::make_plan(spec_31x5());
   options.gpu_indices = {0};
   options.db_path = dir / "sweep.db";
-  options.state_dir = dir / "state";
+  options.settings_access = std::make_shared<safety::LocalSettingsAccess>(*simulation.system, dir / "state",
+                                                                          safety::WatchdogLaunch{}, "simulated");
   measure::MeasureOptions measure_options;
   measure_options.sampler.fast_period = std::chrono::milliseconds(100);
   measure_options.sampler.counter_period = std::chrono::milliseconds(100);

@@ -8,12 +8,13 @@ namespace wattwise::cli {
 CommandGpus::CommandGpus(const std::string& simulate, const sim::SimulationOptions& sim, bool read_only) {
   if (simulate.empty()) {
     real_ = open_real_gpus(OfferSimulate::kYes);
-    system_ = real_.get();
+    controllable_ = real_.get();
   } else {
     simulation_.emplace(sim::make_simulation(simulate, sim, experiment::read_replay_table));
-    system_ = simulation_->system.get();
+    controllable_ = simulation_->system.get();
   }
-  if (read_only) system_ = &read_only_.emplace(*system_);
+  system_ = controllable_;
+  if (read_only) system_ = &read_only_.emplace(*controllable_);
 }
 
 }  // namespace wattwise::cli

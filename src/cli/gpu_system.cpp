@@ -5,7 +5,7 @@
 
 namespace wattwise::cli {
 
-std::unique_ptr<hw::GpuSystem> open_real_gpus(OfferSimulate offer) {
+std::unique_ptr<hw::ControllableGpuSystem> open_real_gpus(OfferSimulate offer) {
   try {
     return hw::make_gpu_system();
   } catch (const Error& e) {

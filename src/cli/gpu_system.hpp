@@ -13,6 +13,6 @@ enum class OfferSimulate { kNo, kYes };
 
 // The real GPUs through NVML. Without a driver the error says what to install or load, and, for a command
 // that has it, "or use --simulate GPU:MODEL".
-std::unique_ptr<hw::GpuSystem> open_real_gpus(OfferSimulate offer = OfferSimulate::kNo);
+std::unique_ptr<hw::ControllableGpuSystem> open_real_gpus(OfferSimulate offer = OfferSimulate::kNo);
 
 }  // namespace wattwise::cli

@@ -22,7 +22,7 @@ namespace {
 // `info --probe`: sets each GPU's power limit to the value it has, which changes nothing but makes the
 // driver say whether it allows the call (root is not always enough). Under the GPU's lock, as a sweep's own
 // probe, so no other wattwise is changing that limit meanwhile.
-std::vector<std::optional<report::SetProbe>> probe_set_permission(hw::GpuSystem& system) {
+std::vector<std::optional<report::SetProbe>> probe_set_permission(hw::ControllableGpuSystem& system) {
   std::vector<std::optional<report::SetProbe>> probes;
   for (std::size_t i = 0; i < system.count(); ++i) {
     hw::Gpu& gpu = system.gpu(i);
@@ -76,8 +76,8 @@ CommandRun add_info_command(CLI::App& app) {
     const bool board_alone = !flags->simulate.empty() && flags->simulate.find(':') == std::string::npos;
     CommandGpus command_gpus(board_alone ? flags->simulate + ":resnet50" : flags->simulate, {}, false);
     hw::GpuSystem& gpus = command_gpus.system();
-    const auto probes =
-        flags->probe ? probe_set_permission(gpus) : std::vector<std::optional<report::SetProbe>>{};
+    const auto probes = flags->probe ? probe_set_permission(*command_gpus.controllable())
+                                     : std::vector<std::optional<report::SetProbe>>{};
     const hw::SystemSnapshot snapshot = hw::read_snapshot(gpus);  // every reading, before any formatting
     if (flags->json || flags->format == "json") {
       std::cout << json_text(report::info_json(snapshot, probes), 2) << "\n";

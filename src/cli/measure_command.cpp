@@ -24,7 +24,6 @@
 #include "plan/knob.hpp"
 #include "report/measure_report.hpp"
 #include "report/trace_csv.hpp"
-#include "safety/state_dir.hpp"
 #include "sampling/sampler_config.hpp"
 #include "slurm/result_dir.hpp"
 #include "slurm/slurm_task.hpp"
@@ -190,9 +189,8 @@ int run_measure(const MeasureFlags& flags) {
       std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
     };
     if (!agent.settings.empty()) {
-      agent.state_dir = safety::state_dir();
-      agent.watchdog = safety::WatchdogLaunch::exec_self();
-      agent.settings_access = settings_access_for(flags.no_daemon);  // root, the daemon, or a refusal
+      // Root, the daemon, or a refusal; measure's GPUs are never read-only, so they have controls.
+      agent.settings_access = settings_access_for(*gpus.controllable(), flags.no_daemon);
     }
     agent_outcome = experiment::measure_under_settings(system, flags.command, options, agent);
     m = std::move(agent_outcome.measurement);

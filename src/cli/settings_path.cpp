@@ -11,9 +11,11 @@
 
 namespace wattwise::cli {
 
-std::shared_ptr<const safety::SettingsAccess> settings_access_for(bool no_daemon) {
+std::shared_ptr<const safety::SettingsAccess> settings_access_for(hw::ControllableGpuSystem& gpus,
+                                                                  bool no_daemon) {
   if (::geteuid() == 0)
-    return std::make_shared<safety::LocalSettingsAccess>(safety::state_dir(), safety::WatchdogLaunch::exec_self());
+    return std::make_shared<safety::LocalSettingsAccess>(gpus, safety::state_dir(),
+                                                         safety::WatchdogLaunch::exec_self());
   const auto socket = daemon::default_socket_path();
   if (no_daemon) {
     throw environment_error(fmt::format(

@@ -8,11 +8,13 @@ namespace wattwise::cli {
 
 // The path that changes GPU settings for `sweep`, `tune` and `measure --power-limit` (the SLURM node agent),
 // chosen before the job starts (docs/operators.md "Who changes the settings"):
-//   - root: this process, through the GPU locks, its journal and its watchdog (state_dir(), exec_self());
+//   - root: this process, through the GPU locks, its journal and its watchdog (state_dir(), exec_self()),
+//     on `gpus`' controls: a command that has only a read-only view of the GPUs cannot ask for a path;
 //   - not root, with a daemon socket at daemon::default_socket_path(): the settings daemon;
 //   - not root with --no-daemon, or without a daemon socket: an environment_error, one line that says what
 //     to do. Nothing has been touched then.
-std::shared_ptr<const safety::SettingsAccess> settings_access_for(bool no_daemon);
+std::shared_ptr<const safety::SettingsAccess> settings_access_for(hw::ControllableGpuSystem& gpus,
+                                                                  bool no_daemon);
 
 // The flag's help text, the same for the three commands.
 inline constexpr const char* kNoDaemonHelp =

@@ -32,6 +32,7 @@
 #include "cli/settings_path.hpp"
 #include "cli/sweep_flags.hpp"
 #include "core/error.hpp"
+#include "core/private_dir.hpp"
 #include "experiment/multi_node_run.hpp"
 #include "experiment/runner.hpp"
 #include "experiment/simulated_runs.hpp"
@@ -44,7 +45,6 @@
 #include "report/trace_csv.hpp"
 #include "safety/dry_run.hpp"
 #include "safety/settings_guard.hpp"
-#include "safety/state_dir.hpp"
 #include "sampling/sampler_config.hpp"
 #include "store/analysis_runs.hpp"
 #include "store/durable_file.hpp"
@@ -205,7 +205,7 @@ void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::G
   if (flags.job_gpus)
     for (const auto& run : plan.runs) job_gpu_count(*flags.job_gpus, run.params, gpu_indices.size());
   for (std::size_t index : gpu_indices) {
-    hw::Gpu& gpu = system.gpu(index);
+    hw::GpuReadings& gpu = system.gpu(index);
     plan::SupportedClocks clocks;
     clocks.gpu = fmt::format("GPU {} ({})", gpu.identity().index, gpu.identity().uuid);
     clocks.mem_mhz = gpu.supported_mem_clocks_mhz();
@@ -312,19 +312,20 @@ int run_sweep_command(SweepFlags flags) {
     options.cooldown = cooldown;
   }
   if (!flags.trace_dir.empty()) options.keep_extras = trace_writer(flags.trace_dir);
-  std::optional<experiment::PrivateStateDir> private_state;
-  if (simulated) {
-    private_state.emplace();
-    options.state_dir = private_state->path();
-    options.settings_access =
-        std::make_shared<safety::LocalSettingsAccess>(options.state_dir, safety::WatchdogLaunch{}, "simulated");
-  } else {
-    options.state_dir = safety::state_dir();
-    options.watchdog = safety::WatchdogLaunch::exec_self();
+  // The settings path, made from the GPUs' controls: a --read-only sweep has none to give (its hardware
+  // knobs were refused above), so it gets no path and nothing below can change a GPU. A simulated sweep
+  // keeps its journal and locks in a private state directory: they name simulated GPUs, which must never
+  // show up as a stale journal of the real ones.
+  std::optional<PrivateDir> private_state;
+  if (hw::ControllableGpuSystem* controls = gpus.controllable(); controls && simulated) {
+    private_state.emplace("wattwise-sim", "the simulated sweep's state directory");
+    options.settings_access = std::make_shared<safety::LocalSettingsAccess>(
+        *controls, private_state->path(), safety::WatchdogLaunch{}, "simulated");
+  } else if (controls) {
     // Root, the daemon, or a one-line refusal before the database is created or a job runs.
     const auto settings = plan::hardware_settings_of(options.plan);
     if (std::any_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); }))
-      options.settings_access = settings_access_for(flags.no_daemon);
+      options.settings_access = settings_access_for(*controls, flags.no_daemon);
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   progress.name_database(options.db_path.string());

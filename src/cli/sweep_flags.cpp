@@ -101,7 +101,7 @@ plan::PlanSpec plan_spec(const SweepFlags& flags, hw::GpuSystem& system, std::si
   if (flags.sm_clock) {
     auto knob = plan::parse_clock_knob(plan::kSmClockKnob, *flags.sm_clock);
     if (knob.from_supported_clocks) {
-      hw::Gpu& gpu = system.gpu(first_gpu);
+      hw::GpuReadings& gpu = system.gpu(first_gpu);
       const auto mems = gpu.supported_mem_clocks_mhz();
       if (mems.empty())
         throw usage_error("--sm-clock supported: the GPU lists no supported clocks; give values");

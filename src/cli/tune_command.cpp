@@ -21,8 +21,6 @@
 #include "experiment/runner.hpp"
 #include "measure/job_gpus.hpp"
 #include "report/measure_report.hpp"
-#include "safety/state_dir.hpp"
-#include "safety/watchdog.hpp"
 #include "tune/live_report.hpp"
 #include "tune/live_session.hpp"
 #include "tune/live_store.hpp"
@@ -200,14 +198,12 @@ int run_tune(const TuneFlags& flags) {
                                      const sampling::SourceFailure& f) {
     std::cerr << report::gpu_failure_warning(gpu, since, f) + "\n" << std::flush;
   };
-  if (!flags.dry_run) {
-    options.state_dir = safety::state_dir();
-    options.watchdog = safety::WatchdogLaunch::exec_self();
-    options.settings_access = settings_access_for(flags.no_daemon);  // root, the daemon, or a refusal
-  }
-
-  // A dry run sees the GPUs through a view in which every control call throws: nothing can change.
+  // A dry run sees the GPUs through a read-only view, which has no controls, and gets no settings path:
+  // nothing can change.
   CommandGpus gpus(flags.simulate, {}, flags.dry_run);  // the real ones: a simulated job was tuned above
+  if (hw::ControllableGpuSystem* controls = gpus.controllable())
+    options.settings_access =
+        settings_access_for(*controls, flags.no_daemon);  // root, the daemon, or a refusal
   hw::GpuSystem& system = gpus.system();
   choose_gpus(system, flags, config, range, options);
   // The job's GPUs as the database describes them (their power-limit range included), read before the job.

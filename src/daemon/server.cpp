@@ -55,7 +55,8 @@ struct Daemon::Client {
   std::map<unsigned, std::unique_ptr<safety::GuardedGpus>> held;
 };
 
-Daemon::Daemon(hw::GpuSystem& system, DaemonOptions options) : system_(system), options_(std::move(options)) {
+Daemon::Daemon(hw::ControllableGpuSystem& system, DaemonOptions options)
+    : system_(system), options_(std::move(options)) {
   if (!options_.log) options_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   safety::ensure_state_dir(options_.state_dir);
   const auto lock_path = options_.state_dir / "daemon.lock";

@@ -46,7 +46,7 @@ class Daemon {
  public:
   // Takes the daemon lock (a second daemon on the same state directory is refused), restores the stale
   // journals, reads the policy (data_error when it is invalid: nothing is served), and listens.
-  Daemon(hw::GpuSystem& system, DaemonOptions options);
+  Daemon(hw::ControllableGpuSystem& system, DaemonOptions options);
   ~Daemon();  // puts back every GPU still held, removes the socket
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -69,7 +69,7 @@ class Daemon {
   void drop(Client& client, const std::string& why);
   void send_reply(Client& client, const Reply& reply);
 
-  hw::GpuSystem& system_;
+  hw::ControllableGpuSystem& system_;
   DaemonOptions options_;
   Policy policy_;
   int lock_fd_ = -1;

@@ -150,7 +150,7 @@ int wait_passing_stops_to_agents(workload::Process& srun) {
 
 }  // namespace
 
-hw::Gpu& NoLocalGpus::gpu(std::size_t index) {
+hw::GpuReadings& NoLocalGpus::gpu(std::size_t index) {
   throw usage_error(
       fmt::format("no GPU at position {}: a multi-node sweep uses none on its own host", index));
 }

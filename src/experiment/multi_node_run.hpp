@@ -60,7 +60,7 @@ class NoLocalGpus final : public hw::GpuSystem {
   std::string driver_version() override { return "n/a"; }
   std::string backend() const override { return "slurm"; }
   std::size_t count() const override { return 0; }
-  hw::Gpu& gpu(std::size_t index) override;
+  hw::GpuReadings& gpu(std::size_t index) override;
 };
 
 }  // namespace wattwise::experiment

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
 
 #include "experiment/runner.hpp"
 #include "safety/settings_access.hpp"
@@ -28,9 +29,8 @@ AgentOutcome measure_under_settings(hw::GpuSystem& system, const std::vector<std
     return outcome;
   }
   const std::vector<std::size_t> job_gpus = job_gpu_positions(measure_options, system.count());
-  const std::shared_ptr<const safety::SettingsAccess> access =
-      options.settings_access ? options.settings_access
-                              : std::make_shared<safety::LocalSettingsAccess>(options.state_dir, options.watchdog);
+  const std::shared_ptr<const safety::SettingsAccess>& access = options.settings_access;
+  if (!access) throw std::logic_error("measure_under_settings: settings to apply and no settings path");
   access->validate(system, job_gpus, {options.settings});
   const std::unique_ptr<safety::HeldSettings> held = access->hold(system, job_gpus, {options.settings});
   outcome.changed_by = std::string(access->name());

@@ -13,7 +13,6 @@
 #include "plan/plan.hpp"
 #include "safety/restore.hpp"
 #include "safety/settings_access.hpp"
-#include "safety/watchdog.hpp"
 #include "store/results_store.hpp"
 
 // The per-node agent of a multi-node sweep (`sweep --slurm`, docs/slurm.md): under srun, each node's
@@ -25,10 +24,7 @@ namespace wattwise::experiment {
 
 struct AgentOptions {
   plan::HardwareSettings settings;  // empty: nothing is changed (a plain measurement)
-  std::filesystem::path state_dir;  // the journal and the GPU locks
-  safety::WatchdogLaunch watchdog;  // empty: none (tests that cannot exec)
-  // The path that changes the settings (root or the daemon); null: safety::LocalSettingsAccess with
-  // `state_dir` and `watchdog`.
+  // The path that changes the settings (root or the daemon); needed when `settings` is not empty.
   std::shared_ptr<const safety::SettingsAccess> settings_access;
 };
 

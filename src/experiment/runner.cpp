@@ -82,16 +82,21 @@ void report_run(Progress& progress, const store::RunRecord& record, const measur
 
 }  // namespace
 
-std::shared_ptr<const safety::SettingsAccess> settings_access_of(const SweepOptions& options) {
-  if (options.settings_access) return options.settings_access;
-  return std::make_shared<safety::LocalSettingsAccess>(options.state_dir, options.watchdog);
+const safety::SettingsAccess& settings_access_of(const SweepOptions& options) {
+  // A read-only sweep has no settings path at all, so nothing below can change a GPU. Whether its plan
+  // has hardware knobs is data, not a type: the command refuses those up front, and this is the backstop.
+  if (!options.settings_access)
+    throw usage_error(
+        "this sweep may not change GPU settings (--read-only): drop --power-limit, --sm-clock and "
+        "--mem-clock");
+  return *options.settings_access;
 }
 
 std::vector<store::StoredGpu> stored_gpus_of(hw::GpuSystem& system,
                                              const std::vector<std::size_t>& gpu_indices) {
   std::vector<store::StoredGpu> gpus;
   for (std::size_t index : gpu_indices) {
-    hw::Gpu& gpu = system.gpu(index);
+    hw::GpuReadings& gpu = system.gpu(index);
     store::StoredGpu stored{gpu.identity().index, gpu.identity().uuid, gpu.identity().name, {}, {}, {}};
     if (auto limits = gpu.power_limits()) {
       stored.min_limit_w = limits->min_w;
@@ -168,7 +173,8 @@ void validate_sweep(hw::GpuSystem& system, const SweepOptions& options) {
   }
   if (options.plan.runs.empty()) throw usage_error("the plan has no runs: give knob values or --repeat >= 1");
   if (changes_hardware(options.plan))
-    settings_access_of(options)->validate(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
+    settings_access_of(options).validate(system, options.gpu_indices,
+                                         plan::hardware_settings_of(options.plan));
   check_db_path(options);
 }
 
@@ -176,7 +182,7 @@ std::vector<store::GpuRunEnergy> read_back_settings(hw::GpuSystem& system,
                                                     const std::vector<std::size_t>& gpu_indices) {
   std::vector<store::GpuRunEnergy> read_back;
   for (std::size_t index : gpu_indices) {
-    hw::Gpu& gpu = system.gpu(index);
+    hw::GpuReadings& gpu = system.gpu(index);
     store::GpuRunEnergy g;
     g.gpu_index = gpu.identity().index;
     if (auto limits = gpu.power_limits()) g.enforced_power_limit_w = limits->enforced_w;
@@ -204,9 +210,9 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   // the idle baseline is read: locks, journal and watchdog as root, the daemon's connection otherwise.
   std::unique_ptr<safety::HeldSettings> held;
   if (outcome.changed_hardware) {
-    const auto access = settings_access_of(options);
-    held = access->hold(system, gpus, plan::hardware_settings_of(plan));
-    outcome.settings_changed_by = std::string(access->name());
+    const safety::SettingsAccess& access = settings_access_of(options);
+    held = access.hold(system, gpus, plan::hardware_settings_of(plan));
+    outcome.settings_changed_by = std::string(access.name());
   }
   const nlohmann::json plan_json =
       options.plan_json.is_null() ? plan::plan_spec_to_json(plan.spec) : options.plan_json;

@@ -15,7 +15,6 @@
 #include "plan/plan.hpp"
 #include "safety/restore.hpp"
 #include "safety/settings_access.hpp"
-#include "safety/watchdog.hpp"
 #include "store/results_store.hpp"
 
 namespace wattwise::experiment {
@@ -43,13 +42,9 @@ struct SweepOptions {
   // Stop the sweep after this many failed runs (exit status != 0, time-out); 0: never stop for failures.
   unsigned max_failures = 3;
   std::optional<CooldownOptions> cooldown;
-  std::filesystem::path state_dir;  // the journal and the per-GPU locks
-  // How the watchdog is started (production: a fresh wattwise process, WatchdogLaunch::exec_self()). Empty:
-  // no watchdog (a simulated GPU's settings die with the process, there is nothing to restore after a
-  // SIGKILL).
-  safety::WatchdogLaunch watchdog;
-  // The path that changes the GPUs' settings (cli/settings_path.hpp chooses: root or the daemon). Null:
-  // safety::LocalSettingsAccess with `state_dir` and `watchdog`.
+  // The path that changes the GPUs' settings (cli/settings_path.hpp chooses: root, made from the GPUs'
+  // controls, or the daemon). Null: nothing may change them (`--read-only`), and a plan with hardware knobs
+  // is refused.
   std::shared_ptr<const safety::SettingsAccess> settings_access;
   RunExtrasFn keep_extras;
   Progress* progress = nullptr;
@@ -105,8 +100,8 @@ void validate_sweep(hw::GpuSystem& system, const SweepOptions& options);
 SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const MeasureRunFn& measure_run,
                        Clock& clock);
 
-// The sweep's settings path: options.settings_access, else the local one (root: locks, journal, watchdog).
-std::shared_ptr<const safety::SettingsAccess> settings_access_of(const SweepOptions& options);
+// The sweep's settings path, options.settings_access; usage_error when there is none (a read-only sweep).
+const safety::SettingsAccess& settings_access_of(const SweepOptions& options);
 
 // The readings of every GPU right after its settings were applied: what the GPU enforces, which may differ
 // from what was asked (other caps, clocks the GPU rounds).

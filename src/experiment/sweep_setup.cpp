@@ -11,7 +11,7 @@
 
 namespace wattwise::experiment {
 
-std::optional<analysis::Setting> default_reference(const plan::PlanSpec& spec, hw::Gpu& gpu) {
+std::optional<analysis::Setting> default_reference(const plan::PlanSpec& spec, hw::GpuReadings& gpu) {
   analysis::Setting reference;
   for (const auto& knob : spec.knobs) {
     if (knob.values.empty()) return std::nullopt;
@@ -35,18 +35,6 @@ std::optional<analysis::Setting> default_reference(const plan::PlanSpec& spec, h
   }
   if (reference.empty()) return std::nullopt;
   return reference;
-}
-
-PrivateStateDir::PrivateStateDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-sim-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr)
-    throw environment_error("cannot create a temporary directory: set TMPDIR");
-  path_ = pattern;
-}
-
-PrivateStateDir::~PrivateStateDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace wattwise::experiment

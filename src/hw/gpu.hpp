@@ -162,18 +162,30 @@ class GpuControls {
   GpuControls& operator=(const GpuControls&) = default;
 };
 
-// One GPU of a GpuSystem: read and controlled. Under --read-only the controls of every GPU throw
-// (safety/read_only_gpu.hpp).
+// A GPU that is both read and controlled: what the real, simulated and fake GPUs implement. Only a
+// ControllableGpuSystem hands one out.
 class Gpu : public GpuReadings, public GpuControls {};
 
-// The set of GPUs on this host (or in a simulation). Owns the GPUs.
+// The set of GPUs on this host (or in a simulation), as every command sees them: readings only. Owns the
+// GPUs. A read-only system (`--read-only`, `tune --dry-run`: safety::ReadOnlyGpuSystem; the exporter) is just
+// this, so a command path that holds only a GpuSystem cannot even name a control: the compiler, not a check
+// at run time, keeps it from changing a setting.
 class GpuSystem {
  public:
   virtual ~GpuSystem() = default;
   virtual std::string driver_version() = 0;  // "n/a" when unknown
   virtual std::string backend() const = 0;   // "nvml" or "simulated"
   virtual std::size_t count() const = 0;
-  virtual Gpu& gpu(std::size_t index) = 0;
+  virtual GpuReadings& gpu(std::size_t index) = 0;
+};
+
+// A GpuSystem whose GPUs may also be set: gpu() gives each GPU's controls beside its readings. Taken only by
+// the code that changes settings (safety/: SettingsGuard, GuardedGpus, restore, the watchdog, the local
+// settings path; the settings daemon; `info --probe`), never by a read-only command path. Implementations:
+// NvmlGpuSystem (real), sim::SimGpuSystem, the fake in tests/support.
+class ControllableGpuSystem : public GpuSystem {
+ public:
+  Gpu& gpu(std::size_t index) override = 0;
 };
 
 }  // namespace wattwise::hw

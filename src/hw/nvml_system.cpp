@@ -103,7 +103,7 @@ Gpu& NvmlGpuSystem::gpu(std::size_t index) {
   return *gpus_[index];
 }
 
-std::unique_ptr<GpuSystem> make_gpu_system() {
+std::unique_ptr<ControllableGpuSystem> make_gpu_system() {
   return std::make_unique<NvmlGpuSystem>();
 }
 

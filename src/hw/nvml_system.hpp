@@ -12,7 +12,7 @@ namespace wattwise::hw {
 // All GPUs that NVML sees on this host, in NVML's index order. A GPU whose handle or identity cannot be read
 // (lost) keeps its position as a GPU without UUID whose every call throws environment_error with the
 // reason; unavailable() lists them.
-class NvmlGpuSystem final : public GpuSystem {
+class NvmlGpuSystem final : public ControllableGpuSystem {
  public:
   // Production wiring: the library named by NvmlLibrary::default_path(), root decided by geteuid().
   NvmlGpuSystem();
@@ -39,6 +39,6 @@ class NvmlGpuSystem final : public GpuSystem {
 };
 
 // The real NVML path; throws environment_error (with what to do) when there is no usable driver.
-std::unique_ptr<GpuSystem> make_gpu_system();
+std::unique_ptr<ControllableGpuSystem> make_gpu_system();
 
 }  // namespace wattwise::hw

@@ -63,7 +63,7 @@ std::string describe_dry_run(hw::GpuSystem& system, const std::vector<std::size_
                        run.repeat, settings_text(run));
   }
   for (std::size_t index : gpu_indices) {
-    hw::Gpu& gpu = system.gpu(index);
+    hw::GpuReadings& gpu = system.gpu(index);
     const auto lines = changes_of(gpu, plan);
     out +=
         fmt::format("GPU {} ({}, {}): {}\n", gpu.identity().index, gpu.identity().name, gpu.identity().uuid,

@@ -14,7 +14,7 @@
 
 namespace wattwise::safety {
 
-GuardedGpus::GuardedGpus(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+GuardedGpus::GuardedGpus(hw::ControllableGpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                          const std::filesystem::path& state_dir, const WatchdogLaunch& watchdog,
                          const std::filesystem::path& journal_path) {
   ensure_state_dir(state_dir);

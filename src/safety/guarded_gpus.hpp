@@ -29,7 +29,7 @@ class GuardedGpus final : public HeldSettings {
   // watchdog cannot be started: nothing has been changed then. `watchdog` empty: none (tests, simulated).
   // `journal_path` empty: this process's journal (journal_path_for(state_dir, pid)); the settings daemon,
   // which holds the GPUs of many clients at once, gives each its own (journal_path_for(dir, pid, part)).
-  GuardedGpus(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
+  GuardedGpus(hw::ControllableGpuSystem& system, const std::vector<std::size_t>& gpu_indices,
               const std::filesystem::path& state_dir, const WatchdogLaunch& watchdog,
               const std::filesystem::path& journal_path = {});
   // Restores (failures to stderr, a destructor cannot throw) unless restore() ran.

@@ -11,9 +11,10 @@
 namespace wattwise::safety {
 namespace {
 
-class ReadOnlyGpu final : public hw::Gpu {
+// The readings of one GPU, passed through; it has no controls to call.
+class ReadOnlyGpu final : public hw::GpuReadings {
  public:
-  explicit ReadOnlyGpu(hw::Gpu& inner) : inner_(inner) {}
+  explicit ReadOnlyGpu(hw::GpuReadings& inner) : inner_(inner) {}
 
   const hw::GpuIdentity& identity() const override { return inner_.identity(); }
   hw::Capabilities capabilities() override {
@@ -40,20 +41,8 @@ class ReadOnlyGpu final : public hw::Gpu {
     return inner_.supported_sm_clocks_mhz(mem_clock_mhz);
   }
 
-  void set_power_limit_w(double) override { refuse("set the power limit"); }
-  void lock_sm_clocks_mhz(unsigned, unsigned) override { refuse("lock the SM clocks"); }
-  void reset_sm_clocks() override { refuse("reset the SM clocks"); }
-  void lock_mem_clocks_mhz(unsigned, unsigned) override { refuse("lock the memory clocks"); }
-  void reset_mem_clocks() override { refuse("reset the memory clocks"); }
-
  private:
-  [[noreturn]] void refuse(const char* what) const {
-    throw usage_error(
-        fmt::format("--read-only: refused to {} of GPU {} ({}); drop --read-only to change "
-                    "GPU settings",
-                    what, inner_.identity().index, inner_.identity().uuid));
-  }
-  hw::Gpu& inner_;
+  hw::GpuReadings& inner_;
 };
 
 }  // namespace
@@ -65,7 +54,7 @@ ReadOnlyGpuSystem::ReadOnlyGpuSystem(hw::GpuSystem& inner) : inner_(inner) {
 
 ReadOnlyGpuSystem::~ReadOnlyGpuSystem() = default;
 
-hw::Gpu& ReadOnlyGpuSystem::gpu(std::size_t index) {
+hw::GpuReadings& ReadOnlyGpuSystem::gpu(std::size_t index) {
   if (index >= gpus_.size()) {
     throw usage_error(fmt::format("no GPU at position {}: there are {}", index, gpus_.size()));
   }

@@ -7,9 +7,11 @@
 
 namespace wattwise::safety {
 
-// `--read-only`, the mode for shared GPU machines: a view of the GPUs in which every control call throws,
-// so no code path (a bug included) can change a setting. Readings pass through; the capabilities say that
-// nothing may be set, with the reason.
+// `--read-only`, the mode for shared GPU machines (and `tune --dry-run`, the exporter): a view of the GPUs
+// that has no controls at all. It is an hw::GpuSystem, not an hw::ControllableGpuSystem, so nothing that
+// changes a setting (safety::SettingsGuard, GuardedGpus, restore, LocalSettingsAccess, the daemon) can be
+// given it: that is a compile error, not a refusal at run time. Readings pass through; the capabilities say
+// that nothing may be set, with the reason.
 class ReadOnlyGpuSystem final : public hw::GpuSystem {
  public:
   explicit ReadOnlyGpuSystem(hw::GpuSystem& inner);
@@ -18,11 +20,11 @@ class ReadOnlyGpuSystem final : public hw::GpuSystem {
   std::string driver_version() override { return inner_.driver_version(); }
   std::string backend() const override { return inner_.backend(); }
   std::size_t count() const override { return gpus_.size(); }
-  hw::Gpu& gpu(std::size_t index) override;
+  hw::GpuReadings& gpu(std::size_t index) override;
 
  private:
   hw::GpuSystem& inner_;
-  std::vector<std::unique_ptr<hw::Gpu>> gpus_;
+  std::vector<std::unique_ptr<hw::GpuReadings>> gpus_;
 };
 
 }  // namespace wattwise::safety

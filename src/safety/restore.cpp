@@ -31,7 +31,7 @@ constexpr int kRestoreAttempts = 5;
 constexpr std::chrono::milliseconds kRestoreRetryPause{250};
 
 // A GPU whose identity could not be read (lost, or failing) has no UUID and is never taken for another.
-hw::Gpu* find_by_uuid(hw::GpuSystem& system, const std::string& uuid) {
+hw::Gpu* find_by_uuid(hw::ControllableGpuSystem& system, const std::string& uuid) {
   for (std::size_t i = 0; i < system.count(); ++i) {
     const std::string& candidate = system.gpu(i).identity().uuid;
     if (!candidate.empty() && candidate == uuid) return &system.gpu(i);
@@ -44,7 +44,7 @@ hw::Gpu* find_by_uuid(hw::GpuSystem& system, const std::string& uuid) {
 std::string unreadable_gpus(hw::GpuSystem& system) {
   std::vector<std::string> unreadable;
   for (std::size_t i = 0; i < system.count(); ++i) {
-    hw::Gpu& gpu = system.gpu(i);
+    hw::GpuReadings& gpu = system.gpu(i);
     if (!gpu.identity().uuid.empty()) continue;
     std::string why;
     try {
@@ -57,7 +57,7 @@ std::string unreadable_gpus(hw::GpuSystem& system) {
   return fmt::format("{}", fmt::join(unreadable, "; "));
 }
 
-GpuRestoreOutcome restore_one(hw::GpuSystem& system, const JournalEntry& entry) {
+GpuRestoreOutcome restore_one(hw::ControllableGpuSystem& system, const JournalEntry& entry) {
   GpuRestoreOutcome outcome;
   outcome.uuid = entry.uuid;
   hw::Gpu* gpu = find_by_uuid(system, entry.uuid);
@@ -191,7 +191,7 @@ void settle_journal(const std::filesystem::path& journal_path, const Journal& jo
   }
 }
 
-RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal,
+RestoreReport restore_gpus(hw::ControllableGpuSystem& system, const Journal& journal,
                            const std::set<std::string>& unanswering) {
   RestoreReport report;
   for (const auto& entry : journal.gpus) {
@@ -209,7 +209,8 @@ RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal,
   return report;
 }
 
-RestoreReport restore_from_journal_file(hw::GpuSystem& system, const std::filesystem::path& journal_path) {
+RestoreReport restore_from_journal_file(hw::ControllableGpuSystem& system,
+                                        const std::filesystem::path& journal_path) {
   const Journal journal = read_journal(journal_path);
   RestoreReport report = restore_gpus(system, journal);
   settle_journal(journal_path, journal, report);

@@ -32,7 +32,7 @@ struct RestoreReport {
 // GPUs named in `unanswering` (UUIDs: a call to their driver never returned) are not called at all, which
 // would block this process too: each is reported as not restored, its entry kept for the watchdog and
 // `wattwise restore`.
-RestoreReport restore_gpus(hw::GpuSystem& system, const Journal& journal,
+RestoreReport restore_gpus(hw::ControllableGpuSystem& system, const Journal& journal,
                            const std::set<std::string>& unanswering = {});
 
 // The entries of `journal` whose GPU was not restored (report.gpus lines up with journal.gpus).
@@ -44,7 +44,8 @@ void settle_journal(const std::filesystem::path& journal_path, const Journal& jo
 // `wattwise restore` and the watchdog: applies one journal file, then settles it as above. A GPU that is
 // lost or unreadable is reported as not restored while every other GPU is restored. Throws wattwise::Error
 // only when the file itself is refused (unreadable, unknown format: data_error), which leaves it untouched.
-RestoreReport restore_from_journal_file(hw::GpuSystem& system, const std::filesystem::path& journal_path);
+RestoreReport restore_from_journal_file(hw::ControllableGpuSystem& system,
+                                        const std::filesystem::path& journal_path);
 
 // A journal is stale unless its process is still alive and holds the lock of one of its GPUs (then it is
 // a sweep in progress). Returns the warning every command prints, or nullopt when there is none:

@@ -33,7 +33,8 @@ class HeldSettings {
 };
 
 // Which path changes this process's GPU settings: chosen once by the command (cli), then asked to check the
-// settings and to hold the GPUs.
+// settings and to hold the GPUs. A command that must change nothing (`--read-only`, `tune --dry-run`) has
+// none: the runner, the tuner and the node agent change settings only through one.
 class SettingsAccess {
  public:
   virtual ~SettingsAccess() = default;
@@ -45,29 +46,37 @@ class SettingsAccess {
   // validate_hardware_settings.
   virtual void validate(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                         const std::vector<plan::HardwareSettings>& settings) const = 0;
-  // Holds the GPUs at these positions: nothing is changed yet, and everything changed through the result
-  // is put back. environment_error when they cannot be held (another wattwise holds one, the journal
+  // Holds the GPUs at these positions of `system`: nothing is changed yet, and everything changed through the
+  // result is put back. environment_error when they cannot be held (another wattwise holds one, the journal
   // cannot be written, the daemon cannot be reached); nothing has been changed then. `settings` are those
   // that will be applied: a path may ask the driver or the daemon up front whether it may set them.
   virtual std::unique_ptr<HeldSettings> hold(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                                              const std::vector<plan::HardwareSettings>& settings) const = 0;
 };
 
-// As root: the GPUs held by this process through GuardedGpus (locks, journal in `state_dir`, `watchdog`).
-// hold() also sets each GPU's power limit to the value it has when any setting has a power limit: root is
-// not always enough (a container, an admin setting), and this asks the driver without changing anything.
+// As root: the GPUs of `gpus` held by this process through GuardedGpus (locks, journal in `state_dir`,
+// `watchdog`). It is made from the GPUs' controls (hw::ControllableGpuSystem), so a command that has only a
+// read-only view cannot make one. hold() also sets each GPU's power limit to the value it has when any
+// setting has a power limit: root is not always enough (a container, an admin setting), and this asks the
+// driver without changing anything.
 class LocalSettingsAccess final : public SettingsAccess {
  public:
   // `name`: "root"; a simulated GPU's settings are changed by this process too, as "simulated".
-  LocalSettingsAccess(std::filesystem::path state_dir, WatchdogLaunch watchdog, std::string name = "root")
-      : state_dir_(std::move(state_dir)), watchdog_(std::move(watchdog)), name_(std::move(name)) {}
+  LocalSettingsAccess(hw::ControllableGpuSystem& gpus, std::filesystem::path state_dir,
+                      WatchdogLaunch watchdog, std::string name = "root")
+      : gpus_(gpus),
+        state_dir_(std::move(state_dir)),
+        watchdog_(std::move(watchdog)),
+        name_(std::move(name)) {}
   std::string_view name() const override { return name_; }
   void validate(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                 const std::vector<plan::HardwareSettings>& settings) const override;
+  // `system` must be the `gpus` this was made with (a logic error otherwise).
   std::unique_ptr<HeldSettings> hold(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                                      const std::vector<plan::HardwareSettings>& settings) const override;
 
  private:
+  hw::ControllableGpuSystem& gpus_;
   std::filesystem::path state_dir_;
   WatchdogLaunch watchdog_;
   std::string name_;

@@ -62,7 +62,7 @@ void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::si
     any_mem = any_mem || s.mem_clock_mhz.has_value();
   }
   for (std::size_t index : gpu_indices) {
-    hw::Gpu& gpu = system.gpu(index);
+    hw::GpuReadings& gpu = system.gpu(index);
     const hw::Capabilities caps = gpu.capabilities();
     if (any_limit) {
       if (check_permission && !caps.power_limit_set) throw no_permission(gpu, caps, "power limit");
@@ -85,7 +85,7 @@ void validate_hardware_settings(hw::GpuSystem& system, const std::vector<std::si
   }
 }
 
-SettingsGuard::SettingsGuard(hw::GpuSystem& system, std::vector<std::size_t> gpu_indices,
+SettingsGuard::SettingsGuard(hw::ControllableGpuSystem& system, std::vector<std::size_t> gpu_indices,
                              std::filesystem::path journal_path)
     : system_(system), gpu_indices_(std::move(gpu_indices)), journal_path_(std::move(journal_path)) {}
 
@@ -109,7 +109,7 @@ void SettingsGuard::capture() {
   if (captured_) return;
   journal_ = new_journal();
   for (std::size_t index : gpu_indices_) {
-    hw::Gpu& gpu = system_.gpu(index);
+    hw::GpuReadings& gpu = system_.gpu(index);
     JournalEntry entry;
     entry.uuid = gpu.identity().uuid;
     entry.index = gpu.identity().index;

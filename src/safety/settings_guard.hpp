@@ -32,7 +32,7 @@ Error refused_change(const hw::GpuReadings& gpu, const std::string& what, const 
 // guard.restore().  apply() captures by itself if capture() was not called.
 class SettingsGuard {
  public:
-  SettingsGuard(hw::GpuSystem& system, std::vector<std::size_t> gpu_indices,
+  SettingsGuard(hw::ControllableGpuSystem& system, std::vector<std::size_t> gpu_indices,
                 std::filesystem::path journal_path);
   // Restores if changes are still held (an exception unwinding the runner); failures go to stderr because a
   // destructor cannot throw. Call restore() yourself to get the report.
@@ -57,7 +57,7 @@ class SettingsGuard {
  private:
   void write();
 
-  hw::GpuSystem& system_;
+  hw::ControllableGpuSystem& system_;
   std::vector<std::size_t> gpu_indices_;
   std::filesystem::path journal_path_;
   Journal journal_;

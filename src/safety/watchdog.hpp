@@ -12,7 +12,7 @@
 namespace wattwise::safety {
 
 // Opens the watchdog's own view of the GPUs (NVML in production, a test double in tests).
-using GpuSystemFactory = std::function<std::unique_ptr<hw::GpuSystem>()>;
+using GpuSystemFactory = std::function<std::unique_ptr<hw::ControllableGpuSystem>()>;
 
 // How the watchdog process is made.
 struct WatchdogLaunch {

@@ -17,7 +17,7 @@
 namespace wattwise::sim {
 
 // N simulated GPUs of one kind on one virtual clock.
-class SimGpuSystem final : public hw::GpuSystem {
+class SimGpuSystem final : public hw::ControllableGpuSystem {
  public:
   // Each GPU drifts as `drift` says (none by default), with its own wander seeded from `seed`.
   SimGpuSystem(const SimGpuSpec& spec, std::size_t gpus, const Clock& clock, const DriftSpec& drift = {},
@@ -26,7 +26,7 @@ class SimGpuSystem final : public hw::GpuSystem {
   std::string driver_version() override { return "simulated"; }
   std::string backend() const override { return "simulated"; }
   std::size_t count() const override { return gpus_.size(); }
-  hw::Gpu& gpu(std::size_t index) override { return sim_gpu(index); }
+  SimGpu& gpu(std::size_t index) override { return sim_gpu(index); }
   SimGpu& sim_gpu(std::size_t index);
   std::vector<SimGpu*> all();
 

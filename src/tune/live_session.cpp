@@ -7,10 +7,12 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/private_dir.hpp"
 #include "measure/job_watchers.hpp"
 #include "measure/session.hpp"
 #include "plan/plan.hpp"
@@ -37,27 +39,6 @@ std::vector<unsigned> supported_sm_clocks(hw::GpuReadings& gpu) {
 std::string gpu_name(hw::GpuReadings& gpu) {
   return fmt::format("GPU {} ({})", gpu.identity().index, gpu.identity().uuid);
 }
-
-// A directory only this user can enter, for the state file the job reads; removed with this object.
-class PrivateDir {
- public:
-  PrivateDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "wattwise-tune-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr)
-      throw environment_error("cannot create a temporary directory for the tuning state: set TMPDIR");
-    path_ = pattern;
-  }
-  ~PrivateDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  PrivateDir(const PrivateDir&) = delete;
-  PrivateDir& operator=(const PrivateDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 plan::HardwareSettings settings_for(TuneKnob knob, double value) {
   plan::HardwareSettings s;
@@ -137,13 +118,12 @@ TuneJobOutcome run_tune_job(hw::GpuSystem& system, const std::vector<std::string
 
   // Before anything is locked or changed: every value the search may try is accepted by every job GPU,
   // and the driver (as root) lets us change it (the same check as sweep's).
-  const std::shared_ptr<const safety::SettingsAccess> access =
-      options.settings_access ? options.settings_access
-                              : std::make_shared<safety::LocalSettingsAccess>(options.state_dir, options.watchdog);
+  const std::shared_ptr<const safety::SettingsAccess> access = options.settings_access;
+  if (!dry_run && !access) throw std::logic_error("run_tune_job: no settings path outside a dry run");
   const std::vector<plan::HardwareSettings> extremes{settings_for(knob, options.live.tuner.min_value),
                                                      settings_for(knob, options.live.tuner.max_value)};
   if (!dry_run) access->validate(system, job_gpus, extremes);
-  PrivateDir state;
+  const PrivateDir state("wattwise-tune", "the tuning state's directory");  // only this user can enter it
   options.live.state_file = state.path() / "tuning.json";
   options.measure.extra_environment[kStateVariable] = options.live.state_file.string();
 

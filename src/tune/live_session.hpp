@@ -5,8 +5,8 @@
 // as `sweep` (safety::SettingsAccess, docs/safety.md): as root GPU locks, the settings guard with its
 // journal on disk before the first change, the watchdog that restores if wattwise is killed (SIGKILL
 // included); as another user the settings daemon, which restores when this process's connection closes; and
-// the restore when the job ends however it ends. A dry run reads the GPUs through safety::ReadOnlyGpuSystem: no lock, no journal, no
-// change can happen.
+// the restore when the job ends however it ends. A dry run has no settings path and reads the GPUs through
+// safety::ReadOnlyGpuSystem, which has no controls: no lock, no journal, no change can happen.
 
 #include <cstddef>
 #include <filesystem>
@@ -19,7 +19,6 @@
 #include "measure/session.hpp"
 #include "safety/restore.hpp"
 #include "safety/settings_access.hpp"
-#include "safety/watchdog.hpp"
 #include "tune/live_tuning.hpp"
 #include "tune/tuner.hpp"
 
@@ -47,10 +46,8 @@ double applicable_value(TuneKnob knob, double value, const std::vector<unsigned>
 struct TuneJobOptions {
   measure::MeasureOptions measure;  // the GPUs (job GPUs first), sampling, time-out
   LiveTuningOptions live;           // tuner config (range filled by tuner_range_for), grace, dry run
-  std::filesystem::path state_dir;  // the journal and the GPU locks (not used in a dry run)
-  safety::WatchdogLaunch watchdog;  // empty: none (tests that cannot exec)
-  // The path that changes the settings (root or the daemon, as for `sweep`); null:
-  // safety::LocalSettingsAccess with `state_dir` and `watchdog`.
+  // The path that changes the settings (root or the daemon, as for `sweep`); null in a dry run, and only
+  // then.
   std::shared_ptr<const safety::SettingsAccess> settings_access;
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/private_dir.hpp"
 #include "measure/job_watchers.hpp"
 #include "window/window_energy.hpp"
 
@@ -26,19 +27,6 @@ constexpr auto kIdlePoll = std::chrono::milliseconds(100);
 
 std::string system_message(const std::string& what) {
   return what + ": " + std::strerror(errno);
-}
-
-// As the marker directory (workload/marker_receiver.cpp): a sun_path holds ~107 bytes, so a long $TMPDIR
-// falls back to /tmp. Mode 0700: only this user may reach the socket.
-std::filesystem::path make_private_directory() {
-  std::string base = "/tmp";
-  if (const char* tmpdir = std::getenv("TMPDIR"); tmpdir && *tmpdir && std::strlen(tmpdir) < 60)
-    base = tmpdir;
-  std::string pattern = base + "/wattwise-window-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr)
-    throw environment_error(system_message("cannot create the readings directory in " + base) +
-                            " (set TMPDIR to a writable directory)");
-  return pattern;
 }
 
 void close_quietly(int& fd) {
@@ -62,7 +50,8 @@ struct WindowServer::Client {
 };
 
 WindowServer::WindowServer(WindowServerLimits limits) : limits_(limits) {
-  directory_ = make_private_directory();
+  // As the marker directory (workload/marker_receiver.cpp); mode 0700: only this user may reach the socket.
+  directory_ = make_private_directory(socket_directory_base(), "wattwise-window", "the readings directory");
   socket_path_ = directory_ / "window.sock";
   try {
     listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

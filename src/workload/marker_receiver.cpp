@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "core/private_dir.hpp"
 #include "core/thread_name.hpp"
 #include "workload/marker_codec.hpp"
 
@@ -33,21 +34,13 @@ std::string system_message(const std::string& what) {
   return what + ": " + std::strerror(errno);
 }
 
-// A sun_path holds ~107 bytes; a long $TMPDIR would not fit, so fall back to /tmp.
-std::filesystem::path make_private_directory() {
-  std::string base = "/tmp";
-  if (const char* tmpdir = std::getenv("TMPDIR"); tmpdir && *tmpdir && std::strlen(tmpdir) < 60) {
-    base = tmpdir;
-  }
-  std::string pattern = base + "/wattwise-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw environment_error(system_message("cannot create the marker directory in " + base) +
-                            " (set TMPDIR to a writable directory)");
-  }
-  // Others may pass through (not list): a job that changed user (`sudo -u`, setuid) must reach the
-  // changed-user socket. Who is heard is decided per datagram from the kernel's credentials (admit()).
-  ::chmod(pattern.c_str(), 0711);
-  return pattern;
+// Others may pass through (not list): a job that changed user (`sudo -u`, setuid) must reach the
+// changed-user socket. Who is heard is decided per datagram from the kernel's credentials (admit()).
+std::filesystem::path make_marker_directory() {
+  std::filesystem::path directory =
+      make_private_directory(socket_directory_base(), "wattwise", "the marker directory");
+  ::chmod(directory.c_str(), 0711);
+  return directory;
 }
 
 // The parent of `pid` from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold spaces and ')').
@@ -90,7 +83,7 @@ int bind_marker_socket(const std::filesystem::path& path, mode_t mode) {
 }  // namespace
 
 MarkerReceiver::MarkerReceiver() {
-  directory_ = make_private_directory();
+  directory_ = make_marker_directory();
   const auto job_directory = directory_ / "job";
   socket_path_ = job_directory / "markers.sock";
   changed_user_socket_path_ = directory_ / "changed-user.sock";

@@ -1,13 +1,18 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
+#include <stdexcept>
+#include <type_traits>
 
 #include "experiment/cooldown.hpp"
 #include "experiment/progress.hpp"
 #include "measure/simulated_session.hpp"
 #include "runner_test_support.hpp"
 #include "safety/dry_run.hpp"
+#include "safety/guarded_gpus.hpp"
 #include "safety/read_only_gpu.hpp"
+#include "safety/restore.hpp"
 #include "safety/settings_guard.hpp"
 #include "sim/simulation.hpp"
 
@@ -26,24 +31,72 @@ TEST(RunnerDryRun, ListsEveryRunAndEveryChangeAndTouchesNothing) {
   EXPECT_NE(text.find("restore: power limit 300 W -> 650 W"), std::string::npos) << text;
   EXPECT_TRUE(sweep.system.fake(0).calls.empty());
   EXPECT_TRUE(sweep.system.fake(1).calls.empty());
-  EXPECT_FALSE(std::filesystem::exists(sweep.options.state_dir));
+  EXPECT_FALSE(std::filesystem::exists(sweep.state_dir));
   EXPECT_FALSE(std::filesystem::exists(sweep.options.db_path));
 }
 
-TEST(RunnerReadOnly, EveryControlCallThrowsAndNothingIsSettable) {
+// A read-only view has no controls by type: it is no ControllableGpuSystem, its GPUs are readings only, and
+// nothing that changes a setting (a settings guard, the GPUs held as root, a restore) can be made from it.
+// On the old code, where the view's controls threw at run time, these do not compile.
+static_assert(!std::is_convertible_v<safety::ReadOnlyGpuSystem&, hw::ControllableGpuSystem&>);
+static_assert(std::is_same_v<decltype(std::declval<safety::ReadOnlyGpuSystem&>().gpu(0)), hw::GpuReadings&>);
+static_assert(!std::is_constructible_v<safety::LocalSettingsAccess, safety::ReadOnlyGpuSystem&,
+                                       std::filesystem::path, safety::WatchdogLaunch>);
+static_assert(!std::is_constructible_v<safety::SettingsGuard, safety::ReadOnlyGpuSystem&,
+                                       std::vector<std::size_t>, std::filesystem::path>);
+static_assert(
+    !std::is_constructible_v<safety::GuardedGpus, safety::ReadOnlyGpuSystem&, const std::vector<std::size_t>&,
+                             const std::filesystem::path&, const safety::WatchdogLaunch&>);
+static_assert(!std::is_invocable_v<decltype(&safety::restore_gpus), safety::ReadOnlyGpuSystem&,
+                                   const safety::Journal&, const std::set<std::string>&>);
+
+TEST(RunnerReadOnly, ReadingsPassThroughAndNothingIsSettable) {
   testing::FakeGpuSystem inner;
   inner.add(std::make_unique<testing::FakeGpu>(0, "GPU-aaaa", 650));
   safety::ReadOnlyGpuSystem system(inner);
-  hw::Gpu& gpu = system.gpu(0);
-  EXPECT_THROW(gpu.set_power_limit_w(300), Error);
-  EXPECT_THROW(gpu.lock_sm_clocks_mhz(1410, 1410), Error);
-  EXPECT_THROW(gpu.reset_sm_clocks(), Error);
-  EXPECT_THROW(gpu.lock_mem_clocks_mhz(2619, 2619), Error);
-  EXPECT_THROW(gpu.reset_mem_clocks(), Error);
-  EXPECT_TRUE(inner.fake(0).calls.empty());
+  hw::GpuReadings& gpu = system.gpu(0);
   EXPECT_EQ(gpu.power_limits()->current_w, 650);
   EXPECT_FALSE(gpu.capabilities().power_limit_set);
   EXPECT_THROW(safety::validate_hardware_settings(system, {0}, {plan::HardwareSettings{300.0}}), Error);
+  EXPECT_TRUE(inner.fake(0).calls.empty());
+}
+
+// A sweep with no settings path (what `--read-only` gives the runner) refuses a plan that would change a
+// setting before it locks, journals, creates the database or calls a control.
+TEST(RunnerReadOnly, ASweepWithoutASettingsPathRefusesHardwareKnobsAndTouchesNothing) {
+  FakeSweep sweep(power_limit_spec({"300"}, 1));
+  sweep.options.settings_access = nullptr;
+  MonotonicClock clock;
+  try {
+    run_sweep(
+        sweep.system, sweep.options,
+        [&](const plan::PlannedRun&) {
+          return testing::fake_measurement(sweep.system, {0, 1});
+        },
+        clock);
+    FAIL() << "the sweep ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(std::string(e.what()).find("--read-only"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(sweep.system.fake(0).calls.empty());
+  EXPECT_TRUE(sweep.system.fake(1).calls.empty());
+  EXPECT_FALSE(std::filesystem::exists(sweep.state_dir));
+  EXPECT_FALSE(std::filesystem::exists(sweep.options.db_path));
+}
+
+// The local path changes only the GPUs it was made from: handed another system's readings, it holds nothing.
+TEST(RunnerReadOnly, TheLocalPathRefusesToHoldAnotherSystemsGpus) {
+  FakeSweep sweep(power_limit_spec({"300"}, 1));
+  testing::FakeGpuSystem other;
+  other.add(std::make_unique<testing::FakeGpu>(0, "GPU-cccc", 650));
+  safety::ReadOnlyGpuSystem view(sweep.system);
+  EXPECT_THROW(sweep.options.settings_access->hold(view, {0}, {plan::HardwareSettings{300.0}}),
+               std::logic_error);
+  EXPECT_THROW(sweep.options.settings_access->hold(other, {0}, {plan::HardwareSettings{300.0}}),
+               std::logic_error);
+  EXPECT_FALSE(std::filesystem::exists(sweep.state_dir));
+  EXPECT_TRUE(sweep.system.fake(0).calls.empty());
 }
 
 TEST(RunnerProgress, PlainLinesWithEtaFromTheMeanRunTime) {
@@ -87,8 +140,9 @@ TEST(RunnerProgress, SimulatedRunsSayTheirTimeIsSimulatedAndGiveNoEta) {
   progress.run_finished(0.01, true);
   progress.last_run_result(48110.0, 349.37, true);
   progress.run_started("power_limit_w=250");
-  EXPECT_EQ(progress.line(),
-            "run 2/3 power_limit_w=250 | last: power_limit_w=200 used 48.11 kJ in 349.37 s of simulated time");
+  EXPECT_EQ(
+      progress.line(),
+      "run 2/3 power_limit_w=250 | last: power_limit_w=200 used 48.11 kJ in 349.37 s of simulated time");
 }
 
 TEST(RunnerProgress, TerminalLineIsRewrittenInPlace) {
@@ -132,7 +186,8 @@ TEST(RunnerSimulated, SweepOnTheSimulatedGpuReadsBackEachLimitAndCoolsDownOnVirt
   options.plan = plan::make_plan(power_limit_spec({"150", "250"}, 2));
   options.gpu_indices = {0};
   options.db_path = dir.path() / "sim.db";
-  options.state_dir = dir.path() / "state";
+  options.settings_access = std::make_shared<safety::LocalSettingsAccess>(
+      *simulation.system, dir.path() / "state", safety::WatchdogLaunch{});
   options.cooldown = CooldownOptions{};
   std::uint64_t seed = 0;
   auto outcome = run_sweep(

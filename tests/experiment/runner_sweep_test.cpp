@@ -92,7 +92,7 @@ TEST(RunnerSweep, JobKnobsOnlyChangeNothingAndWriteNoJournal) {
   EXPECT_EQ(batches, (std::vector<std::string>{"--batch=32", "--batch=64"}));
   EXPECT_FALSE(outcome.changed_hardware);
   EXPECT_TRUE(sweep.system.fake(0).calls.empty());
-  EXPECT_FALSE(std::filesystem::exists(sweep.options.state_dir));
+  EXPECT_FALSE(std::filesystem::exists(sweep.state_dir));
 }
 
 TEST(RunnerSweep, OutOfRangeLimitIsRefusedBeforeAnythingIsTouched) {

@@ -49,10 +49,12 @@ inline plan::PlanSpec power_limit_spec(std::vector<std::string> limits, unsigned
 }
 
 // Two fake GPUs that start at a site's cap of 650 W (not the 700 W default), with a sweep's options around
-// them: the database and the state directory in a temporary directory.
+// them: the database and the state directory in a temporary directory, the settings changed as root
+// (safety::LocalSettingsAccess on the fakes' controls, no watchdog).
 struct FakeSweep {
   TempDir dir;
   FakeGpuSystem system;
+  std::filesystem::path state_dir = dir.path() / "state";  // the journal and the GPU locks
   SweepOptions options;
 
   explicit FakeSweep(const plan::PlanSpec& spec) {
@@ -61,14 +63,15 @@ struct FakeSweep {
     options.plan = plan::make_plan(spec);
     options.gpu_indices = {0, 1};
     options.db_path = dir.path() / "sweep.db";
-    options.state_dir = dir.path() / "state";
+    options.settings_access =
+        std::make_shared<safety::LocalSettingsAccess>(system, state_dir, safety::WatchdogLaunch{});
     options.meta.command = "fake job";
   }
 
   std::vector<std::string> journals() const {
     std::vector<std::string> names;
-    if (!std::filesystem::exists(options.state_dir)) return names;
-    for (const auto& e : std::filesystem::directory_iterator(options.state_dir)) {
+    if (!std::filesystem::exists(state_dir)) return names;
+    for (const auto& e : std::filesystem::directory_iterator(state_dir)) {
       if (e.path().filename().string().rfind("settings-journal", 0) == 0) names.push_back(e.path().string());
     }
     return names;

@@ -1,5 +1,4 @@
-// What a sweep sets up before its first run (experiment/sweep_setup.hpp): the analysis's default reference
-// and a simulated sweep's private state directory.
+// What a sweep sets up before its first run (experiment/sweep_setup.hpp): the analysis's default reference.
 #include "experiment/sweep_setup.hpp"
 
 #include <gtest/gtest.h>
@@ -30,17 +29,6 @@ TEST(DefaultReference, NoneWhenTheDefaultIsNotSweptOrAClockOrATextKnobIs) {
   EXPECT_FALSE(default_reference(spec_of({plan::parse_clock_knob(plan::kSmClockKnob, "1410,1980")}), gpu));
   EXPECT_FALSE(default_reference(spec_of({plan::parse_job_knob("model=resnet,vit")}), gpu));
   EXPECT_FALSE(default_reference(spec_of({}), gpu));
-}
-
-TEST(PrivateStateDir, IsMadeAndRemovedWithItsTree) {
-  std::filesystem::path path;
-  {
-    PrivateStateDir dir;
-    path = dir.path();
-    ASSERT_TRUE(std::filesystem::is_directory(path));
-    std::ofstream(path / "journal.json") << "{}";
-  }
-  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ TEST(NvmlIdentity, TheProductionFactoryLoadsTheLibraryNamedInWattwiseNvmlLib) {
   FakeNvmlEnv env(testing::two_gpu_config());
   setenv("WATTWISE_NVML_LIB", FAKE_NVML_PATH, 1);
   EXPECT_EQ(NvmlLibrary::default_path(), FAKE_NVML_PATH);
-  const std::unique_ptr<GpuSystem> system = make_gpu_system();
+  const std::unique_ptr<ControllableGpuSystem> system = make_gpu_system();
   unsetenv("WATTWISE_NVML_LIB");
   ASSERT_EQ(system->count(), 2u);
   EXPECT_EQ(system->gpu(0).identity().uuid, "GPU-aaaa");

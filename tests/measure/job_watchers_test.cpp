@@ -117,7 +117,7 @@ class NoGpus final : public hw::GpuSystem {
   std::string driver_version() override { return "n/a"; }
   std::string backend() const override { return "none"; }
   std::size_t count() const override { return 0; }
-  hw::Gpu& gpu(std::size_t) override { throw std::out_of_range("no GPUs"); }
+  hw::GpuReadings& gpu(std::size_t) override { throw std::out_of_range("no GPUs"); }
 };
 
 TEST(JobWatchers, AWatcherThatThrowsLeavesTheJobAndItsMeasurement) {

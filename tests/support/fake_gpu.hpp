@@ -321,7 +321,7 @@ inline double FakeGpu::load_limit() {
 
 
 // GPUs that are FakeGpus, owned.
-class FakeGpuSystem final : public hw::GpuSystem {
+class FakeGpuSystem final : public hw::ControllableGpuSystem {
  public:
   FakeGpu& add(std::unique_ptr<FakeGpu> gpu) {
     gpus_.push_back(std::move(gpu));
@@ -331,7 +331,7 @@ class FakeGpuSystem final : public hw::GpuSystem {
   std::string driver_version() override { return "fake"; }
   std::string backend() const override { return "fake"; }
   std::size_t count() const override { return gpus_.size(); }
-  hw::Gpu& gpu(std::size_t index) override { return *gpus_.at(index); }
+  FakeGpu& gpu(std::size_t index) override { return *gpus_.at(index); }
 
  private:
   std::vector<std::unique_ptr<FakeGpu>> gpus_;
