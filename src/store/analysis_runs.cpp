@@ -14,6 +14,7 @@
 #include "core/text.hpp"
 #include "plan/knob.hpp"
 #include "store/energy_uncertainty_columns.hpp"
+#include "store/phase_rows.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace wattwise::store {
@@ -165,30 +166,13 @@ AnalysisRuns read_analysis_runs(const ResultsStore& store) {
     const plan::KnobSetting knob{settings.text(1), settings.text(2)};
     result.runs[it->second].setting[valid_utf8(knob.knob)] = knob_number(knob, plan_indices[it->second]);
   }
-  Statement phase_rows(
-      store.db_, path,
-      "SELECT run_id, gpu_index, name, count, time_s, energy_j FROM run_phases ORDER BY run_id, "
-      "rowid");
-  while (phase_rows.step()) {
-    const auto it = position.find(phase_rows.integer(0));
-    if (it == position.end()) continue;
-    PhaseResult phase;
-    if (auto gpu = phase_rows.optional_integer(1)) phase.gpu_index = static_cast<unsigned>(*gpu);
-    phase.name = phase_rows.text(2);
-    phase.count = static_cast<unsigned>(phase_rows.integer(3));
-    phase.time_s = phase_rows.real(4);
-    phase.energy_j = phase_rows.optional_real(5);
-    phases[it->second].push_back(std::move(phase));
-  }
-  for (const auto& [id, bars] : read_energy_uncertainty(store.db_, path)) {
-    const auto it = position.find(id);
-    if (it == position.end()) continue;
-    result.runs[it->second].energy_uncertainty_j = bars.run_j;
-    for (PhaseResult& phase : phases[it->second]) {
-      const auto bar = bars.phases_j.find({phase.gpu_index ? std::int64_t{*phase.gpu_index} : -1, phase.name});
-      if (bar != bars.phases_j.end()) phase.energy_uncertainty_j = bar->second;
-    }
-  }
+  read_phase_rows(store.db_, path, [&](std::int64_t run_id, PhaseResult&& phase) {
+    if (const auto it = position.find(run_id); it != position.end())
+      phases[it->second].push_back(std::move(phase));
+  });
+  for (const auto& [id, bar] : read_run_energy_uncertainty(store.db_, path))
+    if (const auto it = position.find(id); it != position.end())
+      result.runs[it->second].energy_uncertainty_j = bar;
   for (std::size_t i = 0; i < result.runs.size(); ++i) result.runs[i].phases = combine_phases(phases[i]);
   read_node_figures(store.db_, path, position, result.runs);
   return result;

@@ -42,15 +42,12 @@ void write_energy_uncertainty(sqlite3* db, const std::string& path, std::int64_t
   }
 }
 
-std::map<std::int64_t, StoredUncertainty> read_energy_uncertainty(sqlite3* db, const std::string& path) {
-  std::map<std::int64_t, StoredUncertainty> result;
+std::map<std::int64_t, std::optional<double>> read_run_energy_uncertainty(sqlite3* db,
+                                                                          const std::string& path) {
+  std::map<std::int64_t, std::optional<double>> result;
   if (!has_energy_uncertainty_columns(db, path)) return result;
   Statement runs(db, path, "SELECT id, energy_uncertainty_j FROM runs");
-  while (runs.step()) result[runs.integer(0)].run_j = runs.optional_real(1);
-  Statement phases(db, path, "SELECT run_id, gpu_index, name, energy_uncertainty_j FROM run_phases");
-  while (phases.step())
-    result[phases.integer(0)].phases_j[{phases.optional_integer(1).value_or(-1), phases.text(2)}] =
-        phases.optional_real(3);
+  while (runs.step()) result[runs.integer(0)] = runs.optional_real(1);
   return result;
 }
 

@@ -23,12 +23,9 @@ bool has_energy_uncertainty_columns(sqlite3* db, const std::string& path);
 // Stores the run's bar and its phases' bars in the rows add_run just inserted for run_id.
 void write_energy_uncertainty(sqlite3* db, const std::string& path, std::int64_t run_id, const RunRecord& run);
 
-// One run's bars as stored: the run's, and each phase row's, keyed by (gpu_index or -1, name).
-struct StoredUncertainty {
-  std::optional<double> run_j;
-  std::map<std::pair<std::int64_t, std::string>, std::optional<double>> phases_j;
-};
-// Every run's (runs.id -> bars); empty when the database predates the columns.
-std::map<std::int64_t, StoredUncertainty> read_energy_uncertainty(sqlite3* db, const std::string& path);
+// Every run's bar as stored (runs.id -> bar); empty when the database predates the columns. The phases'
+// bars come with their rows (read_phase_rows, phase_rows.hpp).
+std::map<std::int64_t, std::optional<double>> read_run_energy_uncertainty(sqlite3* db,
+                                                                          const std::string& path);
 
 }  // namespace wattwise::store

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "store/database.hpp"
 #include "store/energy_uncertainty_columns.hpp"
+#include "store/phase_rows.hpp"
 #include "store/results_store.hpp"
 #include "store/sqlite_statement.hpp"
 
@@ -138,31 +139,13 @@ std::vector<RunRecord> ResultsStore::runs() const {
     if (auto mhz = gpus.optional_integer(8)) gpu.mem_clock_mhz = static_cast<unsigned>(*mhz);
     run->gpus.push_back(gpu);
   }
-  Statement phases(db_, p,
-                   "SELECT run_id, gpu_index, name, count, time_s, energy_j, samples, method FROM run_phases "
-                   "ORDER BY run_id, rowid");
-  while (phases.step()) {
-    RunRecord* run = run_of(phases);
-    if (run == nullptr) continue;
-    PhaseResult phase;
-    if (auto gpu = phases.optional_integer(1)) phase.gpu_index = static_cast<unsigned>(*gpu);
-    phase.name = phases.text(2);
-    phase.count = static_cast<unsigned>(phases.integer(3));
-    phase.time_s = phases.real(4);
-    phase.energy_j = phases.optional_real(5);
-    phase.samples = static_cast<std::size_t>(phases.integer(6));
-    phase.method = phases.text(7);
-    run->phases.push_back(phase);
-  }
-  for (const auto& [run_id, bars] : read_energy_uncertainty(db_, p)) {
-    const auto it = position.find(run_id);
-    if (it == position.end()) continue;
-    runs[it->second].energy_uncertainty_j = bars.run_j;
-    for (auto& phase : runs[it->second].phases) {
-      const auto bar = bars.phases_j.find({phase.gpu_index ? std::int64_t{*phase.gpu_index} : -1, phase.name});
-      if (bar != bars.phases_j.end()) phase.energy_uncertainty_j = bar->second;
-    }
-  }
+  read_phase_rows(db_, p, [&](std::int64_t run_id, PhaseResult&& phase) {
+    if (const auto it = position.find(run_id); it != position.end())
+      runs[it->second].phases.push_back(std::move(phase));
+  });
+  for (const auto& [run_id, bar] : read_run_energy_uncertainty(db_, p))
+    if (const auto it = position.find(run_id); it != position.end())
+      runs[it->second].energy_uncertainty_j = bar;
   for (auto& [run_id, node] : read_node_energy(db_, p))
     if (const auto it = position.find(run_id); it != position.end()) runs[it->second].node = std::move(node);
   for (auto& [run_id, nodes] : read_cluster_nodes(db_, p))
