@@ -113,6 +113,13 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
   file.commit();
 }
 
+void sync_directory_of(const std::filesystem::path& path) {
+  const int fd = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 bool is_atomic_temporary_name(std::string_view name) {
   const auto mark = name.rfind(kTemporaryMark);
   if (!name.starts_with('.') || mark == std::string_view::npos || mark < 2) return false;

@@ -56,4 +56,9 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
 // Whether `name` (a file name, no directory) is an AtomicFile temporary: what a crash mid-write leaves.
 bool is_atomic_temporary_name(std::string_view name);
 
+// Makes a rename or removal of `path` durable: fsyncs the directory it is in. Best effort (a directory that
+// cannot be opened or synced is left as it is): for a change already made that must not come back after a
+// power loss (a removed journal, a database renamed into place). AtomicFile::commit does this itself.
+void sync_directory_of(const std::filesystem::path& path);
+
 }  // namespace wattwise

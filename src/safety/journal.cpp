@@ -246,12 +246,7 @@ void remove_journal(const std::filesystem::path& path) {
         fmt::format("cannot remove settings journal {}: {}: delete it by hand", path.string(), ec.message()));
   }
   // Make the removal durable too, or a power loss could bring back a journal of settings already restored.
-  int fd = ::open(path.parent_path().empty() ? "." : path.parent_path().c_str(),
-                  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
+  sync_directory_of(path);
 }
 
 Journal new_journal() {

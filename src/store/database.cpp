@@ -116,14 +116,6 @@ void remove_database_files(const std::filesystem::path& path) {
     std::filesystem::remove(std::filesystem::path(path.string() + suffix), ignored);
 }
 
-void sync_directory(const std::filesystem::path& path) {
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
 void make_writer(sqlite3* db, const std::string& path) {
   exec_sql(db, path, "PRAGMA journal_mode = WAL");
   exec_sql(db, path, "PRAGMA synchronous = FULL");

@@ -15,8 +15,6 @@ namespace wattwise::store {
 int take_writer_lock(const std::filesystem::path& db_path);
 // A database file and SQLite's files beside it.
 void remove_database_files(const std::filesystem::path& path);
-// The rename of a new database into place survives a power loss only once its directory is on disk.
-void sync_directory(const std::filesystem::path& path);
 // A connection with extended result codes and the default busy timeout.
 sqlite3* open_database(const std::filesystem::path& path, int flags);
 // An existing file that must be a wattwise results database of a version this build reads: usage_error

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -98,7 +99,7 @@ ResultsStore ResultsStore::create(const std::filesystem::path& path, const Store
     if (error)
       throw environment_error(
           fmt::format("cannot create results database {}: {}: check the directory", p, error.message()));
-    sync_directory(path);
+    sync_directory_of(path);  // the rename survives a power loss only once the directory is on disk
   } catch (...) {
     if (db != nullptr) sqlite3_close(db);
     remove_database_files(building);
