@@ -12,7 +12,7 @@
 namespace wattwise::cli {
 
 std::shared_ptr<const safety::SettingsAccess> settings_access_for(hw::ControllableGpuSystem& gpus,
-                                                                  bool no_daemon) {
+                                                                  bool no_daemon, const std::string& values_flag) {
   if (::geteuid() == 0)
     return std::make_shared<safety::LocalSettingsAccess>(gpus, safety::state_dir(),
                                                          safety::WatchdogLaunch::exec_self());
@@ -29,7 +29,7 @@ std::shared_ptr<const safety::SettingsAccess> settings_access_for(hw::Controllab
         "ask the administrator to install it (docs/operators.md), or set WATTWISE_DAEMON_SOCKET to its socket",
         socket.string()));
   }
-  return std::make_shared<daemon::DaemonSettingsAccess>(socket);
+  return std::make_shared<daemon::DaemonSettingsAccess>(socket, values_flag);
 }
 
 }  // namespace wattwise::cli

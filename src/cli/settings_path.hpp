@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "safety/settings_access.hpp"
 
@@ -13,8 +14,11 @@ namespace wattwise::cli {
 //   - not root, with a daemon socket at daemon::default_socket_path(): the settings daemon;
 //   - not root with --no-daemon, or without a daemon socket: an environment_error, one line that says what
 //     to do. Nothing has been touched then.
+// Through the daemon, validate() asks it about every value up front; a refusal names `values_flag` as the
+// values' source (empty: the knob's own flag, --power-limit, --sm-clock or --mem-clock).
 std::shared_ptr<const safety::SettingsAccess> settings_access_for(hw::ControllableGpuSystem& gpus,
-                                                                  bool no_daemon);
+                                                                  bool no_daemon,
+                                                                  const std::string& values_flag = {});
 
 // The flag's help text, the same for the three commands.
 inline constexpr const char* kNoDaemonHelp =

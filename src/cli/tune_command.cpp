@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -148,6 +150,37 @@ int exit_code_of(const tune::TuneJobOutcome& outcome) {
   return 0;
 }
 
+// Every setting the tuner may apply: its candidates are min + k * step, and max (tune/tuner.hpp), an SM
+// clock taken as the nearest the first job GPU supports (tune::applicable_value).
+std::vector<plan::HardwareSettings> candidate_settings(hw::GpuSystem& system, const std::vector<std::size_t>& job_gpus,
+                                                       const tune::TunerConfig& tuner) {
+  std::vector<unsigned> sm;
+  if (tuner.knob == tune::TuneKnob::kSmClock && !job_gpus.empty()) {
+    hw::Gpu& gpu = system.gpu(job_gpus.front());
+    const auto mem = gpu.supported_mem_clocks_mhz();
+    if (!mem.empty()) sm = gpu.supported_sm_clocks_mhz(*std::max_element(mem.begin(), mem.end()));
+  }
+  std::vector<double> values;
+  constexpr std::size_t kMaxCandidates = 100000;  // a step of 0.01 W over 1000 W; more is no grid
+  for (std::size_t k = 0; tuner.step > 0 && k < kMaxCandidates; ++k) {
+    const double value = tuner.min_value + static_cast<double>(k) * tuner.step;
+    if (value >= tuner.max_value) break;
+    values.push_back(value);
+  }
+  values.push_back(tuner.max_value);
+  std::vector<plan::HardwareSettings> settings;
+  for (double value : values) {
+    plan::HardwareSettings s;
+    const double applied = tune::applicable_value(tuner.knob, value, sm);
+    if (tuner.knob == tune::TuneKnob::kPowerLimit)
+      s.power_limit_w = applied;
+    else
+      s.sm_clock_mhz = static_cast<unsigned>(applied);
+    settings.push_back(s);
+  }
+  return settings;
+}
+
 // The job's GPUs (measure/job_gpus.hpp) and the knob's range on them; warnings go to stderr at once.
 void choose_gpus(hw::GpuSystem& system, const TuneFlags& flags, const tune::TunerConfig& config,
                  const tune::KnobRange& range, tune::TuneJobOptions& options) {
@@ -203,9 +236,18 @@ int run_tune(const TuneFlags& flags) {
   CommandGpus gpus(flags.simulate, {}, flags.dry_run);  // the real ones: a simulated job was tuned above
   if (hw::ControllableGpuSystem* controls = gpus.controllable())
     options.settings_access =
-        settings_access_for(*controls, flags.no_daemon);  // root, the daemon, or a refusal
+        settings_access_for(*controls, flags.no_daemon, "--range");  // root, the daemon, or a refusal
   hw::GpuSystem& system = gpus.system();
   choose_gpus(system, flags, config, range, options);
+  if (options.settings_access) {
+    // Every value the search may try, before the job runs or the database is written: through the daemon
+    // a refused one is one line now, not a failure mid-job.
+    const auto& positions = options.measure.gpu_positions;
+    const std::vector<std::size_t> job_gpus(
+        positions.begin(),
+        positions.begin() + static_cast<long>(options.measure.job_gpu_count.value_or(positions.size())));
+    options.settings_access->validate(system, job_gpus, candidate_settings(system, job_gpus, options.live.tuner));
+  }
   // The job's GPUs as the database describes them (their power-limit range included), read before the job.
   std::vector<store::StoredGpu> stored_gpus;
   if (db) {

@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -152,9 +155,69 @@ class DaemonHeldSettings final : public safety::HeldSettings {
 
 }  // namespace
 
+namespace {
+
+std::string_view flag_of(Knob knob) {
+  switch (knob) {
+    case Knob::kPowerLimitW:
+      return "--power-limit";
+    case Knob::kSmClockMhz:
+      return "--sm-clock";
+    case Knob::kMemClockMhz:
+      return "--mem-clock";
+  }
+  return "?";
+}
+
+// Asks the daemon whether each distinct (GPU index, knob, value) of `settings` on `gpus` (NVML indices)
+// would be set now: a usage_error for the first refused, an environment_error when the daemon fails or
+// does not know the request.
+void check_with_daemon(DaemonClient& client, const std::vector<unsigned>& gpus,
+                       const std::vector<plan::HardwareSettings>& settings, const std::string& values_flag) {
+  std::set<std::tuple<unsigned, Knob, double>> asked;
+  const auto check = [&](unsigned gpu, Knob knob, double value) {
+    if (!asked.emplace(gpu, knob, value).second) return;
+    const Reply reply = client.ask(Request{.kind = Request::Kind::kCheck, .gpu = gpu, .knob = knob, .value = value});
+    const std::string flag = values_flag.empty() ? std::string(flag_of(knob)) : values_flag;
+    switch (reply.status) {
+      case Reply::Status::kOk:
+        return;
+      case Reply::Status::kRefused:
+        throw usage_error(fmt::format(
+            "the wattwise daemon refused: {} (value {} of {}): leave that value out or ask the administrator "
+            "to allow it (`wattwise info` shows what the policy lets you); nothing ran and no GPU was changed",
+            reply.text, value, flag));
+      case Reply::Status::kBad:
+        throw environment_error(fmt::format(
+            "the wattwise daemon does not know the check request ({}): it is older than this wattwise; the "
+            "administrator restarts it with this version (systemctl restart wattwise-daemon)",
+            reply.text));
+      case Reply::Status::kFailed:
+        throw environment_error(fmt::format("the wattwise daemon failed to check {} {} on GPU {}: {}", flag, value,
+                                            gpu, reply.text));
+    }
+  };
+  // In the plan's order: the first value refused is the one named.
+  for (const plan::HardwareSettings& s : settings) {
+    for (unsigned gpu : gpus) {
+      if (s.power_limit_w) check(gpu, Knob::kPowerLimitW, *s.power_limit_w);
+      if (s.sm_clock_mhz) check(gpu, Knob::kSmClockMhz, *s.sm_clock_mhz);
+      if (s.mem_clock_mhz) check(gpu, Knob::kMemClockMhz, *s.mem_clock_mhz);
+    }
+  }
+}
+
+}  // namespace
+
 void DaemonSettingsAccess::validate(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                                     const std::vector<plan::HardwareSettings>& settings) const {
   safety::validate_hardware_settings(system, gpu_indices, settings, /*check_permission=*/false);
+  const bool changes = std::any_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); });
+  if (!changes) return;
+  std::vector<unsigned> gpus;
+  for (std::size_t position : gpu_indices) gpus.push_back(system.gpu(position).identity().index);
+  DaemonClient client(socket_path_);  // closed at once: a check holds nothing
+  check_with_daemon(client, gpus, settings, values_flag_);
 }
 
 std::unique_ptr<safety::HeldSettings> DaemonSettingsAccess::hold(hw::GpuSystem& system,

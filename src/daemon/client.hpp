@@ -45,9 +45,15 @@ class DaemonClient {
 // with the daemon's line (docs/operators.md "What each refusal means").
 class DaemonSettingsAccess final : public safety::SettingsAccess {
  public:
-  explicit DaemonSettingsAccess(std::filesystem::path socket_path) : socket_path_(std::move(socket_path)) {}
+  // `values_flag` names the flag the values come from in a refusal ("--range"); empty: the knob's own
+  // (--power-limit, --sm-clock, --mem-clock).
+  explicit DaemonSettingsAccess(std::filesystem::path socket_path, std::string values_flag = {})
+      : socket_path_(std::move(socket_path)), values_flag_(std::move(values_flag)) {}
   std::string_view name() const override { return "daemon"; }
-  // The ranges of every GPU; the permission is the daemon's to decide (its policy), at the first change.
+  // The ranges of every GPU, then every distinct value of every knob on every GPU asked of the daemon
+  // (`wwd1 check`, decided as `set` is; nothing changed or held): the first refused is a usage_error,
+  //   the wattwise daemon refused: <its line> (value V of --flag): <what to do>
+  // so a sweep stops before its first run, not at the run that reaches the value.
   void validate(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                 const std::vector<plan::HardwareSettings>& settings) const override;
   std::unique_ptr<safety::HeldSettings> hold(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
@@ -56,6 +62,7 @@ class DaemonSettingsAccess final : public safety::SettingsAccess {
 
  private:
   std::filesystem::path socket_path_;
+  std::string values_flag_;
 };
 
 // Whether a daemon socket exists at `socket_path` (a socket file; not whether it answers).

@@ -103,8 +103,8 @@ std::optional<Request> parse_request(std::string_view line, std::string* why) {
     request.gpu = *gpu;
     return request;
   }
-  if (verb == "set") {
-    if (fields.size() != 5) return fail(why, "'set' takes a GPU index, a knob and a value");
+  if (verb == "set" || verb == "check") {
+    if (fields.size() != 5) return fail(why, fmt::format("'{}' takes a GPU index, a knob and a value", verb));
     const auto gpu = parse_unsigned(fields[2]);
     if (!gpu) return fail(why, "the GPU is an index (0, 1, ...)");
     const auto knob = parse_knob(fields[3]);
@@ -114,13 +114,13 @@ std::optional<Request> parse_request(std::string_view line, std::string* why) {
       return fail(why, fmt::format("the value is a decimal number from 1 to {}", kMaxValue));
     if (*knob != Knob::kPowerLimitW && *value != std::floor(*value))
       return fail(why, "a clock is a whole number of MHz");
-    request.kind = Request::Kind::kSet;
+    request.kind = verb == "set" ? Request::Kind::kSet : Request::Kind::kCheck;
     request.gpu = *gpu;
     request.knob = *knob;
     request.value = *value;
     return request;
   }
-  return fail(why, "the requests are set, release and allowed");
+  return fail(why, "the requests are set, check, release and allowed");
 }
 
 std::string format_request(const Request& request) {
@@ -132,8 +132,9 @@ std::string format_request(const Request& request) {
     case Request::Kind::kRelease:
       return fmt::format("{} release {}\n", kTag, request.gpu);
     case Request::Kind::kSet:
-      return fmt::format("{} set {} {} {}\n", kTag, request.gpu, to_string(request.knob),
-                         format_value(request.value));
+    case Request::Kind::kCheck:
+      return fmt::format("{} {} {} {} {}\n", kTag, request.kind == Request::Kind::kSet ? "set" : "check",
+                         request.gpu, to_string(request.knob), format_value(request.value));
   }
   return "";
 }

@@ -5,6 +5,8 @@
 // each with one reply line. Who asks is the kernel's word (SO_PEERCRED), never the message's.
 //
 //   requests  wwd1 set <gpu> <knob> <value>     knob: power_limit_w | sm_clock_mhz | mem_clock_mhz
+//             wwd1 check <gpu> <knob> <value>   would `set` be allowed now? decided as set decides, nothing
+//                                               changed or held (a sweep asks this of every planned value first)
 //             wwd1 release <gpu>                puts that GPU back and gives it up
 //             wwd1 release all
 //             wwd1 allowed                      what the policy lets this user do, one line
@@ -33,11 +35,11 @@ std::optional<Knob> parse_knob(std::string_view text);
 std::string_view unit_of(Knob knob);  // "W", "MHz"
 
 struct Request {
-  enum class Kind { kSet, kRelease, kReleaseAll, kAllowed };
+  enum class Kind { kSet, kCheck, kRelease, kReleaseAll, kAllowed };
   Kind kind = Kind::kAllowed;
-  unsigned gpu = 0;                // kSet, kRelease
-  Knob knob = Knob::kPowerLimitW;  // kSet
-  double value = 0;                // kSet: watts or MHz (a whole number), from 1 to kMaxValue
+  unsigned gpu = 0;                // kSet, kCheck, kRelease
+  Knob knob = Knob::kPowerLimitW;  // kSet, kCheck
+  double value = 0;                // kSet, kCheck: watts or MHz (a whole number), from 1 to kMaxValue
   bool operator==(const Request&) const = default;
 };
 

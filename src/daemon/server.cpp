@@ -275,35 +275,15 @@ Reply Daemon::answer(Client& client, const Request& request) {
     }
     case Request::Kind::kSet:
       return set(client, request);
+    case Request::Kind::kCheck:
+      return check(client, request);
   }
   return {Reply::Status::kBad, "unknown request"};
 }
 
-Reply Daemon::set(Client& client, const Request& request) {
-  const Peer& peer = client.peer;
-  if (request.gpu >= system_.count()) {
-    return {Reply::Status::kRefused,
-            fmt::format("there is no GPU {} on this node (it has {}: 0-{})", request.gpu, system_.count(),
-                        system_.count() == 0 ? 0 : system_.count() - 1)};
-  }
-  if (auto why = policy_refusal(policy_, peer, request.gpu, request.knob, request.value))
-    return {Reply::Status::kRefused, *why};
-  if (auto owner = owners_.find(request.gpu); owner != owners_.end() && owner->second != &client) {
-    const Peer& holder = owner->second->peer;
-    return {Reply::Status::kRefused,
-            fmt::format("GPU {} is held by {} (uid {}, pid {}) through the daemon: one client per GPU; its "
-                        "settings go back when that client ends",
-                        request.gpu, holder.user, holder.uid, holder.pid)};
-  }
-  if (auto why = job_owner_refusal(policy_, peer, request.gpu)) return {Reply::Status::kRefused, *why};
-  hw::Gpu& gpu = system_.gpu(request.gpu);
-  const std::string uuid = gpu.identity().uuid;
-  if (unrestored_uuids_.contains(uuid)) {
-    return {Reply::Status::kFailed,
-            fmt::format("GPU {} ({}) still has settings from a journal that could not be restored: the "
-                        "administrator runs `wattwise restore`, then restarts the daemon",
-                        request.gpu, uuid)};
-  }
+namespace {
+
+plan::HardwareSettings settings_of(const Request& request) {
   plan::HardwareSettings settings;
   switch (request.knob) {
     case Knob::kPowerLimitW:
@@ -316,11 +296,56 @@ Reply Daemon::set(Client& client, const Request& request) {
       settings.mem_clock_mhz = static_cast<unsigned>(request.value);
       break;
   }
-  try {
-    safety::validate_hardware_settings(system_, {request.gpu}, {settings});
-  } catch (const Error& e) {
-    return {e.kind() == ErrorKind::kUsage ? Reply::Status::kRefused : Reply::Status::kFailed, e.what()};
+  return settings;
+}
+
+}  // namespace
+
+std::optional<Reply> Daemon::refusal(const Client& client, const Request& request) {
+  const Peer& peer = client.peer;
+  if (request.gpu >= system_.count()) {
+    return Reply{Reply::Status::kRefused,
+            fmt::format("there is no GPU {} on this node (it has {}: 0-{})", request.gpu, system_.count(),
+                        system_.count() == 0 ? 0 : system_.count() - 1)};
   }
+  if (auto why = policy_refusal(policy_, peer, request.gpu, request.knob, request.value))
+    return Reply{Reply::Status::kRefused, *why};
+  if (auto owner = owners_.find(request.gpu); owner != owners_.end() && owner->second != &client) {
+    const Peer& holder = owner->second->peer;
+    return Reply{Reply::Status::kRefused,
+            fmt::format("GPU {} is held by {} (uid {}, pid {}) through the daemon: one client per GPU; its "
+                        "settings go back when that client ends",
+                        request.gpu, holder.user, holder.uid, holder.pid)};
+  }
+  if (auto why = job_owner_refusal(policy_, peer, request.gpu)) return Reply{Reply::Status::kRefused, *why};
+  hw::Gpu& gpu = system_.gpu(request.gpu);
+  const std::string uuid = gpu.identity().uuid;
+  if (unrestored_uuids_.contains(uuid)) {
+    return Reply{Reply::Status::kFailed,
+            fmt::format("GPU {} ({}) still has settings from a journal that could not be restored: the "
+                        "administrator runs `wattwise restore`, then restarts the daemon",
+                        request.gpu, uuid)};
+  }
+  try {
+    safety::validate_hardware_settings(system_, {request.gpu}, {settings_of(request)});
+  } catch (const Error& e) {
+    return Reply{e.kind() == ErrorKind::kUsage ? Reply::Status::kRefused : Reply::Status::kFailed, e.what()};
+  }
+  return std::nullopt;
+}
+
+Reply Daemon::check(const Client& client, const Request& request) {
+  if (auto refused = refusal(client, request)) return *refused;
+  return {Reply::Status::kOk, fmt::format("GPU {} {} {} {} is allowed now; nothing was changed", request.gpu,
+                                          to_string(request.knob), request.value, unit_of(request.knob))};
+}
+
+Reply Daemon::set(Client& client, const Request& request) {
+  if (auto refused = refusal(client, request)) return *refused;
+  const Peer& peer = client.peer;
+  const plan::HardwareSettings settings = settings_of(request);
+  hw::Gpu& gpu = system_.gpu(request.gpu);
+  const std::string uuid = gpu.identity().uuid;
   std::optional<hw::PowerLimits> before;
   try {
     if (request.knob == Knob::kPowerLimitW) before = gpu.power_limits();

@@ -64,7 +64,13 @@ class Daemon {
   void accept_clients();
   void read_from(Client& client);
   Reply answer(Client& client, const Request& request);
+  // The one decision of whether `client` may set request.knob to request.value on request.gpu now: the
+  // GPU exists, the policy grants it, no other client holds the GPU, the job-owner rule, no unrestored
+  // journal, the GPU's own range. nullopt when allowed; else the reply to give. Changes and logs nothing:
+  // `set` acts on it, `check` only answers it.
+  std::optional<Reply> refusal(const Client& client, const Request& request);
   Reply set(Client& client, const Request& request);
+  Reply check(const Client& client, const Request& request);
   Reply release(Client& client, unsigned gpu);
   void drop(Client& client, const std::string& why);
   void send_reply(Client& client, const Reply& reply);

@@ -197,6 +197,50 @@ TEST_F(DaemonTest, PolicyAllowsAndRefusesAndEveryChangeIsLogged) {
   EXPECT_EQ(daemon->wait(), 0) << daemon->err();
 }
 
+TEST_F(DaemonTest, CheckAnswersAsSetWouldWithoutHoldingOrChangingAnything) {
+  auto daemon = start_daemon();
+  auto c = client(kNobody, {"check 0 power_limit_w 300", "check 0 power_limit_w 250", "check 1 power_limit_w 300",
+                            "check 0 mem_clock_mhz 1593", "check 0 sm_clock_mhz 900", "check 7 power_limit_w 300",
+                            "set 0 power_limit_w 250"});
+  ASSERT_EQ(c->wait(), 0) << c->err();
+  std::istringstream lines(c->out());
+  std::vector<std::string> replies;
+  for (std::string line; std::getline(lines, line);) replies.push_back(line);
+  ASSERT_EQ(replies.size(), 7u) << c->out();
+  EXPECT_EQ(replies[0], "wwd1 ok GPU 0 power_limit_w 300 W is allowed now; nothing was changed");
+  // Refused with the very line `set` gives (the last request): one decision for both.
+  const std::string refused_250 = "wwd1 refused the policy " + policy_.string() + " (rules[0]) lets " +
+                                  name_of(kNobody) + " set power_limit_w on GPU 0 only within 300-650 W, not 250 W";
+  EXPECT_EQ(replies[1], refused_250);
+  EXPECT_EQ(replies[6], refused_250);
+  EXPECT_NE(replies[2].find("on other GPUs, not on GPU 1"), std::string::npos) << replies[2];
+  EXPECT_NE(replies[3].find("no rule that lets " + name_of(kNobody) + " set mem_clock_mhz"), std::string::npos)
+      << replies[3];
+  EXPECT_EQ(replies[4].rfind("wwd1 ok GPU 0 sm_clock_mhz 900 MHz", 0), 0u) << replies[4];
+  EXPECT_NE(replies[5].find("there is no GPU 7"), std::string::npos) << replies[5];
+  // Nothing changed, nothing held, nothing logged as a change.
+  EXPECT_EQ(limit(kGpu0), 650);
+  EXPECT_EQ(limit(kGpu1), 650);
+  EXPECT_TRUE(world_->journals().empty());
+  EXPECT_EQ(daemon->err().find("set uid="), std::string::npos) << daemon->err();
+  EXPECT_EQ(daemon->err().find("restored uid="), std::string::npos) << daemon->err();
+
+  // The owner rule applies as to set: while another user holds GPU 0, a check of it is refused naming them.
+  auto holder = client(kOther, {"set 0 power_limit_w 400"}, /*hold=*/true);
+  ASSERT_TRUE(holder->wait_for_out("holding")) << holder->out() << daemon->err();
+  auto late = client(kNobody, {"check 0 power_limit_w 300"});
+  ASSERT_EQ(late->wait(), 0) << late->err();
+  EXPECT_NE(late->out().find("wwd1 refused GPU 0 is held by " + name_of(kOther) + " (uid 65533, pid " +
+                             std::to_string(holder->pid()) + ")"),
+            std::string::npos)
+      << late->out();
+  EXPECT_EQ(limit(kGpu0), 400);  // the holder's, untouched by the check
+  holder->kill(SIGTERM);
+  EXPECT_TRUE(world_->wait_restored(650)) << daemon->err();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0) << daemon->err();
+}
+
 TEST_F(DaemonTest, AClientKilledWithSigkillHasItsGpuPutBackAtOnce) {
   auto daemon = start_daemon();
   auto c = client(kOther, {"set 0 power_limit_w 250", "set 1 power_limit_w 400"}, /*hold=*/true);
@@ -535,6 +579,44 @@ TEST_F(CommandsThroughTheDaemon, AValueThePolicyRefusesStopsTheSweepBeforeItsJob
 void expect_one_line(const std::string& err, const std::string& text) {
   EXPECT_NE(err.find(text), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+TEST_F(CommandsThroughTheDaemon, ASweepWithOneRefusedValueInTheMiddleStopsBeforeRunOneWithNoDatabase) {
+  auto daemon = start_daemon();
+  const auto ran = user_dir_ / "ran";
+  const auto db = user_dir_ / "sweep.db";
+  // 300 and 400 W are allowed; 250 W, third of five, is not: it is found before the first run, not at it.
+  auto sweep = as_nobody({"sweep", "--gpus", "0", "--power-limit", "300,350,250,400,450", "--db", db.string(), "--",
+                          "/bin/sh", "-c", "touch " + ran.string()});
+  EXPECT_EQ(sweep->wait(), 2) << sweep->err();
+  expect_one_line(sweep->err(), "the wattwise daemon refused: the policy " + policy_.string() + " (rules[0]) lets " +
+                                    name_of(kNobody) +
+                                    " set power_limit_w on GPU 0 only within 300-650 W, not 250 W (value 250 of "
+                                    "--power-limit): leave that value out or ask the administrator");
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "the job ran";
+  EXPECT_FALSE(std::filesystem::exists(db)) << "a database was left behind";
+  EXPECT_EQ(limit(kGpu0), 650);
+  EXPECT_TRUE(world_->journals().empty());
+  EXPECT_EQ(daemon->err().find("set uid="), std::string::npos) << daemon->err();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+}
+
+TEST_F(CommandsThroughTheDaemon, TuneChecksItsWholeRangeBeforeTheJobRuns) {
+  auto daemon = start_daemon();
+  const auto ran = user_dir_ / "ran";
+  const auto db = user_dir_ / "tune.db";
+  // The policy's floor is 300 W: a --range from 250 W has candidates the daemon refuses.
+  auto tune = as_nobody({"tune", "--gpus", "0", "--range", "250:450", "--db", db.string(), "--", "/bin/sh", "-c",
+                         "touch " + ran.string()});
+  EXPECT_EQ(tune->wait(), 2) << tune->err();
+  expect_one_line(tune->err(), "only within 300-650 W, not 250 W (value 250 of --range)");
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "the job ran";
+  EXPECT_FALSE(std::filesystem::exists(db));
+  EXPECT_EQ(limit(kGpu0), 650);
+  EXPECT_EQ(daemon->err().find("set uid="), std::string::npos) << daemon->err();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
 }
 
 TEST_F(CommandsThroughTheDaemon, NoDaemonAsAnotherUserIsOneLineBeforeTheJobStarts) {

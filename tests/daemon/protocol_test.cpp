@@ -7,7 +7,8 @@ namespace {
 
 TEST(DaemonProtocol, ParsesEachRequestAndFormatsItBack) {
   for (const char* line : {"wwd1 set 0 power_limit_w 300", "wwd1 set 3 sm_clock_mhz 1500",
-                           "wwd1 set 1 mem_clock_mhz 1593", "wwd1 set 0 power_limit_w 287.5", "wwd1 release 2",
+                           "wwd1 set 1 mem_clock_mhz 1593", "wwd1 set 0 power_limit_w 287.5", "wwd1 check 1 power_limit_w 250",
+                           "wwd1 check 0 sm_clock_mhz 900", "wwd1 release 2",
                            "wwd1 release all", "wwd1 allowed"}) {
     std::string why;
     const auto request = parse_request(line, &why);
@@ -20,6 +21,12 @@ TEST(DaemonProtocol, ParsesEachRequestAndFormatsItBack) {
   EXPECT_EQ(set->gpu, 2u);
   EXPECT_EQ(set->knob, Knob::kPowerLimitW);
   EXPECT_EQ(set->value, 287.5);
+  // A check is a set's words under another verb: the same fields, the same bounds.
+  const auto check = parse_request("wwd1 check 2 power_limit_w 287.5");
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->kind, Request::Kind::kCheck);
+  EXPECT_EQ((Request{check->kind, check->gpu, check->knob, check->value}),
+            (Request{Request::Kind::kCheck, set->gpu, set->knob, set->value}));
 }
 
 TEST(DaemonProtocol, RefusesWhatIsNoRequestSayingWhy) {
@@ -39,6 +46,10 @@ TEST(DaemonProtocol, RefusesWhatIsNoRequestSayingWhy) {
                         Case{"wwd1 set 0 power_limit_w 100001", "decimal number"},
                         Case{"wwd1 set 0 sm_clock_mhz 1500.5", "whole number"},
                         Case{"wwd1 set  0 power_limit_w 300", "a GPU index, a knob and a value"},
+                        Case{"wwd1 check 0 power_limit_w", "'check' takes a GPU index, a knob and a value"},
+                        Case{"wwd1 check 0 power_limit_w 0.5", "decimal number"},
+                        Case{"wwd1 check 0 sm_clock_mhz 900.5", "whole number"},
+                        Case{"wwd1 check x power_limit_w 300", "GPU is an index"},
                         Case{"wwd1 release", "'release' takes"},
                         Case{"wwd1 release x", "'release' takes"},
                         Case{"wwd1 allowed please", "nothing after it"},
