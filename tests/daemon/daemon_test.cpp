@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <algorithm>
 #include <optional>
@@ -585,10 +586,17 @@ TEST_F(CommandsThroughTheDaemon, ASweepWithOneRefusedValueInTheMiddleStopsBefore
   auto daemon = start_daemon();
   const auto ran = user_dir_ / "ran";
   const auto db = user_dir_ / "sweep.db";
-  // 300 and 400 W are allowed; 250 W, third of five, is not: it is found before the first run, not at it.
-  auto sweep = as_nobody({"sweep", "--gpus", "0", "--power-limit", "300,350,250,400,450", "--db", db.string(), "--",
-                          "/bin/sh", "-c", "touch " + ran.string()});
+  // A 155-run sweep: 300-453 W are allowed; 250 W, the 78th value, is not: it is found before the first run,
+  // not at run 78.
+  std::string values;
+  for (int w = 300; w < 454; ++w) values += (w == 377 ? "250," : "") + std::to_string(w) + (w < 453 ? "," : "");
+  ASSERT_EQ(std::count(values.begin(), values.end(), ','), 154);
+  const auto started = std::chrono::steady_clock::now();
+  auto sweep = as_nobody({"sweep", "--gpus", "0", "--power-limit", values, "--db", db.string(), "--", "/bin/sh",
+                          "-c", "touch " + ran.string()});
   EXPECT_EQ(sweep->wait(), 2) << sweep->err();
+  std::printf("the refused 78th value of 155 stopped the sweep %.3f s after it started\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   expect_one_line(sweep->err(), "the wattwise daemon refused: the policy " + policy_.string() + " (rules[0]) lets " +
                                     name_of(kNobody) +
                                     " set power_limit_w on GPU 0 only within 300-650 W, not 250 W (value 250 of "
