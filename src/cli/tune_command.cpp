@@ -156,7 +156,7 @@ std::vector<plan::HardwareSettings> candidate_settings(hw::GpuSystem& system, co
                                                        const tune::TunerConfig& tuner) {
   std::vector<unsigned> sm;
   if (tuner.knob == tune::TuneKnob::kSmClock && !job_gpus.empty()) {
-    hw::Gpu& gpu = system.gpu(job_gpus.front());
+    hw::GpuReadings& gpu = system.gpu(job_gpus.front());
     const auto mem = gpu.supported_mem_clocks_mhz();
     if (!mem.empty()) sm = gpu.supported_sm_clocks_mhz(*std::max_element(mem.begin(), mem.end()));
   }
