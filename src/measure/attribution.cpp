@@ -100,6 +100,8 @@ PhaseInstance account_phase(const workload::Phase& phase, std::size_t gpu_count,
   PhaseInstance inst;
   inst.phase = phase;
   inst.energy_per_gpu_j.assign(gpu_count, std::nullopt);
+  inst.uncertainty_per_gpu_j.assign(gpu_count, 0.0);
+  inst.pieces_per_gpu.assign(gpu_count, std::nullopt);
   bool complete = true;
   for (std::size_t pos : gpus_of_phase(phase, job_gpus)) {
     // A phase that ran on past a GPU's failure has no figure there: part of it was never measured.
@@ -107,7 +109,11 @@ PhaseInstance account_phase(const workload::Phase& phase, std::size_t gpu_count,
     inst.energy_per_gpu_j[pos] = e.joules;
     if (!e.joules) complete = false;
     add_optional(inst.energy_j, e.joules);
-    if (e.joules) inst.uncertainty_j += e.uncertainty_j;
+    if (e.joules) {
+      inst.uncertainty_j += e.uncertainty_j;
+      inst.uncertainty_per_gpu_j[pos] = e.uncertainty_j;
+      inst.pieces_per_gpu[pos] = e.pieces;
+    }
     if (inst.method == sampling::EnergyMethod::kNone) inst.method = e.method;
   }
   if (!complete) {
@@ -115,6 +121,39 @@ PhaseInstance account_phase(const workload::Phase& phase, std::size_t gpu_count,
     inst.uncertainty_j = 0;
   }
   return inst;
+}
+
+void SummedBar::add(const PhaseInstance& inst) {
+  if (inst.uncertainty_per_gpu_j.empty()) {
+    // Made without per-GPU bars (a hand-built occurrence): its whole bar as one GPU's, sharing nothing.
+    if (per_gpu_.empty()) per_gpu_.resize(1);
+    Chain& chain = per_gpu_[0];
+    chain.closed_sq += chain.open_j * chain.open_j;
+    chain.open_j = inst.uncertainty_j;
+    chain.open_until.reset();
+    return;
+  }
+  if (per_gpu_.size() < inst.uncertainty_per_gpu_j.size()) per_gpu_.resize(inst.uncertainty_per_gpu_j.size());
+  for (std::size_t g = 0; g < inst.uncertainty_per_gpu_j.size(); ++g) {
+    if (!inst.energy_per_gpu_j[g]) continue;
+    Chain& chain = per_gpu_[g];
+    const double bar = inst.uncertainty_per_gpu_j[g];
+    const auto& pieces = g < inst.pieces_per_gpu.size() ? inst.pieces_per_gpu[g] : std::nullopt;
+    if (pieces && chain.open_until && pieces->first <= *chain.open_until) {
+      chain.open_j += bar;
+      chain.open_until = std::max(*chain.open_until, pieces->second);
+    } else {
+      chain.closed_sq += chain.open_j * chain.open_j;
+      chain.open_j = bar;
+      chain.open_until = pieces ? std::optional<Nanos>(pieces->second) : std::nullopt;
+    }
+  }
+}
+
+double SummedBar::joules() const {
+  double sum = 0;
+  for (const Chain& chain : per_gpu_) sum += std::sqrt(chain.closed_sq + chain.open_j * chain.open_j);
+  return sum;
 }
 
 void PhaseTotals::add(const PhaseInstance& inst) {
@@ -133,13 +172,15 @@ void PhaseTotals::add(const PhaseInstance& inst) {
   rank.time_s += to_seconds(phase.end - phase.begin);
   if (rank.energy_j && inst.energy_j) {
     *rank.energy_j += *inst.energy_j;
+    rank.bar.add(inst);
   } else {
     rank.energy_j.reset();
   }
   s.time_s = std::max(s.time_s, rank.time_s);
   if (s.energy_j && inst.energy_j) {
     *s.energy_j += *inst.energy_j;
-    s.uncertainty_j = std::hypot(s.uncertainty_j, inst.uncertainty_j);
+    s.bar.add(inst);
+    s.uncertainty_j = s.bar.joules();
   } else {
     s.energy_j.reset();
     s.uncertainty_j = 0;
@@ -211,6 +252,9 @@ void attribute_energy(Measurement& m, const WindowEnergyFn& total, const WindowE
     }
     m.phase_summaries.push_back(s);
   }
+  m.phase_rank_uncertainty_j.clear();
+  for (const auto& [key, rank] : totals.per_rank)
+    if (rank.energy_j) m.phase_rank_uncertainty_j[key] = rank.bar.joules();
 }
 
 std::vector<std::pair<Nanos, Nanos>> phase_spans(const std::vector<workload::Phase>& phases,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/clock.hpp"
@@ -77,6 +78,34 @@ struct PhaseInstance {
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::vector<std::optional<double>>
       energy_per_gpu_j;  // in the order of Measurement::gpus; nullopt: not attributed
+  // Per GPU as energy_per_gpu_j: its bar and the counter pieces its window touched (WindowEnergy::pieces),
+  // which say whose bars a sum of occurrences adds linearly (SummedBar).
+  std::vector<double> uncertainty_per_gpu_j;
+  std::vector<std::optional<std::pair<Nanos, Nanos>>> pieces_per_gpu;
+};
+
+// The error bar of a sum of occurrences (a phase name's total). An occurrence's bar is mostly set by the
+// counter pieces its edges fall in: how the fine trace split them (the piece's scale against the overall
+// one, the misfit over whole pieces) and where their knots lie. Occurrences touching a common piece share
+// those errors (a piece charged 9% low makes every occurrence in it low: issue 20's load test, repetition
+// 47), so on each GPU the bars of a chain of occurrences whose pieces overlap add linearly; chains that
+// share no piece have independent errors and add in quadrature; GPUs (their counters) add linearly, as a
+// single occurrence's do. A plain linear sum would grow with the count (1000 iterations: 1000 edges'
+// bars); the quadrature of every bar was overconfident for occurrences of one piece.
+// Occurrences are added in time order per GPU (one out of order joins the open chain: wider, never
+// narrower). Bounded memory: one open chain per GPU.
+class SummedBar {
+ public:
+  void add(const PhaseInstance& instance);
+  double joules() const;
+
+ private:
+  struct Chain {
+    double closed_sq = 0;  // the closed chains' sums, squared and added
+    double open_j = 0;     // the open chain's linear sum
+    std::optional<Nanos> open_until;  // the last piece the open chain touched; absent: nothing shares it
+  };
+  std::vector<Chain> per_gpu_;
 };
 
 // All occurrences of one phase name, for the summary table.
@@ -85,9 +114,10 @@ struct PhaseSummary {
   std::size_t count = 0;
   double time_s = 0;  // sum of the occurrences' durations; with ranks side by side, the longest rank's
   std::optional<double> energy_j;  // sum over occurrences (absent if any occurrence lacks energy)
-  // energy_j's error bar: the occurrences' bars added in quadrature (each is set by the counter pieces its
-  // own edges fall in, which the next occurrence's edges do not share).
+  // energy_j's error bar: the occurrences' bars added as SummedBar adds them (linearly over occurrences
+  // sharing a counter piece, in quadrature across those that share none).
   double uncertainty_j = 0;
+  SummedBar bar;
   sampling::EnergyMethod method = sampling::EnergyMethod::kNone;
   std::optional<double> samples;  // sum of the `samples` counters
   std::optional<double> flops;    // sum of the `flops` counters
@@ -111,6 +141,7 @@ struct PhaseTotals {
     std::size_t count = 0;
     double time_s = 0;
     std::optional<double> energy_j = 0.0;  // absent once an occurrence had no figure
+    SummedBar bar;                         // energy_j's error bar (0 once an occurrence had no figure)
   };
   std::map<std::pair<std::string, int>, RankTotals> per_rank;  // (name, rank or -1)
   void add(const PhaseInstance& instance);
@@ -187,6 +218,9 @@ struct Measurement {
   std::vector<GpuUsage> gpu_usage;  // every GPU of the node; empty when not detected (a simulated job)
   std::vector<PhaseInstance> phase_instances;
   std::vector<PhaseSummary> phase_summaries;
+  // Per (name, rank or -1): the error bars of the outermost occurrences' energy (SummedBar), as phases_by_rank
+  // lists them; absent for a (name, rank) one of whose occurrences had no figure.
+  std::map<std::pair<std::string, int>, double> phase_rank_uncertainty_j;
   // Node power beside the GPUs (CPU package, DRAM, a meter): absent when no node source was read.
   std::optional<NodeEnergy> node;
   std::vector<sampling::NodeTrace> node_traces;

@@ -310,6 +310,12 @@ nlohmann::json measure_json(const measure::Measurement& m, const FootprintRates&
                            to_seconds(inst.phase.end - inst.phase.begin), inst.energy_j});
   }
   j["phases_by_rank"] = phases_by_rank_json(occurrences);
+  for (auto& entry : j["phases_by_rank"]) {
+    const int rank = entry.at("rank").is_null() ? -1 : entry.at("rank").get<int>();
+    const auto bar = m.phase_rank_uncertainty_j.find({entry.at("name").get<std::string>(), rank});
+    entry["energy_uncertainty_j"] =
+        bar != m.phase_rank_uncertainty_j.end() && !entry.at("energy_j").is_null() ? json(bar->second) : json(nullptr);
+  }
   j["phase_instances"] = json::array();
   const std::vector<std::size_t> listed = listed_phase_instances(m.phase_instances);
   j["phase_instances_left_out"] =

@@ -190,7 +190,9 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
         }
         bar = std::min(bar, std::max(joules, piece.energy_j - joules) + knot_j);
       }
-      return WindowEnergy{std::max(0.0, joules), use_fine ? reconciled_method_ : EnergyMethod::kCounter, bar};
+      WindowEnergy e{std::max(0.0, joules), use_fine ? reconciled_method_ : EnergyMethod::kCounter, bar};
+      e.pieces = std::pair{pieces_[first == 0 ? 0 : first - 1].begin, pieces_[last == 0 ? 0 : last - 1].begin};
+      return e;
     }
   }
   return unreconciled(t0, t1);

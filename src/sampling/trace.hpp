@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/clock.hpp"
@@ -80,6 +81,12 @@ struct WindowEnergy {
   // counter's brackets, where its postings are placed, how well the fine trace explained the counter, late
   // reads). 0 with no joules.
   double uncertainty_j = 0;
+  // The begins of the first and last counter pieces the window touches, where the bar comes from the
+  // reconciled accounting (EnergyAccounting::energy). Windows touching the same piece share its errors (the
+  // piece's scale against the fine trace, where its knots lie: a piece 10% low makes every window in it
+  // low), so a sum of windows adds their bars linearly over a chain of windows sharing pieces and in
+  // quadrature across chains (measure::SummedBar). Absent: the bar is the window's own.
+  std::optional<std::pair<Nanos, Nanos>> pieces = std::nullopt;
 };
 
 }  // namespace wattwise::sampling

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -167,15 +168,21 @@ TEST_F(MultirankTest, EachRanksPhasesAreChargedToItsGpuOnlyAtThatGpusPower) {
 TEST_F(MultirankTest, RankIterationEnergiesAddUpToTheirGpusEnergyOverTheWindowsWithinOnePercent) {
   ASSERT_NO_FATAL_FAILURE(measure());
   for (int rank = 0; rank < kJobGpus; ++rank) {
-    double measured_j = 0, expected_sum_j = 0, time_s = 0, bar_j = 0;
+    double measured_j = 0, expected_sum_j = 0, time_s = 0;
     for (const auto& inst : instances("iteration", rank)) {
       measured_j += inst.at("energy_per_gpu_j")[rank].get<double>();
-      bar_j = std::hypot(bar_j, inst.at("energy_uncertainty_j").get<double>());  // added as phases[] adds them
       expected_sum_j += expected_j(rank, inst.at("begin_s"), inst.at("end_s"));
       time_s += duration_s(inst);
     }
     ASSERT_GT(expected_sum_j, 0);
-    EXPECT_NEAR(measured_j, expected_sum_j, accuracy_tolerance(0.01 * expected_sum_j, bar_j)) << "rank " << rank;
+    // The rank's iterations' bars added as wattwise adds them (docs/measure-json.md, phases_by_rank): linearly
+    // over iterations sharing a counter piece, in quadrature across pieces. In quadrature throughout, the
+    // load test's repetition 47 missed: a constant GPU's piece 9% low under three iterations.
+    std::optional<double> bar_j;
+    for (const auto& entry : m_.at("phases_by_rank"))
+      if (entry.at("name") == "iteration" && entry.at("rank") == rank) bar_j = entry.at("energy_uncertainty_j").get<double>();
+    ASSERT_TRUE(bar_j) << "rank " << rank;
+    EXPECT_NEAR(measured_j, expected_sum_j, accuracy_tolerance(0.01 * expected_sum_j, *bar_j)) << "rank " << rank;
     // The iterations leave pauses between them: they are a part of the GPU's energy, not all of it.
     const double gpu_total_j = m_["gpus"][rank].at("energy_j");
     EXPECT_LT(measured_j, 0.9 * gpu_total_j) << "rank " << rank;
