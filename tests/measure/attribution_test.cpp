@@ -247,12 +247,18 @@ double hypot_of_bars(const Measurement& m, const std::string& name) {
   return bar;
 }
 
-TEST(SummedBar, OccurrencesInOneCounterPieceAddTheirBarsLinearlyAndCoverTheirSum) {
+// Rank 0's occurrences of `name`, `length` long from `from` every `every` before `until`, attributed on that GPU.
+Measurement attributed_on_the_stale_gpu(const std::string& name, Nanos from, Nanos until, Nanos every, Nanos length) {
   const sampling::EnergyAccounting accounting(constant_gpu_with_a_stale_read());
   Measurement m = two_gpu_measurement(false);
   const WindowEnergyFn window = [&](std::size_t, Nanos t0, Nanos t1) { return accounting.energy(t0, t1); };
-  for (Nanos t = 2100ms; t < 2900ms; t += 200ms) m.phases.push_back(phase("iteration", t, t + 150ms, 0));
+  for (Nanos t = from; t < until; t += every) m.phases.push_back(phase(name, t, t + length, 0));
   attribute_energy(m, window, window);
+  return m;
+}
+
+TEST(SummedBar, OccurrencesInOneCounterPieceAddTheirBarsLinearlyAndCoverTheirSum) {
+  const Measurement m = attributed_on_the_stale_gpu("iteration", 2100ms, 2900ms, 200ms, 150ms);
   ASSERT_EQ(m.phase_summaries.size(), 1u);
   const PhaseSummary& s = m.phase_summaries[0];
   ASSERT_TRUE(s.energy_j);
@@ -267,11 +273,7 @@ TEST(SummedBar, OccurrencesInOneCounterPieceAddTheirBarsLinearlyAndCoverTheirSum
 }
 
 TEST(SummedBar, OccurrencesInPiecesOfTheirOwnAddTheirBarsInQuadrature) {
-  const sampling::EnergyAccounting accounting(constant_gpu_with_a_stale_read());
-  Measurement m = two_gpu_measurement(false);
-  const WindowEnergyFn window = [&](std::size_t, Nanos t0, Nanos t1) { return accounting.energy(t0, t1); };
-  for (Nanos t = 4300ms; t < 8300ms; t += 1s) m.phases.push_back(phase("step", t, t + 300ms, 0));
-  attribute_energy(m, window, window);
+  const Measurement m = attributed_on_the_stale_gpu("step", 4300ms, 8300ms, 1s, 300ms);
   ASSERT_EQ(m.phase_summaries.size(), 1u);
   double linear = 0;
   for (const auto& inst : m.phase_instances) linear += inst.uncertainty_j;
