@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (device tool), READ-ONLY: `wattwise tune --dry-run` sees the GPUs through
-# safety::ReadOnlyGpuSystem (every control call throws), takes no lock and writes no journal; nothing here
+# safety::ReadOnlyGpuSystem (GPUs without controls, by type), takes no lock and writes no journal; nothing here
 # calls a setter. Every GPU's power limit, default limit, application clocks and clock locks are read
 # before and after to show nothing moved.
 #
