@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "../support/default_signals.hpp"
+#include "../support/no_gpus.hpp"
 #include "hw/gpu.hpp"
 #include "measure/live_status.hpp"
 #include "sampling/sampler.hpp"
@@ -111,14 +112,7 @@ TEST(JobWatchers, TheLiveStatusLineThatFailsStopsAloneAndSaysSo) {
   EXPECT_TRUE(contains(err, "wattwise: warning: the live status line stopped: the clock failed")) << err;
 }
 
-// measure_command on a node without GPUs: only the job, its markers and its watcher.
-class NoGpus final : public hw::GpuSystem {
- public:
-  std::string driver_version() override { return "n/a"; }
-  std::string backend() const override { return "none"; }
-  std::size_t count() const override { return 0; }
-  hw::GpuReadings& gpu(std::size_t) override { throw std::out_of_range("no GPUs"); }
-};
+using ::wattwise::testing::NoGpus;  // measure_command on a node without GPUs: only the job, its markers and its watcher
 
 TEST(JobWatchers, AWatcherThatThrowsLeavesTheJobAndItsMeasurement) {
   wattwise::testing::default_stop_signals();

@@ -19,14 +19,16 @@
 #include "core/running_stats.hpp"
 #include "measure/measurement.hpp"
 #include "measure/phase_folding.hpp"
+#include "../support/training_gpu.hpp"
 
 namespace wattwise::measure::testing {
 
 using namespace std::chrono_literals;
 
-// The simulated GPUs post their counter every kLongJobPosting, at kLongJobPostingPhase + n * kLongJobPosting.
-inline constexpr Nanos kLongJobPosting = 100ms;
-inline constexpr Nanos kLongJobPostingPhase = 3700us;
+// The simulated GPUs post their counter every kLongJobPosting, at kLongJobPostingPhase + n * kLongJobPosting
+// (tests/support/training_gpu.hpp).
+inline constexpr Nanos kLongJobPosting = wattwise::testing::training::kTrainingGpuPosting;
+inline constexpr Nanos kLongJobPostingPhase = wattwise::testing::training::kTrainingGpuPostingPhase;
 
 struct LongJobConfig {
   std::size_t gpus = 2;
