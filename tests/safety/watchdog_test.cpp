@@ -27,6 +27,11 @@ std::unique_ptr<FakeGpuSystem> file_backed_system(const std::filesystem::path& l
   return system;
 }
 
+// What the watchdog gets to reopen the GPUs after wattwise has gone: the same file-backed GPU.
+auto reopen(const std::filesystem::path& limit_file) {
+  return [limit_file] { return std::unique_ptr<hw::ControllableGpuSystem>(file_backed_system(limit_file)); };
+}
+
 double read_limit(const std::filesystem::path& limit_file) {
   return file_backed_system(limit_file)->fake(0).limit_w();
 }
@@ -55,8 +60,7 @@ TEST(Watchdog, RestoresFromTheJournalAfterTheParentIsKilled) {
     auto system = file_backed_system(limit_file);
     safety::SettingsGuard guard(*system, {0}, journal);
     guard.capture();
-    safety::Watchdog watchdog(
-        [&] { return std::unique_ptr<hw::ControllableGpuSystem>(file_backed_system(limit_file)); }, journal);
+    safety::Watchdog watchdog(reopen(limit_file), journal);
     guard.apply({.power_limit_w = 150});
     char byte = 'R';
     if (::write(ready[1], &byte, 1) != 1) ::_exit(2);
@@ -87,8 +91,7 @@ TEST(Watchdog, DismissedWatchdogExitsWithoutRestoring) {
   safety::SettingsGuard guard(*system, {0}, journal);
   guard.capture();
   {
-    safety::Watchdog watchdog(
-        [&] { return std::unique_ptr<hw::ControllableGpuSystem>(file_backed_system(limit_file)); }, journal);
+    safety::Watchdog watchdog(reopen(limit_file), journal);
     guard.apply({.power_limit_w = 150});
     watchdog.dismiss();
     EXPECT_NE(::kill(watchdog.pid(), 0), 0);  // reaped
@@ -103,8 +106,7 @@ TEST(Watchdog, IgnoresSigintAndLivesInItsOwnSession) {
   TempDir dir;
   const auto limit_file = dir.path() / "limit";
   const auto journal = dir.path() / "settings-journal-1.json";
-  safety::Watchdog watchdog(
-      [&] { return std::unique_ptr<hw::ControllableGpuSystem>(file_backed_system(limit_file)); }, journal);
+  safety::Watchdog watchdog(reopen(limit_file), journal);
   EXPECT_TRUE(wait_for([&] { return ::getsid(watchdog.pid()) == watchdog.pid(); }));
   ::kill(watchdog.pid(), SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
