@@ -53,15 +53,12 @@ constexpr Nanos kEdgeTolerance = std::chrono::milliseconds(2);
 // schedule reads a few ms after postings, and a grid from two brackets is known to +-8 ms): the knot is
 // clamped to the read, off by at most that uncertainty, instead of a whole period early (seen in CI: a
 // constant GPU's phases 15-25% low, pieces of 600 ms holding 500 ms of energy).
+// `brackets` are the knots' own (posting_brackets), fitted when no grid is known.
 std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots,
+                                                     const std::vector<PostingBracket>& brackets,
                                                      const std::optional<PostingGrid>& known_grid) {
-  std::optional<PostingGrid> grid = known_grid;
-  if (!grid) {
-    std::vector<PostingBracket> brackets;
-    brackets.reserve(knots.size());
-    for (const Knot& k : knots) brackets.push_back({k.earliest, k.latest});
-    grid = fit_posting_grid(brackets, kAssumedUpdatePeriod, kMinGridBrackets);
-  }
+  const std::optional<PostingGrid> grid =
+      known_grid ? known_grid : fit_posting_grid(brackets, kAssumedUpdatePeriod, kMinGridBrackets);
   if (!grid) return std::nullopt;
   // From the last knot back: an instant the next knot already holds is not this one's. A read right at a
   // posting may have come just before it; the next, narrower bracket then proves it (seen in CI: a read
@@ -98,7 +95,11 @@ Nanos update_period_of(const std::vector<Knot>& knots) {
 }  // namespace
 
 std::vector<PostingBracket> posting_brackets(const std::vector<CounterReading>& readings) {
+  std::size_t changes = 0;  // millions on a long job: reserve exactly rather than grow by doubling
+  for (std::size_t i = 1; i < readings.size(); ++i)
+    changes += readings[i].energy_mj != readings[i - 1].energy_mj;
   std::vector<PostingBracket> brackets;
+  brackets.reserve(changes);
   for (std::size_t i = 1; i < readings.size(); ++i)
     if (readings[i].energy_mj != readings[i - 1].energy_mj)
       brackets.push_back({read_midpoint(readings[i - 1]), read_midpoint(readings[i])});
@@ -113,25 +114,27 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
   timeline.last_read = readings.back().t;
 
   std::vector<Knot> knots;
-  std::size_t changes = 0;  // millions on a long job: reserve exactly rather than grow by doubling
-  for (std::size_t i = 1; i < readings.size(); ++i)
-    changes += readings[i].energy_mj != readings[i - 1].energy_mj;
-  knots.reserve(changes);
-  for (std::size_t i = 1; i < readings.size(); ++i) {
-    const CounterReading& before = readings[i - 1];
-    const CounterReading& after = readings[i];
-    if (after.energy_mj == before.energy_mj) continue;
-    const Nanos instant = read_midpoint(before) + (read_midpoint(after) - read_midpoint(before)) / 2;
-    std::optional<double> increment_j;
-    if (after.energy_mj > before.energy_mj) {
-      increment_j = static_cast<double>(after.energy_mj - before.energy_mj) * kJoulesPerMilli;
+  std::optional<PostingGrid> grid;
+  {
+    // A knot per change of the value, in its posting bracket, at the bracket's middle until a grid moves it.
+    const std::vector<PostingBracket> brackets = posting_brackets(readings);
+    knots.reserve(brackets.size());
+    auto bracket = brackets.begin();
+    for (std::size_t i = 1; i < readings.size(); ++i) {
+      const CounterReading& before = readings[i - 1];
+      const CounterReading& after = readings[i];
+      if (after.energy_mj == before.energy_mj) continue;
+      std::optional<double> increment_j;
+      if (after.energy_mj > before.energy_mj) {
+        increment_j = static_cast<double>(after.energy_mj - before.energy_mj) * kJoulesPerMilli;
+      }
+      const auto [earliest, latest] = *bracket++;
+      const Nanos half_width = (latest - earliest) / 2;
+      knots.push_back(Knot{earliest + half_width, increment_j, earliest, latest, half_width});
     }
-    const Nanos earliest = read_midpoint(before), latest = read_midpoint(after);
-    knots.push_back(Knot{instant, increment_j, earliest, latest, (latest - earliest) / 2});
+    if (knots.empty()) return timeline;
+    grid = snap_knots_to_update_grid(knots, brackets, known_grid);
   }
-  if (knots.empty()) return timeline;
-
-  const std::optional<PostingGrid> grid = snap_knots_to_update_grid(knots, known_grid);
   if (!grid) {
     // No grid: a bracket wider than a posting period (sparse reads) ends half an assumed period after
     // its last posting on average, not at its midpoint, which may be hundreds of ms off.
