@@ -1,10 +1,10 @@
 #pragma once
 
-// A training job's GPUs in virtual time, readings only (a plain hw::GpuReadings): each rank's iterations on a
-// Schedule, power constant on 10 ms bins (busy inside the rank's iterations, 120 W between, +-2% per bin), a
-// counter posted every kTrainingGpuPosting, 20 ms buffered samples and telemetry that follows the power. Not
-// the FakeGpu of fake_gpu.hpp: its energy is an exact sum over the bins, fast enough for days of virtual time,
-// where the FakeGpu integrates its power function in 50 us steps. Used by the long job of
+// A training job's GPUs in virtual time, readings only (a plain hw::GpuReadings): each rank's iterations on
+// a Schedule, power constant on 10 ms bins (busy inside the rank's iterations, 120 W between, +-2% per bin),
+// a counter posted every kTrainingGpuPosting, 20 ms buffered samples and telemetry that follows the power.
+// Not the FakeGpu of fake_gpu.hpp: its energy is an exact sum over the bins, fast enough for days of virtual
+// time, where the FakeGpu integrates its power function in 50 us steps. Used by the long job of
 // tests/measure/long_job.cpp (its unit tests and bench/long_job.cpp).
 
 #include <algorithm>
@@ -23,13 +23,11 @@ namespace wattwise::testing::training {
 
 using namespace std::chrono_literals;
 
-// The GPUs post their counter every kTrainingGpuPosting, at kTrainingGpuPostingPhase + n * kTrainingGpuPosting.
+// The GPUs post their counter every kTrainingGpuPosting, at kTrainingGpuPostingPhase + n * that period.
 inline constexpr Nanos kTrainingGpuPosting = 100ms;
 inline constexpr Nanos kTrainingGpuPostingPhase = 3700us;
 
 inline constexpr Nanos kBin = 10ms;
-inline constexpr Nanos kPosting = kTrainingGpuPosting;
-inline constexpr Nanos kPostingPhase = kTrainingGpuPostingPhase;
 inline constexpr Nanos kSamplePeriod = 20ms;
 inline constexpr Nanos kBufferSpan = 2400ms;
 
@@ -73,9 +71,7 @@ class Schedule {
   std::size_t rank_;
 };
 
-// A GPU whose power is constant on each 10 ms bin: busy inside its rank's iterations, idle between. Not the
-// FakeGpu of tests/support: its energy is an exact sum over the bins, fast enough for days of virtual time,
-// where the FakeGpu integrates its power function in 50 us steps.
+// One GPU of the job, rank `index`'s (the top of this file says what it draws and reads).
 class TrainingGpu final : public hw::GpuReadings {
  public:
   TrainingGpu(Clock& clock, const Schedule& schedule, std::size_t index, Nanos job_end)
@@ -119,13 +115,15 @@ class TrainingGpu final : public hw::GpuReadings {
   }
   std::optional<std::uint64_t> energy_mj() override {
     const Nanos now = clock_.now();
-    while (posted_at_ + kPosting <= now) {
-      posted_j_ += energy_j(posted_at_, posted_at_ + kPosting);
-      posted_at_ += kPosting;
+    while (posted_at_ + kTrainingGpuPosting <= now) {
+      posted_j_ += energy_j(posted_at_, posted_at_ + kTrainingGpuPosting);
+      posted_at_ += kTrainingGpuPosting;
     }
     return static_cast<std::uint64_t>(std::llround(posted_j_ * 1000));
   }
-  std::optional<double> power_instant_w() override { return power_w(clock_.now() / kPosting * kPosting); }
+  std::optional<double> power_instant_w() override {
+    return power_w(clock_.now() / kTrainingGpuPosting * kTrainingGpuPosting);
+  }
   std::optional<double> power_average_w() override { return std::nullopt; }
   std::vector<hw::PowerSample> power_samples_since(std::uint64_t since_device_us) override {
     std::vector<hw::PowerSample> samples;
@@ -158,7 +156,7 @@ class TrainingGpu final : public hw::GpuReadings {
   const Schedule& schedule_;
   Nanos job_end_;
   hw::GpuIdentity identity_;
-  Nanos posted_at_ = kPostingPhase - kPosting;
+  Nanos posted_at_ = kTrainingGpuPostingPhase - kTrainingGpuPosting;
   double posted_j_ = 1.0e6;
 };
 
