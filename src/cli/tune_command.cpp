@@ -150,7 +150,7 @@ int exit_code_of(const tune::TuneJobOutcome& outcome) {
   return 0;
 }
 
-// Every setting the tuner may apply: its candidates are min + k * step, and max (tune/tuner.hpp), an SM
+// Every setting the tuner may apply: tune::knob_values (the start value is the GPU's own setting), an SM
 // clock taken as the nearest the first job GPU supports (tune::applicable_value).
 std::vector<plan::HardwareSettings> candidate_settings(hw::GpuSystem& system, const std::vector<std::size_t>& job_gpus,
                                                        const tune::TunerConfig& tuner) {
@@ -160,14 +160,7 @@ std::vector<plan::HardwareSettings> candidate_settings(hw::GpuSystem& system, co
     const auto mem = gpu.supported_mem_clocks_mhz();
     if (!mem.empty()) sm = gpu.supported_sm_clocks_mhz(*std::max_element(mem.begin(), mem.end()));
   }
-  std::vector<double> values;
-  constexpr std::size_t kMaxCandidates = 100000;  // a step of 0.01 W over 1000 W; more is no grid
-  for (std::size_t k = 0; tuner.step > 0 && k < kMaxCandidates; ++k) {
-    const double value = tuner.min_value + static_cast<double>(k) * tuner.step;
-    if (value >= tuner.max_value) break;
-    values.push_back(value);
-  }
-  values.push_back(tuner.max_value);
+  const std::vector<double> values = tune::knob_values(tuner);  // the start value is the GPU's own
   std::vector<plan::HardwareSettings> settings;
   for (double value : values) {
     plan::HardwareSettings s;

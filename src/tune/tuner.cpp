@@ -45,18 +45,6 @@ void validate(const TunerConfig& c) {
         "bandwidth");
 }
 
-// The candidates: min + k * step up to max, max itself, and the start value, lowest first.
-std::vector<double> candidate_grid(const TunerConfig& c) {
-  std::vector<double> grid;
-  for (double v = c.min_value; v < c.max_value - 1e-9; v += c.step) grid.push_back(v);
-  grid.push_back(c.max_value);
-  grid.push_back(c.start_value);
-  std::sort(grid.begin(), grid.end());
-  grid.erase(std::unique(grid.begin(), grid.end(), [](double a, double b) { return std::abs(a - b) < 1e-9; }),
-             grid.end());
-  return grid;
-}
-
 // A stationarity test needs at least this many iterations in its window.
 constexpr std::size_t kStationaryMinIterations = 30;
 // A trend smaller than this over the window is stationary enough, whatever the noise says.
@@ -68,6 +56,28 @@ using tuner_detail::Trend;
 using tuner_detail::trend;
 
 }  // namespace
+
+std::vector<double> knob_values(const TunerConfig& c) {
+  std::vector<double> values;
+  // min + k * step, not an accumulated sum: a step like 0.1 would drift off the grid the GPU is set to.
+  constexpr std::size_t kMaxCandidates = 100000;  // a step of 0.01 W over 1000 W; more is no grid
+  for (std::size_t k = 0; c.step > 0 && k < kMaxCandidates; ++k) {
+    const double value = c.min_value + static_cast<double>(k) * c.step;
+    if (value >= c.max_value - 1e-9) break;
+    values.push_back(value);
+  }
+  values.push_back(c.max_value);
+  return values;
+}
+
+std::vector<double> candidate_grid(const TunerConfig& c) {
+  std::vector<double> grid = knob_values(c);
+  grid.push_back(c.start_value);
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end(), [](double a, double b) { return std::abs(a - b) < 1e-9; }),
+             grid.end());
+  return grid;
+}
 
 Decision Tuner::State::decision(DecisionKind kind, double value, const ProbeEstimate& e,
                                 std::string reason) const {

@@ -71,6 +71,12 @@ struct TunerConfig {
   std::uint64_t profiling_budget = 200;
 };
 
+// Every value of the knob the tuner may apply: min + k * step below max, and max itself, lowest first. The
+// caller checks these against a policy before the job starts (cli/tune_command.cpp).
+std::vector<double> knob_values(const TunerConfig& c);
+// The tuner's candidates: knob_values and the start value (known once the job's GPUs are read), lowest first.
+std::vector<double> candidate_grid(const TunerConfig& c);
+
 // One iteration measured at the setting the tuner holds now. Energy may be missing (a window the sampler
 // cannot resolve yet): such an iteration counts for time only.
 struct IterationObservation {

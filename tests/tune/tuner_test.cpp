@@ -495,5 +495,25 @@ TEST(Tuner, SpendsIterationsToSpareNextToTheFittedOptimumWithinTheProfilingBudge
   EXPECT_GE(refined, 3u);
 }
 
+TEST(CandidateGrid, IsMinPlusStepsThenMaxAndTheStartValueWithoutAccumulatedDrift) {
+  TunerConfig c;
+  c.min_value = 100;
+  c.max_value = 101.05;  // not on the grid: max itself is a value too
+  c.step = 0.1;          // 0.1 summed ten times is not 1.0 in binary; min + k * step is as exact as it gets
+  c.start_value = 100.55;
+  const std::vector<double> values = knob_values(c);
+  ASSERT_EQ(values.size(), 12u);
+  for (std::size_t k = 0; k + 1 < values.size(); ++k) EXPECT_EQ(values[k], 100 + static_cast<double>(k) * 0.1);
+  EXPECT_EQ(values.back(), 101.05);
+  // The tuner's grid adds the start value (the GPU's own setting, not one the policy must allow), once.
+  const std::vector<double> grid = candidate_grid(c);
+  ASSERT_EQ(grid.size(), 13u);
+  EXPECT_TRUE(std::is_sorted(grid.begin(), grid.end()));
+  EXPECT_EQ(std::count(grid.begin(), grid.end(), 100.55), 1);
+  for (double v : values) EXPECT_EQ(std::count(grid.begin(), grid.end(), v), 1) << v;
+  c.start_value = 100.5;  // on the grid already (as 100 + 5 * 0.1): not added twice
+  EXPECT_EQ(candidate_grid(c).size(), 12u);
+}
+
 }  // namespace
 }  // namespace wattwise::tune
