@@ -118,6 +118,7 @@ nlohmann::json tune_json(const LiveTuningResult& r) {
       {"unit", knob_unit(r.knob)},
       {"metric", r.metric},
       {"max_slowdown", optional_json(r.max_slowdown)},
+      {"budget_tolerance", r.max_slowdown ? nlohmann::json(r.budget_tolerance) : nlohmann::json(nullptr)},
       {"captured_value", r.captured_value},
       {"start_value", r.start_value},
       {"iterations_seen", r.iterations_seen},
@@ -154,7 +155,9 @@ nlohmann::json tuning_state_json(const LiveTuningResult& r, const std::string& p
 std::string tune_summary(const LiveTuningResult& r) {
   std::string text =
       fmt::format("\n tune ({}, metric {}{}{}):\n", knob_words(r.knob), r.metric,
-                  r.max_slowdown ? fmt::format(", max slowdown {:.1f}%", *r.max_slowdown * 100) : "",
+                  r.max_slowdown ? fmt::format(", max slowdown {:.1f}% (kept to within {:g}% of its time)",
+                                                *r.max_slowdown * 100, r.budget_tolerance * 100)
+                                  : "",
                   r.dry_run ? ", dry run: no setting was changed" : "");
   if (r.no_markers) return text + "   no iteration markers: nothing was tuned\n";
   text += fmt::format("   started at {}, {} iterations ({} fed to the tuner, {} dropped after changes)\n",

@@ -40,6 +40,7 @@ LiveTuning::LiveTuning(LiveTuningOptions options)
   result_.knob = options_.tuner.knob;
   result_.metric = options_.tuner.metric.name();
   result_.max_slowdown = options_.tuner.max_slowdown;
+  result_.budget_tolerance = options_.tuner.budget_tolerance;
   result_.start_value = options_.tuner.start_value;
   result_.dry_run = options_.dry_run;
 }

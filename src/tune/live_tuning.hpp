@@ -76,6 +76,7 @@ struct LiveTuningResult {
   TuneKnob knob = TuneKnob::kPowerLimit;
   std::string metric;  // its JSON name (analysis::MetricSpec::name)
   std::optional<double> max_slowdown;
+  double budget_tolerance = 0;  // how closely max_slowdown is kept (TunerConfig::budget_tolerance)
   double captured_value = 0;  // the GPUs' value before the job, restored after it
   double start_value = 0;     // the tuner's reference point (the captured value unless outside --range)
   bool dry_run = false;

@@ -24,6 +24,11 @@ void validate(const TunerConfig& c) {
                                   c.start_value, c.min_value, c.max_value));
   if (c.max_slowdown && (!finite(*c.max_slowdown) || *c.max_slowdown < 0))
     throw usage_error("tune: --max-slowdown must be a non-negative percentage, e.g. 10%");
+  // The budget is kept to within a fraction of a percent of its time (a probe's precision), never more:
+  // bench_tune_regret counts a setting over the budget by more than 0.5% of time as a miss.
+  if (!finite(c.budget_tolerance) || c.budget_tolerance < 0 || c.budget_tolerance > 0.005)
+    throw usage_error(fmt::format("tune: the budget's tolerance {} must be within [0, 0.005], e.g. 0.0015",
+                                  c.budget_tolerance));
   if (c.confidence != 0.95 && c.confidence != 0.90)
     throw usage_error(fmt::format("tune: confidence {} is not supported; use 0.90 or 0.95", c.confidence));
   if (!finite(c.precision) || c.precision <= 0 || c.precision >= 1)
@@ -162,7 +167,7 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
     return probe->energy_iterations() >= config.start_check_iterations ? ProbeEnd::kPrecise
                                                                        : ProbeEnd::kNotYet;
   if (e.iterations < config.min_probe_iterations) return ProbeEnd::kNotYet;
-  if (searching() && config.max_slowdown && e.mean_time_s - e.time_half_s > budget_time_s())
+  if (searching() && config.max_slowdown && e.mean_time_s - e.time_half_s > judged_budget_time_s())
     return ProbeEnd::kOverBudget;
   if (phase == Phase::kConfirm) {
     // Until it is clearly no better than the start value, or the cap: a pass only on all of its iterations.
@@ -175,7 +180,7 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
   // Near the budget's edge only more iterations tell whether this candidate may be held: there a step of the
   // knob is worth a few percent of the metric, so the edge gets up to twice the iterations of a probe.
   const bool at_edge = phase == Phase::kSearch && config.max_slowdown &&
-                       std::abs(e.mean_time_s - budget_time_s()) <= e.time_half_s;
+                       std::abs(e.mean_time_s - judged_budget_time_s()) <= e.time_half_s;
   if (e.iterations >= (at_edge ? 2 : 1) * config.max_probe_iterations) return ProbeEnd::kCap;
   if (at_edge) return ProbeEnd::kNotYet;
   if (e.score_half <= precision_at(e)) return ProbeEnd::kPrecise;

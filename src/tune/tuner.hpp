@@ -38,6 +38,12 @@ struct TunerConfig {
   double start_value = 0;  // the setting the job starts at (its captured value): the reference point
   analysis::MetricSpec metric{analysis::MetricKind::kEnergy, 0};
   std::optional<double> max_slowdown;   // 0.10: iteration time at most 10% above the start's
+  // How closely the budget is kept (relative to the budget's time): a setting whose estimated time is within
+  // budget * (1 + budget_tolerance) counts as within it. A probe's mean time is known to about +-0.4% (1%
+  // noise per iteration, neighbours correlated by 0.4), and the best setting under a budget often lies
+  // 0.1-0.3% inside it: judged at the point estimate, it is rejected nearly half the time for the next one
+  // up, a step of 1-2% of energy (docs/tune.md "The search", step 6).
+  double budget_tolerance = 0.0015;
   std::uint64_t warmup_iterations = 5;  // discarded after every change, or fewer: those that fill warmup_s of
   double warmup_s = 1.0;                // the job's time (a GPU settles within ~1 s; 0: iterations only)
   double confidence = 0.95;             // of the intervals behind every comparison (0.90 or 0.95)

@@ -26,7 +26,7 @@ std::optional<Decision> Tuner::State::end_confirm(const ProbeEstimate&) {
   // budget's edge (where the best one under a budget sits) is as likely to measure a little over as under.
   const bool over_budget =
       e && config.max_slowdown &&
-      e->mean_time_s - e->time_half_s > budget_time_s();
+      e->mean_time_s - e->time_half_s > judged_budget_time_s();
   if (e && !over_budget && e->high() < start - kConfirmDriftAllowance * std::abs(start)) {
     held_start = false;
     return settle(chosen, *e,
@@ -101,6 +101,11 @@ Decision Tuner::State::settle(std::size_t index, const ProbeEstimate& e, std::st
   for (std::size_t i = 0; i < fed_at.size(); ++i)
     if (i != index) profiling += fed_at[i];
   reason += fmt::format("; settled at {}", value_text(index));
+  // Under a budget, the held setting's slowdown as last measured, with its interval, and how the budget was
+  // judged: a setting whose time is estimated within budget_tolerance of it counts as within it.
+  if (config.max_slowdown && index != start_index && e.iterations > 0)
+    reason += fmt::format("{} against the {:g}% budget, kept to within {:g}% of its time", slowdown_text(e),
+                          100 * *config.max_slowdown, 100 * config.budget_tolerance);
   Decision d = decision(DecisionKind::kSettle, grid[index], e, std::move(reason));
   phase = Phase::kSettled;
   settled_value = grid[index];

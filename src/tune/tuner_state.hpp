@@ -161,6 +161,8 @@ struct Tuner::State {
     return n > 0 ? sum / n : ref->time_s;
   }
   double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * start_time_s(); }
+  // The time a setting's estimate is judged against: the budget kept to within budget_tolerance.
+  double judged_budget_time_s() const { return (1 + config.budget_tolerance) * budget_time_s(); }
   // The start value's own score (lower is better), against any reference: 1 for the ratio metrics.
   double start_score(const analysis::ReferencePoint& r) const {
     const double sign = config.metric.higher_is_better() ? -1.0 : 1.0;
@@ -233,6 +235,15 @@ struct Tuner::State {
                            const std::string& measured);
   std::optional<Decision> watch_drift(const IterationObservation& it);
   Decision decision(DecisionKind kind, double value, const ProbeEstimate& e, std::string reason) const;
+  // A probe's slowdown against the start value's pooled time, with its interval: "time +9.9% [+9.1%, +10.7%]"
+  // (empty without a budget, which is the only place the time decides).
+  std::string slowdown_text(const ProbeEstimate& e) const {
+    if (!config.max_slowdown || e.iterations == 0) return {};
+    const double start = start_time_s();
+    return fmt::format(", time {:+.1f}% [{:+.1f}%, {:+.1f}%]", 100 * (e.mean_time_s / start - 1),
+                       100 * ((e.mean_time_s - e.time_half_s) / start - 1),
+                       100 * ((e.mean_time_s + e.time_half_s) / start - 1));
+  }
   std::string value_text(std::size_t index) const { return fmt::format("{:g} {}", grid[index], unit); }
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 
 #include "core/error.hpp"
 #include "sim/noise.hpp"
@@ -196,6 +197,32 @@ TEST(Tuner, DecidesTheBudgetsEdgeFromAFitOfTimeAcrossTheCandidates) {
   EXPECT_GE(at_edge, 18);
 }
 
+TEST(Tuner, KeepsTheBudgetToWithinItsToleranceNotAtOneProbesMean) {
+  TunerConfig config = power_config();
+  // 215 W is 9.33% slower than 300 W: inside a 9.45% budget by 0.11%, as the best limit under a budget
+  // often is; 210 W is 10.67% slower, over it by 1.1%. A probe's mean time is known to about +-0.6% here, so
+  // a rule that abandons a candidate whose mean time is over the budget threw 215 W away on about half the
+  // seeds (for 220 W, 7% more energy); judged within the tolerance, with the fit of time across the
+  // candidates deciding the edge, it is held on most of them.
+  config.max_slowdown = 0.0945;
+  int at_edge = 0;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    const Tuner tuner = settle_on_bowl(config, seed);
+    const double settled = tuner.settled_value().value();
+    // Never over the budget by more than the tolerance and the benchmark's 0.5% of time.
+    EXPECT_LE(bowl(settled).time_s, (1 + config.max_slowdown.value()) * bowl(300).time_s * 1.0065)
+        << "seed " << seed;
+    at_edge += settled == 215;
+    if (settled != 300) {
+      // The settle says how the budget was judged, and the held setting's slowdown with its interval.
+      const std::string& reason = tuner.decisions().back().reason;
+      EXPECT_NE(reason.find("kept to within 0.15% of its time"), std::string::npos) << reason;
+      EXPECT_NE(reason.find("time +"), std::string::npos) << reason;
+    }
+  }
+  EXPECT_GE(at_edge, 25);
+}
+
 TEST(Tuner, HoldsTheBestWithinTheBudgetWhenTheOptimumIsInside) {
   TunerConfig config = power_config();
   config.max_slowdown = 0.30;  // 180 W is 19% slower: inside
@@ -380,6 +407,10 @@ TEST(Tuner, BadConfigIsAUsageError) {
   TunerConfig negative = power_config();
   negative.max_slowdown = -0.1;
   expect_usage(negative);
+  TunerConfig loose_budget = power_config();
+  loose_budget.max_slowdown = 0.1;
+  loose_budget.budget_tolerance = 0.01;  // more than the benchmark's 0.5% of time
+  expect_usage(loose_budget);
   TunerConfig odd_confidence = power_config();
   odd_confidence.confidence = 0.5;
   expect_usage(odd_confidence);
