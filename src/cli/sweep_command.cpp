@@ -268,8 +268,23 @@ int run_sweep_command(SweepFlags flags) {
   measure::MeasureOptions measure_options = sampling_options(flags, simulated, selection);
   validate_sweep_flags(flags, options.plan, system, options.gpu_indices);
   if (flags.dry_run) {
-    safety::validate_hardware_settings(system, options.gpu_indices, plan::hardware_settings_of(options.plan));
+    // The real sweep would choose its settings path and check every value with it before run 1 (as a user,
+    // through the daemon, whose policy decides): so does the dry run, so that a refusal shows now, as the
+    // same one line and exit code, not at run 78. It asks and changes nothing (the daemon's `wwd1 check`).
+    const auto settings = plan::hardware_settings_of(options.plan);
+    std::shared_ptr<const safety::SettingsAccess> access;
+    if (hw::ControllableGpuSystem* controls = gpus.controllable();
+        controls && !simulated && std::any_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); }))
+      access = settings_access_for(*controls, flags.no_daemon);
+    if (access)
+      access->validate(system, options.gpu_indices, settings);
+    else
+      safety::validate_hardware_settings(system, options.gpu_indices, settings);
     std::cout << safety::describe_dry_run(system, options.gpu_indices, options.plan);
+    if (access)
+      std::cout << (access->name() == "root"
+                        ? "settings: changed by this process as root (GPU locks, journal, watchdog)\n"
+                        : "settings: changed through the wattwise daemon, whose policy allows every value above\n");
     return 0;
   }
   if (gpu_count_sweep) {

@@ -610,6 +610,35 @@ TEST_F(CommandsThroughTheDaemon, ASweepWithOneRefusedValueInTheMiddleStopsBefore
   EXPECT_EQ(daemon->wait(), 0);
 }
 
+TEST_F(CommandsThroughTheDaemon, ASweepsDryRunAsksTheDaemonAndSaysWhatTheRealSweepWouldMeet) {
+  auto daemon = start_daemon();
+  const auto ran = user_dir_ / "ran";
+  const auto db = user_dir_ / "sweep.db";
+  const std::vector<std::string> job = {"--", "/bin/sh", "-c", "touch " + ran.string()};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), job.begin(), job.end());
+    return as_nobody(args);
+  };
+  // Allowed values: the plan, and who would change the settings.
+  auto allowed = with({"sweep", "--dry-run", "--gpus", "0", "--power-limit", "300,400", "--db", db.string()});
+  EXPECT_EQ(allowed->wait(), 0) << allowed->err();
+  EXPECT_NE(allowed->out().find("settings: changed through the wattwise daemon, whose policy allows every value"),
+            std::string::npos)
+      << allowed->out();
+  // A value the policy refuses: the real sweep's one line and exit code, before anyone waits for run 1.
+  auto refused = with({"sweep", "--dry-run", "--gpus", "0", "--power-limit", "300,250", "--db", db.string()});
+  EXPECT_EQ(refused->wait(), 2) << refused->err();
+  expect_one_line(refused->err(), "only within 300-650 W, not 250 W (value 250 of --power-limit)");
+  // Neither changed, held, ran nor wrote anything.
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "the job ran";
+  EXPECT_FALSE(std::filesystem::exists(db));
+  EXPECT_EQ(limit(kGpu0), 650);
+  EXPECT_TRUE(world_->journals().empty());
+  EXPECT_EQ(daemon->err().find("set uid="), std::string::npos) << daemon->err();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+}
+
 TEST_F(CommandsThroughTheDaemon, TuneChecksItsWholeRangeBeforeTheJobRuns) {
   auto daemon = start_daemon();
   const auto ran = user_dir_ / "ran";

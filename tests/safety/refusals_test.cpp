@@ -93,6 +93,7 @@ TEST(DryRun, PrintsTheChangesAndTouchesNothing) {
   EXPECT_EQ(f.exit_code, 0) << f.err;
   EXPECT_NE(f.out.find("power limit 650 W -> 300 W"), std::string::npos) << f.out;
   EXPECT_NE(f.out.find("restore: power limit 400 W -> 650 W"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("settings: changed by this process as root"), std::string::npos) << f.out;
   EXPECT_FALSE(std::filesystem::exists(db));
   EXPECT_FALSE(std::filesystem::exists(world.dir() / "ran"));
   EXPECT_FALSE(std::filesystem::exists(world.state_dir()));
