@@ -17,6 +17,7 @@
 # usage: bash tools/gpu/tune_dryrun.sh [SECONDS [NPROC]]
 #   SECONDS: of ResNet-50 training (default 420: the stationarity wait of one or two minutes, then the
 #   search; ends within 10 minutes). NPROC > 1: data-parallel over that many GPUs with torchrun.
+#   TUNE_ARGS (environment): more tune flags, e.g. TUNE_ARGS="--max-slowdown 10%" for the budget's A/A test.
 source "$(dirname "$0")/preamble.sh"
 TRAIN_S=${1:-420}
 NPROC=${2:-1}
@@ -32,7 +33,8 @@ if [ "$NPROC" -gt 1 ]; then
   JOB=(torchrun --standalone --nproc-per-node "$NPROC" "${JOB[@]:1}")
   GPUS=(--gpus "$(seq -s, 0 $((NPROC - 1)))")
 fi
-"$WW" tune --dry-run --marker-grace 300 --stationary-window 30 "${GPUS[@]}" \
+read -r -a EXTRA <<< "${TUNE_ARGS:-}"
+"$WW" tune --dry-run --marker-grace 300 --stationary-window 30 "${GPUS[@]}" "${EXTRA[@]}" \
     --json "$OUT/tune-dryrun.json" -- "${JOB[@]}" > "$OUT/tune-dryrun.txt" 2>&1
 echo "rc=$?" >> "$OUT/tune-dryrun.txt"
 { echo "after:"; settings; } >> "$OUT/settings.txt"
