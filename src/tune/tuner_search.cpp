@@ -34,8 +34,8 @@ std::optional<Decision> Tuner::State::end_candidate(const ProbeEstimate& e, Prob
   // over it but within the noise stays a candidate: the fit of time across the candidates near the budget's
   // edge (budget_edge(), at the end of the search) decides it from all of them together. Abandoning it on its
   // own mean threw away the best setting under a budget (often 0.1-0.3% of time inside it, a probe's mean known
-  // to about +-0.4%) nearly half the time: budget cases within 1% 91.7% / 89.2% -> 98.3% / 95.8% with the
-  // tolerance (tuning seeds 101..120, docs/evidence/tune-benchmark.md).
+  // to about +-0.4%) nearly half the time: with the tolerance, budget cases within 1% simulated 91.7% ->
+  // 95.8%, replayed 89.2% -> 98.3% (tuning seeds 101..120, docs/evidence/tune-benchmark.md).
   const bool over_budget = why == ProbeEnd::kOverBudget;
   const double at_s = (probe_began_s + clock_s) / 2;
   std::string reason;
