@@ -108,11 +108,10 @@ std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std
   }
   // Iterations to spare: one more candidate around the fitted optimum.
   if (config.profiling_budget > 0) {
-    std::uint64_t used = 0;
-    for (const std::uint64_t n : fed_at) used += n;
     const std::uint64_t probe_cost = config.max_probe_iterations + config.warmup_iterations;
-    const std::uint64_t rest = 2 * probe_cost + config.start_check_iterations + config.warmup_iterations;
-    const auto next = used + rest <= config.profiling_budget ? search->refine() : std::nullopt;
+    const auto next = searched() + 2 * probe_cost + start_check_cost() <= config.profiling_budget
+                          ? search->refine()
+                          : std::nullopt;
     if (next) {
       reason += fmt::format("; iterations to spare: {} next to the fitted optimum", value_text(*next));
       Decision d = decision(DecisionKind::kProbe, grid[*next], e, std::move(reason));

@@ -145,6 +145,14 @@ struct Tuner::State {
   std::vector<Decision> decisions;
 
   double value() const { return grid[current]; }
+  // Iterations fed during this search so far (warm-up included), the most it may count as profiling.
+  std::uint64_t searched() const {
+    std::uint64_t n = 0;
+    for (const std::uint64_t f : fed_at) n += f;
+    return n;
+  }
+  // A measurement of the start value between candidates, its warm-up included.
+  std::uint64_t start_check_cost() const { return config.start_check_iterations + config.warmup_iterations; }
   bool searching() const { return phase == Phase::kSearch || phase == Phase::kConfirm; }
   // The start value's level now (what a candidate measured now is compared with), else the baseline.
   analysis::ReferencePoint level_at(double at_s) const {
