@@ -6,7 +6,10 @@
 // against the noise-free curve's best, in %. Usage: bench_adaptive_regret [FIRST_SEED LAST_SEED]
 // (DEBUG_CASES=1 lists the adaptive cases over the goal on stderr; DEBUG_CURVE=v100:MODEL its regret curve;
 // DEBUG_INTERVAL=1 the cases whose interval misses the true optimum; DEBUG_RUNS=replay:vgg19:101 the runs of
-// that adaptive sweep per value; SKIP_AA=1 leaves the A/A sweeps out, for quicker design runs.)
+// that adaptive sweep per value, with each run's EDP against its reference; DEBUG_NOISEFREE=1 analyze's
+// recommendation over the noise-free curve, every 5 W measured twice: the decision model's own bias, before
+// any noise; SKIP_AA=1 leaves the A/A sweeps out, for quicker design runs. Design knobs, to measure a
+// sweep other than the default one: BUDGET_RUNS=N, PRECISION_STEPS=K (grid steps), MAX_REPEATS=N.)
 #include <fmt/format.h>
 
 #include <array>
@@ -152,6 +155,10 @@ Outcome exhaustive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa
 Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa = false) {
   ww::experiment::AdaptiveConfig config = ww::experiment::default_adaptive_config(
       "power_limit_w", c.limits, kDefaultLimitW, bench_metrics(), seed);
+  if (const char* v = std::getenv("BUDGET_RUNS")) config.budget_runs = std::strtoul(v, nullptr, 10);
+  if (const char* v = std::getenv("PRECISION_STEPS"))
+    config.precision = std::strtod(v, nullptr) * (c.limits.back() - c.limits.front()) / double(c.limits.size() - 1);
+  if (const char* v = std::getenv("MAX_REPEATS")) config.max_repeats = std::strtoul(v, nullptr, 10);
   ww::sim::Simulation sim = simulation(p, true);
   std::vector<ww::experiment::AdaptiveObservation> obs;
   std::vector<ww::analysis::RunRecord> runs;
@@ -167,7 +174,19 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa =
       if (const char* want = std::getenv("DEBUG_RUNS"); want && p.name + ":" + std::to_string(seed) == want) {
         std::map<double, int> counts;
         for (const auto& r : obs) counts[r.value]++;
-        for (const auto& [v, n] : counts) fmt::print(stderr, "  {} W x{}\n", v, n);
+        // Each run's EDP against the mean of this sweep's reference runs (what its fit sees), and the
+        // value's regret on the noise-free curve.
+        const MetricSpec edp = ww::analysis::parse_metric("EDP");
+        double ref_e = 0, ref_t = 0, ref_n = 0;
+        for (const auto& r : obs)
+          if (r.value == kDefaultLimitW) ref_e += r.energy_j, ref_t += r.time_s, ++ref_n;
+        const ww::analysis::ReferencePoint ref{ref_e / ref_n, ref_t / ref_n};
+        for (const auto& [v, n] : counts) {
+          std::string values;
+          for (const auto& r : obs)
+            if (r.value == v) values += fmt::format(" {:.4f}", ww::analysis::metric_value(edp, r.energy_j, r.time_s, ref));
+          fmt::print(stderr, "  {} W x{} EDP{} (noise-free regret {:.2f}%)\n", v, n, values, regret_pct(c, edp, v));
+        }
         for (std::size_t i = 0; i < o.picks.size(); ++i) fmt::print(stderr, "  pick {} fitted {}\n", o.picks[i], d.best[i].fitted_value);
       }
       return o;
@@ -233,6 +252,16 @@ int main(int argc, char** argv) {
           fmt::print(stderr, "{} {} {:.3f}\n", m.name(), w, regret_pct(curve, m, w));
     }
     const bool replayed = p.name.rfind("replay:", 0) == 0;
+    if (std::getenv("DEBUG_NOISEFREE")) {
+      std::vector<ww::analysis::RunRecord> runs;
+      for (unsigned k = 0; k < 2; ++k)  // repeats that agree exactly: no noise for the resamples to draw
+        for (double w : curve.limits) runs.push_back(record(w, curve.at.at(w)));
+      const AnalysisPicks picks = analysis_picks(runs);
+      for (std::size_t i = 0; i < metrics.size(); ++i)
+        fmt::print(stderr, "noise-free {} {}: optimum {} W, recommended {} W, regret {:.2f}%\n", p.name,
+                   metrics[i].name(), true_optimum_w(curve, metrics[i]), picks.recommended[i],
+                   regret_pct(curve, metrics[i], picks.recommended[i]));
+    }
     Tally profile_tally;
     for (std::uint64_t seed = first; seed <= last; ++seed) {
       const Outcome e = exhaustive(p, curve, seed);
