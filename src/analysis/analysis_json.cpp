@@ -66,6 +66,7 @@ json decision_json(const Decision& d) {
           {"optimum", d.optimum_value},
           {"optimum_interval90", {d.optimum_low, d.optimum_high}},
           {"optimum_median", d.optimum_median},
+          {"lack_of_fit", d.lack_of_fit},
           {"optimum_metric_value", d.optimum_metric},
           {"window", {d.window_low, d.window_high}},
           {"edge", d.edge ? json(*d.edge) : json(nullptr)},

@@ -58,6 +58,8 @@ struct CurveFit {
                                // widened by lack of fit: see fit_curve), always holding optimum_x
   double optimum_high = 0;
   std::optional<std::string> edge;  // "below" / "above": the fitted optimum is at that end of the range
+  bool lack_of_fit = false;  // the lack-of-fit test rejected the quadratic (kLackOfFitLevel; only with
+                             // resamples): optimum_median is then the resampled cubics' (see fit_curve)
 };
 
 // Fits `points` (ascending x, distinct, at least three, at least one eligible). `bootstrap` = 0 skips the
@@ -66,6 +68,11 @@ struct CurveFit {
 // optima, then the fastest eligible window point within kFitTieMargin of the optimum on it. The window is
 // chosen around the lowest mean, which one lucky run moves; the median over resamples that choose their
 // window again averages that choice out (on a replayed table's kink, the parabola's vertex moves with it).
+// Where the lack-of-fit test rejects the quadratic (kLackOfFitLevel), each resample also fits a cubic over
+// its window (four distinct values or more) and the median is of the cubics' optima: a quadratic is
+// symmetric about its vertex, so a lopsided optimum (steep on one side, gentle on the other) drags it
+// towards the gentle side, where a cubic follows the asymmetry (the quadratic still gives the window, the
+// tie margin and the interval).
 // The interval: `bootstrap` resamples, each drawing every point's runs again around its mean from the
 // spread between repeats pooled over all points (the window's residuals where nothing is repeated), plus a
 // random shift per point of the size of the lack of fit beyond that spread; each resample chooses its

@@ -157,6 +157,7 @@ std::size_t fitted_pick(Recommendation& r, const std::vector<SettingAggregate>& 
   d.window_low = points[fit.first].x;
   d.window_high = points[fit.last].x;
   d.edge = fit.edge;
+  d.lack_of_fit = fit.lack_of_fit;
   return fit.pick;
 }
 
@@ -171,6 +172,7 @@ std::string Decision::text() const {
       "optimum with the fit moved to that median",
       knob, window_low, window_high, unit, optimum_value, unit, optimum_low, optimum_high, unit,
       optimum_median, unit, kFitTieMargin * 100);
+  if (lack_of_fit) text += " (the quadratic misfits: that median is of resampled local cubics)";
   if (edge) text += "; " + edge_text();
   return text;
 }

@@ -84,6 +84,43 @@ TEST(CurveModel, NoisyRepeatsStillLandNearTheOptimumAndTheIntervalHoldsIt) {
   EXPECT_LT(r.decision.optimum_low, r.decision.optimum_high);  // noise makes an interval, not a point
 }
 
+// A lopsided optimum at 170 W, as energy curves have one: rising exponentially below it, linearly above
+// (energy = 1000 J * (1 + depth * (e^-u + u - 1)), u = (w - 170) / 15 W, lowest at u = 0), `repeats` runs
+// per 5 W with `noise_fraction` of noise each.
+std::vector<RunRecord> lopsided_sweep(double depth, double noise_fraction, int repeats) {
+  std::vector<RunRecord> runs;
+  std::uint64_t i = 0;
+  for (double w = 150; w <= 300; w += 5)
+    for (int k = 0; k < repeats; ++k) {
+      const double u = (w - 170) / 15;
+      const double energy = 1000 * (1 + depth * (std::exp(-u) + u - 1));
+      runs.push_back(run_at(w, energy * (1 + noise_fraction * noise(++i)), 10 + (300 - w) / 30, k));
+    }
+  return runs;
+}
+
+TEST(CurveModel, ALopsidedOptimumIsPickedFromResampledCubicsWhereTheQuadraticMisfits) {
+  // A quadratic is symmetric about its vertex, so the gentle side drags it: over the window around 170 W
+  // its vertex lies at 174.7 W, and the rule before (the median of the resampled quadratics' optima)
+  // picked 175 W. The lack-of-fit test rejects the quadratic, and the median of the resampled cubics'
+  // optima lies within 1 W of 170 W: 170 W is picked.
+  for (const double noise_fraction : {0.0, 0.001}) {
+    const Analysis a = analyze(lopsided_sweep(0.02, noise_fraction, 3), energy_only());
+    const Recommendation& r = a.recommendations.at(0);
+    ASSERT_EQ(r.decision.method, "fit");
+    EXPECT_TRUE(r.decision.lack_of_fit) << noise_fraction;
+    EXPECT_GT(r.decision.optimum_value, 173) << "the quadratic's own vertex, dragged towards the gentle side";
+    EXPECT_NEAR(r.decision.optimum_median, 170, 2) << noise_fraction;
+    EXPECT_DOUBLE_EQ(limit_of(r), 170) << noise_fraction << ": " << r.decision.text();
+    EXPECT_NE(r.decision.text().find("local cubics"), std::string::npos) << r.decision.text();
+  }
+}
+
+TEST(CurveModel, AParabolaPassesTheLackOfFitTestAndKeepsTheQuadraticsPick) {
+  const Analysis a = analyze(parabola_sweep(215, 0.01, 3), energy_only());
+  EXPECT_FALSE(a.recommendations.at(0).decision.lack_of_fit);
+}
+
 TEST(CurveModel, AnOptimumAtTheBottomOfTheRangeSaysExtendTheRange) {
   const Analysis a = analyze(parabola_sweep(120, 0, 1), energy_only());  // still falling at 150 W
   const Recommendation& r = a.recommendations.at(0);
@@ -145,6 +182,7 @@ TEST(CurveModel, TheJsonSaysHowEachPickWasMade) {
   EXPECT_EQ(d.at("optimum_interval90").size(), 2u);
   EXPECT_TRUE(d.at("edge").is_null());
   EXPECT_TRUE(d.at("optimum_median").is_number());
+  EXPECT_TRUE(d.at("lack_of_fit").is_boolean());
   EXPECT_EQ(d.at("rule"), "fastest within 0.01% of the fitted optimum, the fit moved to optimum_median");
 }
 
