@@ -217,6 +217,38 @@ void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::G
   if (flags.adaptive.enabled) adaptive_config(flags.adaptive, plan, std::nullopt, flags.seed);
 }
 
+// The path a sweep of `plan` on real GPUs changes their settings through: root or the daemon
+// (settings_path.hpp), or a one-line refusal before the database is created or a job runs. None where the plan
+// changes no hardware knob or the GPUs are seen read-only (a --read-only sweep's hardware knobs were refused
+// before). The real sweep and its dry run both ask here, so the dry run meets what the real sweep would.
+std::shared_ptr<const safety::SettingsAccess> real_settings_path(CommandGpus& gpus, const plan::Plan& plan,
+                                                                 bool no_daemon) {
+  hw::ControllableGpuSystem* controls = gpus.controllable();
+  const auto settings = plan::hardware_settings_of(plan);
+  if (!controls || std::none_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); }))
+    return nullptr;
+  return settings_access_for(*controls, no_daemon);
+}
+
+// --dry-run: the plan and every change per GPU, after the check the real sweep would make before run 1 (as a
+// user, the daemon's policy, asked with `wwd1 check`): a refusal shows now, as the same one line and exit
+// code, not at run 78. Nothing is changed, held or written.
+int print_dry_run(CommandGpus& gpus, const experiment::SweepOptions& options, bool no_daemon) {
+  hw::GpuSystem& system = gpus.system();
+  const auto settings = plan::hardware_settings_of(options.plan);
+  const auto access = gpus.simulated() ? nullptr : real_settings_path(gpus, options.plan, no_daemon);
+  if (access)
+    access->validate(system, options.gpu_indices, settings);
+  else
+    safety::validate_hardware_settings(system, options.gpu_indices, settings);
+  std::cout << safety::describe_dry_run(system, options.gpu_indices, options.plan);
+  if (access)
+    std::cout << (access->name() == "root"
+                      ? "settings: changed by this process as root (GPU locks, journal, watchdog)\n"
+                      : "settings: changed through the wattwise daemon, whose policy allows every value above\n");
+  return 0;
+}
+
 int run_sweep_command(SweepFlags flags) {
   // The one stop-signal handler, first (as in `measure`): a SIGINT/SIGTERM/SIGHUP during the set-up below
   // (reading CUDA_VISIBLE_DEVICES and the GPUs, opening the database) is recorded, and the runner stops
@@ -267,26 +299,7 @@ int run_sweep_command(SweepFlags flags) {
   }
   measure::MeasureOptions measure_options = sampling_options(flags, simulated, selection);
   validate_sweep_flags(flags, options.plan, system, options.gpu_indices);
-  if (flags.dry_run) {
-    // The real sweep would choose its settings path and check every value with it before run 1 (as a user,
-    // through the daemon, whose policy decides): so does the dry run, so that a refusal shows now, as the
-    // same one line and exit code, not at run 78. It asks and changes nothing (the daemon's `wwd1 check`).
-    const auto settings = plan::hardware_settings_of(options.plan);
-    std::shared_ptr<const safety::SettingsAccess> access;
-    if (hw::ControllableGpuSystem* controls = gpus.controllable();
-        controls && !simulated && std::any_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); }))
-      access = settings_access_for(*controls, flags.no_daemon);
-    if (access)
-      access->validate(system, options.gpu_indices, settings);
-    else
-      safety::validate_hardware_settings(system, options.gpu_indices, settings);
-    std::cout << safety::describe_dry_run(system, options.gpu_indices, options.plan);
-    if (access)
-      std::cout << (access->name() == "root"
-                        ? "settings: changed by this process as root (GPU locks, journal, watchdog)\n"
-                        : "settings: changed through the wattwise daemon, whose policy allows every value above\n");
-    return 0;
-  }
+  if (flags.dry_run) return print_dry_run(gpus, options, flags.no_daemon);
   if (gpu_count_sweep) {
     const char* judged =
         energy_scope == analysis::EnergyScope::kJob
@@ -336,11 +349,8 @@ int run_sweep_command(SweepFlags flags) {
     private_state.emplace("wattwise-sim", "the simulated sweep's state directory");
     options.settings_access = std::make_shared<safety::LocalSettingsAccess>(
         *controls, private_state->path(), safety::WatchdogLaunch{}, "simulated");
-  } else if (controls) {
-    // Root, the daemon, or a one-line refusal before the database is created or a job runs.
-    const auto settings = plan::hardware_settings_of(options.plan);
-    if (std::any_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); }))
-      options.settings_access = settings_access_for(*controls, flags.no_daemon);
+  } else {
+    options.settings_access = real_settings_path(gpus, options.plan, flags.no_daemon);
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   progress.name_database(options.db_path.string());

@@ -287,9 +287,10 @@ CommandRun add_tune_command(CLI::App& app) {
   app.add_option("--metric", flags->metric, "what to minimise: E, edp, ed2p or eds:K (K > 1)")
       ->capture_default_str();
   app.add_option("--max-slowdown", flags->max_slowdown,
-                 "iteration time at most this much above the start's, e.g. 10%; kept to within the "
-                 "measurement's precision: a setting whose estimated time is within 0.15% of the budget's "
-                 "counts as within it (docs/tune.md)");
+                 fmt::format("iteration time at most this much above the start's, e.g. 10%; kept to within "
+                             "the measurement's precision: a setting whose estimated time is within {:g}% of "
+                             "the budget's counts as within it (docs/tune.md)",
+                             100 * tune::TunerConfig{}.budget_tolerance));
   app.add_option("--range", flags->range,
                  "MIN:MAX of the knob (W or MHz) within the GPUs' own range (default: all of it)");
   app.add_option("--gpus", flags->gpus,

@@ -34,7 +34,7 @@ if [ "$NPROC" -gt 1 ]; then
   GPUS=(--gpus "$(seq -s, 0 $((NPROC - 1)))")
 fi
 read -r -a EXTRA <<< "${TUNE_ARGS:-}"
-"$WW" tune --dry-run --marker-grace 300 --stationary-window 30 "${GPUS[@]}" "${EXTRA[@]}" \
+"$WW" tune --dry-run --marker-grace 300 --stationary-window 30 ${GPUS[@]+"${GPUS[@]}"} ${EXTRA[@]+"${EXTRA[@]}"} \
     --json "$OUT/tune-dryrun.json" -- "${JOB[@]}" > "$OUT/tune-dryrun.txt" 2>&1
 echo "rc=$?" >> "$OUT/tune-dryrun.txt"
 { echo "after:"; settings; } >> "$OUT/settings.txt"
