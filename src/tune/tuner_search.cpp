@@ -45,7 +45,7 @@ std::optional<Decision> Tuner::State::end_candidate(const ProbeEstimate& e, Prob
   } else if (over_budget) {
     search->record_infeasible(current);
     search->record(current, e);  // kept aside, should the fit of time readmit it
-    reason = fmt::format("{}: time +{:.1f}% over the {:.0f}% budget, abandoned", value_text(current),
+    reason = fmt::format("{}: time +{:.1f}% over the {:g}% budget, abandoned", value_text(current),
                          100 * (e.mean_time_s / start_time_s() - 1),
                          100 * config.max_slowdown.value_or(0));
   } else {
@@ -132,6 +132,7 @@ std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std
       return d;
     }
   }
+  rule_out_over_budget_without_edge();
   const auto choice = search->choice();
   const double start = start_score(level_at(clock_s));
   const auto measured = choice ? search->estimates().find(*choice) : search->estimates().end();
@@ -153,6 +154,18 @@ std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std
   phase = Phase::kConfirm;
   hold(*choice);
   return d;
+}
+
+void Tuner::State::rule_out_over_budget_without_edge() {
+  if (!config.max_slowdown || budget_edge()) return;
+  // No fit of time decides the budget's edge (no candidates near it on both sides, as with coarse steps, or
+  // their line does not fall): a candidate kept because it was over the budget only within its noise is now
+  // judged on its own mean time, or it would be held over the budget with nothing to say it is not.
+  std::optional<std::size_t> highest_over;
+  for (const auto& [index, estimate] : search->estimates())
+    if (index != start_index && estimate.iterations > 0 && estimate.mean_time_s > judged_budget_time_s())
+      highest_over = index;
+  if (highest_over) search->record_infeasible(*highest_over);
 }
 
 std::optional<std::size_t> Tuner::State::budget_edge() const {

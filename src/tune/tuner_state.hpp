@@ -221,6 +221,9 @@ struct Tuner::State {
   std::optional<Decision> end_candidate(const ProbeEstimate& e, ProbeEnd why);
   std::optional<Decision> end_start_check(const ProbeEstimate& e);
   std::optional<Decision> measure_start(const ProbeEstimate& e, std::string reason);
+  // With a budget and no budget_edge(): the candidates whose own mean time is over the judged budget are
+  // ruled out, with every lower (slower) setting, before the search's choice.
+  void rule_out_over_budget_without_edge();
   // The lowest candidate whose time, fitted by a line across the candidates measured near the budget's
   // edge (each against the start value's level at its time), is within the budget; absent without a
   // budget or when the measurements do not straddle its edge.
