@@ -145,6 +145,19 @@ TEST_F(TuneTest, SettlesAndSaysSoInTheJson) {
   EXPECT_TRUE(settle_named) << j.at("decisions").dump();
   EXPECT_TRUE(limits_seen_.contains(static_cast<unsigned>(settled_w * 1000)));
   EXPECT_EQ(limit_mw(), kCapturedLimitMw);
+  EXPECT_TRUE(j.at("tuning").at("budget_tolerance").is_null()) << "no budget, no tolerance";
+}
+
+TEST_F(TuneTest, ASlowdownBudgetSaysHowCloselyItIsKeptInTheSummaryAndTheJson) {
+  const auto r = tune({"--json", path("tune.json").string(), "--range", "300:400", "--stationary-window", "1",
+                       "--max-slowdown", "10%"},
+                      job(14, 25, "ok"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("max slowdown 10.0% (kept to within 0.15% of its time)"), std::string::npos) << r.err;
+  const auto tuning = read_json("tune.json").at("tuning");
+  EXPECT_DOUBLE_EQ(tuning.at("max_slowdown").get<double>(), 0.10);
+  EXPECT_DOUBLE_EQ(tuning.at("budget_tolerance").get<double>(), 0.0015);
+  EXPECT_EQ(limit_mw(), kCapturedLimitMw);
 }
 
 TEST_F(TuneTest, RestoresTheLimitAfterTheJobCrashes) {
