@@ -33,7 +33,8 @@ void validate(const TunerConfig& c) {
     throw usage_error(fmt::format("tune: confidence {} is not supported; use 0.90 or 0.95", c.confidence));
   if (!finite(c.precision) || c.precision <= 0 || c.precision >= 1)
     throw usage_error(fmt::format("tune: precision {} must be in (0, 1), e.g. 0.01", c.precision));
-  if (c.min_probe_iterations < 2 || c.max_probe_iterations < c.min_probe_iterations)
+  if (c.min_probe_iterations < 2 || c.max_probe_iterations < c.min_probe_iterations ||
+      c.search_probe_iterations < c.min_probe_iterations)
     throw usage_error(
         "tune: a probe needs at least 2 iterations, and its maximum must not be below its minimum");
   if (!finite(c.warmup_s) || c.warmup_s < 0)
@@ -186,7 +187,8 @@ ProbeEnd Tuner::State::probe_end(const ProbeEstimate& e) const {
       phase == Phase::kSearch && config.max_slowdown &&
       std::abs(e.mean_time_s - judged_budget_time_s()) <= e.time_half_s &&
       (e.iterations < config.max_probe_iterations || searched() + start_check_cost() < config.profiling_budget);
-  if (e.iterations >= (at_edge ? 2 : 1) * config.max_probe_iterations) return ProbeEnd::kCap;
+  const std::uint64_t cap = phase == Phase::kSearch ? probe_cap() : config.max_probe_iterations;
+  if (e.iterations >= (at_edge ? 2 : 1) * cap) return ProbeEnd::kCap;
   if (at_edge) return ProbeEnd::kNotYet;
   if (e.score_half <= precision_at(e)) return ProbeEnd::kPrecise;
   // The baseline is the yardstick every candidate is divided by, the same for all: its own precision moves

@@ -54,6 +54,13 @@ struct TunerConfig {
   double precision = 0.01;
   std::uint64_t min_probe_iterations = 5;
   std::uint64_t max_probe_iterations = 15;
+  // Without a slowdown budget, a candidate's probe in the search ends at this many kept iterations instead
+  // (the baseline and the confirmation keep max_probe_iterations). There the choice is the fit across the
+  // candidates (docs/tune.md "The search", step 6), and at 15 iterations a probe's interval (about +-1.7% of
+  // E, +-2.5% of EDP) still decides no comparison on a flat curve: fewer per probe leave iterations to spare
+  // for more candidates near the optimum, which the fit pools. Under a budget one candidate's time decides
+  // the edge, and its probe keeps max_probe_iterations.
+  std::uint64_t search_probe_iterations = 11;
   // Drift while settled: windows of drift_window iterations whose mean time or energy moved by more than
   // drift_threshold (relative) from the first window after settling, and by more than the noise (Welch),
   // start the search again.

@@ -108,8 +108,10 @@ std::optional<Decision> Tuner::State::next_or_finish(const ProbeEstimate& e, std
   }
   // Iterations to spare: one more candidate around the fitted optimum.
   if (config.profiling_budget > 0) {
-    const std::uint64_t probe_cost = config.max_probe_iterations + config.warmup_iterations;
-    const auto next = searched() + 2 * probe_cost + start_check_cost() <= config.profiling_budget
+    // One more probe and the confirmation (its cap and warm-up each), and a measurement of the start value.
+    const std::uint64_t probe_cost = probe_cap() + config.warmup_iterations;
+    const std::uint64_t confirm_cost = config.max_probe_iterations + config.warmup_iterations;
+    const auto next = searched() + probe_cost + confirm_cost + start_check_cost() <= config.profiling_budget
                           ? search->refine()
                           : std::nullopt;
     if (next) {

@@ -6,6 +6,7 @@
 // tuner_statistics.cpp (the start value's level in time, the trend of a window).
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -150,6 +151,11 @@ struct Tuner::State {
     std::uint64_t n = 0;
     for (const std::uint64_t f : fed_at) n += f;
     return n;
+  }
+  // The most kept iterations a candidate's probe in the search gets (before the budget's edge doubles it).
+  std::uint64_t probe_cap() const {
+    return config.max_slowdown ? config.max_probe_iterations
+                               : std::min(config.search_probe_iterations, config.max_probe_iterations);
   }
   // A measurement of the start value between candidates, its warm-up included.
   std::uint64_t start_check_cost() const { return config.start_check_iterations + config.warmup_iterations; }

@@ -276,6 +276,43 @@ TEST(Tuner, CapsTheBudgetsEdgeProbesByWhatIsLeftOfTheProfilingBudget) {
   EXPECT_GE(extended, 5);  // the edge still gets its longer probes where they fit
 }
 
+TEST(Tuner, WithoutABudgetACandidatesProbeEndsAtTheSearchCapAndTheConfirmationKeepsItsOwn) {
+  // Without a budget the choice is the fit across the candidates: a probe of a candidate ends at
+  // search_probe_iterations (11), leaving iterations for more candidates; the confirmation, the A/A test's
+  // guard, keeps all of max_probe_iterations (15). Under a budget a candidate's probe keeps 15 (its time
+  // decides the budget's edge).
+  for (const bool budget : {false, true}) {
+    int capped_at_search = 0, capped_at_max = 0;
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      TunerConfig config = power_config();
+      if (budget) config.max_slowdown = 0.30;
+      const Tuner tuner = settle_on_bowl(config, seed);
+      EXPECT_LE(bowl(*tuner.settled_value()).energy_j, bowl(180).energy_j * 1.01) << "seed " << seed;
+      for (const Decision& d : tuner.decisions()) {
+        // A candidate's probe in the search (the start value's lines begin with "start", the confirmation's
+        // end the search).
+        if (d.kind != DecisionKind::kProbe || d.reason.starts_with("start") ||
+            d.reason.find("again") != std::string::npos || d.reason.find("iteration cap") == std::string::npos)
+          continue;
+        EXPECT_LE(d.iterations, budget ? config.max_probe_iterations : config.search_probe_iterations)
+            << d.reason;
+        capped_at_search += d.iterations == config.search_probe_iterations;
+        capped_at_max += d.iterations == config.max_probe_iterations;
+      }
+      if (!tuner.held_start()) {
+        const Decision& settle = tuner.decisions().back();
+        EXPECT_EQ(settle.iterations, config.max_probe_iterations) << settle.reason;  // the confirmation
+      }
+    }
+    if (budget) {
+      EXPECT_GE(capped_at_max, 5);
+    } else {
+      EXPECT_GE(capped_at_search, 5);
+      EXPECT_EQ(capped_at_max, 0);
+    }
+  }
+}
+
 TEST(Tuner, HoldsTheBestWithinTheBudgetWhenTheOptimumIsInside) {
   TunerConfig config = power_config();
   config.max_slowdown = 0.30;  // 180 W is 19% slower: inside
