@@ -105,6 +105,7 @@ struct AnalysisPicks {
   std::vector<double> lowest_mean;
   std::vector<std::pair<double, double>> interval;  // the fitted optimum's 90% interval (the pick without a fit)
   std::vector<bool> beyond_noise;                   // "beyond noise" claimed against the reference
+  std::vector<bool> lack_of_fit;                    // the fit's lack-of-fit test rejected the quadratic
 };
 
 AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
@@ -120,6 +121,7 @@ AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
                                  ? std::pair{rec.decision.optimum_low, rec.decision.optimum_high}
                                  : std::pair{picks.recommended.back(), picks.recommended.back()});
     picks.beyond_noise.push_back(rec.significant.value_or(false));
+    picks.lack_of_fit.push_back(rec.decision.lack_of_fit);
   }
   return picks;
 }
@@ -180,6 +182,10 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa =
         double ref_e = 0, ref_t = 0, ref_n = 0;
         for (const auto& r : obs)
           if (r.value == kDefaultLimitW) ref_e += r.energy_j, ref_t += r.time_s, ++ref_n;
+        if (ref_n == 0) {  // the sweep always runs the reference first; a design knob might change that
+          fmt::print(stderr, "  no run at the reference {} W: no EDP to print\n", kDefaultLimitW);
+          return o;
+        }
         const ww::analysis::ReferencePoint ref{ref_e / ref_n, ref_t / ref_n};
         for (const auto& [v, n] : counts) {
           std::string values;
@@ -258,9 +264,10 @@ int main(int argc, char** argv) {
         for (double w : curve.limits) runs.push_back(record(w, curve.at.at(w)));
       const AnalysisPicks picks = analysis_picks(runs);
       for (std::size_t i = 0; i < metrics.size(); ++i)
-        fmt::print(stderr, "noise-free {} {}: optimum {} W, recommended {} W, regret {:.2f}%\n", p.name,
+        fmt::print(stderr, "noise-free {} {}: optimum {} W, recommended {} W, regret {:.2f}%{}\n", p.name,
                    metrics[i].name(), true_optimum_w(curve, metrics[i]), picks.recommended[i],
-                   regret_pct(curve, metrics[i], picks.recommended[i]));
+                   regret_pct(curve, metrics[i], picks.recommended[i]),
+                   picks.lack_of_fit[i] ? " (lack of fit: cubics)" : "");
     }
     Tally profile_tally;
     for (std::uint64_t seed = first; seed <= last; ++seed) {

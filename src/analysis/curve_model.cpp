@@ -69,10 +69,11 @@ double lowest_on(const QuadraticFit& q, double lo, double hi) {
 }
 
 // Where a cubic fitted by least squares to the window's runs is lowest over [lo, hi] (an end, or where its
-// slope is zero); nullopt with fewer than four distinct values in the window, which a cubic needs.
+// slope is zero); nullopt with fewer than kMinCubicValues distinct values in the window (with four the cubic
+// runs through the four means: nothing is left to smooth), or where the fit is singular or not finite.
 std::optional<double> cubic_optimum(std::span<const CurvePoint> p, std::size_t first, std::size_t last,
                                     double lo, double hi) {
-  if (last - first < 3) return std::nullopt;
+  if (last - first + 1 < kMinCubicValues) return std::nullopt;
   // x centred and scaled to [-1, 1], as fit_quadratic does, so x^3 of values like 300 W stays tame.
   const double centre = (p[first].x + p[last].x) / 2, scale = (p[last].x - p[first].x) / 2;
   std::array<std::array<double, 5>, 4> m{};  // the normal equations, augmented
@@ -102,17 +103,23 @@ std::optional<double> cubic_optimum(std::span<const CurvePoint> p, std::size_t f
     for (std::size_t k = r + 1; k < 4; ++k) sum -= m[r][k] * a[k];
     a[r] = sum / m[r][r];
   }
+  // A NaN makes every comparison below false, which would return `lo` as if it were the optimum.
+  if (!std::all_of(a.begin(), a.end(), [](double v) { return std::isfinite(v); })) return std::nullopt;
   const auto cubic = [&](double x) {
     const double u = (x - centre) / scale;
     return a[0] + u * (a[1] + u * (a[2] + u * a[3]));
   };
   std::vector<double> candidates = {lo, hi};
-  // Where the slope a1 + 2 a2 u + 3 a3 u^2 is zero.
+  // Where the slope qa u^2 + qb u + qc is zero; the roots as q / qa and qc / q, which never subtract two
+  // nearly equal numbers (the textbook form loses the small root when qb^2 >> 4 qa qc).
   const double qa = 3 * a[3], qb = 2 * a[2], qc = a[1];
   if (std::fabs(qa) > 1e-12 * (std::fabs(qb) + std::fabs(qc))) {
     const double disc = qb * qb - 4 * qa * qc;
-    if (disc >= 0)
-      for (double sign : {-1.0, 1.0}) candidates.push_back(centre + scale * (-qb + sign * std::sqrt(disc)) / (2 * qa));
+    if (disc >= 0) {
+      const double q = -(qb + std::copysign(std::sqrt(disc), qb)) / 2;
+      candidates.push_back(centre + scale * q / qa);
+      if (q != 0) candidates.push_back(centre + scale * qc / q);
+    }
   } else if (qb != 0) {
     candidates.push_back(centre - scale * qc / qb);
   }
@@ -176,6 +183,94 @@ std::size_t pick_for(std::span<const CurvePoint> points, const CurveFit& fit, do
   return pick;
 }
 
+// The spread between repeats, pooled over every point (each deviation from its point's mean, scaled for
+// the degree of freedom the mean takes), which the resamples draw from; where nothing is repeated, the
+// window's residuals against the quadratic stand in.
+std::vector<double> pooled_deviations(std::span<const CurvePoint> points, const CurveFit& fit,
+                                      std::size_t window_runs) {
+  std::vector<double> deviations;
+  for (const CurvePoint& p : points) {
+    const std::size_t n = p.values.size();
+    if (n < 2) continue;
+    const double m = p.mean();
+    const double scale = std::sqrt(double(n) / double(n - 1));
+    for (double v : p.values) deviations.push_back((v - m) * scale);
+  }
+  if (deviations.empty())
+    for (std::size_t i = fit.first; i <= fit.last; ++i)
+      for (double v : points[i].values)
+        deviations.push_back((v - fit.quadratic(points[i].x)) *
+                             std::sqrt(double(window_runs) / double(window_runs - 3)));
+  return deviations;
+}
+
+struct LackOfFit {
+  bool misfit = false;  // the F-test rejects the quadratic (kLackOfFitLevel)
+  double sd = 0;        // the spread of the means around the quadratic beyond what the repeats explain
+};
+
+// Lack of fit in the window: the spread of the means around the quadratic against the spread between
+// repeats (an F-test at kLackOfFitLevel); where repeats agree exactly, any spread beyond rounding residue.
+LackOfFit lack_of_fit_of(std::span<const CurvePoint> points, const CurveFit& fit, std::size_t window_runs) {
+  double ss_pure = 0, df_pure = 0, ss_lof = 0, sum_abs = 0;
+  for (std::size_t i = fit.first; i <= fit.last; ++i) {
+    const CurvePoint& p = points[i];
+    const double m = p.mean(), r = m - fit.quadratic(p.x);
+    for (double v : p.values) {
+      ss_pure += (v - m) * (v - m);
+      sum_abs += std::fabs(v);
+    }
+    df_pure += double(p.values.size() - 1);
+    ss_lof += double(p.values.size()) * r * r;
+  }
+  const double window_points = double(fit.last - fit.first + 1);
+  const double df_lof = window_points - 3;
+  LackOfFit lof;
+  if (df_lof <= 0 || df_pure <= 0) return lof;
+  const double residue = double(window_runs) * std::pow(kRoundingResidue * sum_abs / double(window_runs), 2);
+  const double ms_lof = ss_lof / df_lof, ms_pure = ss_pure / df_pure;
+  lof.sd = std::sqrt(std::max(0.0, (ms_lof - ms_pure) / (double(window_runs) / window_points)));
+  lof.misfit = ss_lof > residue &&
+               (ss_pure <= residue || ms_lof / ms_pure > f_quantile(kLackOfFitLevel, df_lof, df_pure));
+  return lof;
+}
+
+// What the resamples give: each one's quadratic optimum; where the quadratic misfits, each one's cubic
+// optimum (the quadratic's where no cubic fits) and the value with the lowest resampled mean.
+struct Resampled {
+  std::vector<double> optima, cubic_optima, lowest_means;
+};
+
+// Bootstrap over runs that refits the window: every point's runs are drawn again around its own mean from
+// `deviations`, plus a random shift per point of the lack of fit's size; the window is chosen again on each
+// resample (the lowest mean moves with the noise).
+Resampled resample(std::span<const CurvePoint> points, const std::vector<double>& deviations,
+                   const LackOfFit& lof, std::size_t bootstrap) {
+  Resampled out;
+  std::mt19937_64 rng(20261126);
+  std::normal_distribution<double> unit(0, 1);
+  std::vector<CurvePoint> resampled(points.begin(), points.end());
+  for (std::size_t b = 0; b < bootstrap; ++b) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const double m = points[i].mean();
+      const double shift = lof.sd > 0 ? lof.sd * unit(rng) : 0;
+      for (double& v : resampled[i].values) v = m + shift + deviations[rng() % deviations.size()];
+    }
+    const WindowFit w = fit_window(resampled);
+    out.optima.push_back(w.optimum_x);
+    if (!lof.misfit) continue;
+    // A cubic over the same window: it bends more steeply on one side than the other, as curves do near a
+    // lopsided optimum (energy rising fast below it, slowly above).
+    out.cubic_optima.push_back(cubic_optimum(resampled, w.first, w.last, w.lo, w.hi).value_or(w.optimum_x));
+    std::size_t lowest = points.size();
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (points[i].eligible && (lowest == points.size() || resampled[i].mean() < resampled[lowest].mean()))
+        lowest = i;
+    out.lowest_means.push_back(points[lowest].x);
+  }
+  return out;
+}
+
 }  // namespace
 
 CurveFit fit_curve(std::span<const CurvePoint> input, std::size_t bootstrap) {
@@ -212,71 +307,9 @@ CurveFit fit_curve(std::span<const CurvePoint> input, std::size_t bootstrap) {
   for (std::size_t i = fit.first; i <= fit.last; ++i) window_runs += points[i].values.size();
   if (bootstrap == 0 || window_runs <= 3) return fit;
 
-  // Bootstrap over runs that refits the window: every point's runs are drawn again around its own mean
-  // from the spread between repeats pooled over every point, so points measured once vary as repeated
-  // ones do; the window is chosen again on each resample (the lowest mean moves with the noise).
-  std::vector<double> deviations;
-  for (const CurvePoint& p : points) {
-    const std::size_t n = p.values.size();
-    if (n < 2) continue;
-    const double m = p.mean();
-    const double scale = std::sqrt(double(n) / double(n - 1));
-    for (double v : p.values) deviations.push_back((v - m) * scale);
-  }
-  // Lack of fit in the window: the spread of the means around the quadratic beyond what the spread
-  // between repeats explains, drawn as a random effect per point.
-  double ss_pure = 0, df_pure = 0, ss_lof = 0;
-  for (std::size_t i = fit.first; i <= fit.last; ++i) {
-    const CurvePoint& p = points[i];
-    const double m = p.mean();
-    for (double v : p.values) ss_pure += (v - m) * (v - m);
-    df_pure += double(p.values.size() - 1);
-    ss_lof += double(p.values.size()) * (m - q(p.x)) * (m - q(p.x));
-  }
-  const double window_points = double(fit.last - fit.first + 1);
-  const double df_lof = window_points - 3;
-  if (deviations.empty()) {  // no repeats anywhere: the residuals against the quadratic stand in
-    for (std::size_t i = fit.first; i <= fit.last; ++i)
-      for (double v : points[i].values)
-        deviations.push_back((v - q(points[i].x)) * std::sqrt(double(window_runs) / double(window_runs - 3)));
-  }
-  double lof_sd = 0;
-  if (df_lof > 0 && df_pure > 0) {
-    const double ms_lof = ss_lof / df_lof, ms_pure = ss_pure / df_pure;
-    const double n_bar = double(window_runs) / window_points;
-    lof_sd = std::sqrt(std::max(0.0, (ms_lof - ms_pure) / n_bar));
-  }
-  // Lack of fit beyond the noise (F-test at kLackOfFitLevel; any, where repeats agree exactly): the
-  // quadratic may miss a kink, so where the resampled means are lowest joins the interval.
-  const bool misfit =
-      df_lof > 0 && df_pure > 0 && ss_lof > 0 &&
-      (ss_pure == 0 || (ss_lof / df_lof) / (ss_pure / df_pure) > f_quantile(kLackOfFitLevel, df_lof, df_pure));
-  fit.lack_of_fit = misfit;
-  std::vector<double> lowest_means;
-  std::mt19937_64 rng(20261126);
-  std::normal_distribution<double> unit(0, 1);
-  std::vector<CurvePoint> resampled(points.begin(), points.end());
-  std::vector<double> optima, cubic_optima;
-  for (std::size_t b = 0; b < bootstrap; ++b) {
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const double m = points[i].mean();
-      const double shift = lof_sd > 0 ? lof_sd * unit(rng) : 0;
-      for (double& v : resampled[i].values)
-        v = m + shift + deviations[rng() % deviations.size()];
-    }
-    const WindowFit w = fit_window(resampled);
-    optima.push_back(w.optimum_x);
-    // Where the quadratic misfits, a cubic over the same window: it bends more steeply on one side than
-    // the other, as curves do near a lopsided optimum (energy rising fast below it, slowly above).
-    if (misfit) cubic_optima.push_back(cubic_optimum(resampled, w.first, w.last, w.lo, w.hi).value_or(w.optimum_x));
-    if (misfit) {
-      std::size_t lowest = points.size();
-      for (std::size_t i = 0; i < points.size(); ++i)
-        if (points[i].eligible && (lowest == points.size() || resampled[i].mean() < resampled[lowest].mean()))
-          lowest = i;
-      lowest_means.push_back(points[lowest].x);
-    }
-  }
+  const LackOfFit lof = lack_of_fit_of(points, fit, window_runs);
+  fit.lack_of_fit = lof.misfit;
+  const Resampled r = resample(points, pooled_deviations(points, fit, window_runs), lof, bootstrap);
   // The pick from the median of the resampled optima (bagging): the window is chosen around the lowest
   // mean, which one lucky run moves, and the median over resamples averages that choice out. On
   // bench_adaptive_regret (seeds 101..120) it lifted the adaptive sweep's picks within 0.5% of the optimum
@@ -285,13 +318,17 @@ CurveFit fit_curve(std::span<const CurvePoint> input, std::size_t bootstrap) {
   // on bench_adaptive_regret (seeds 101..140) it lifted analyze's picks over the exhaustive sweep's runs
   // within 0.5% of the optimum from 97.5% / 96.0% to 99.6% / 99.0% of the simulated V100 cases, the
   // replayed tables and the adaptive sweep unchanged within a case or two (docs/evidence/adaptive-sweep.md).
-  fit.optimum_median = percentile(misfit ? cubic_optima : optima, 0.5);
+  fit.optimum_median = percentile(lof.misfit ? r.cubic_optima : r.optima, 0.5);
   fit.pick = pick_for(points, fit, fit.optimum_median);
-  fit.optimum_low = std::min(fit.optimum_x, percentile(optima, 0.05));
-  fit.optimum_high = std::max(fit.optimum_x, percentile(optima, 0.95));
-  if (misfit) {
-    fit.optimum_low = std::min(fit.optimum_low, percentile(lowest_means, 0.05));
-    fit.optimum_high = std::max(fit.optimum_high, percentile(lowest_means, 0.95));
+  fit.optimum_low = std::min(fit.optimum_x, percentile(r.optima, 0.05));
+  fit.optimum_high = std::max(fit.optimum_x, percentile(r.optima, 0.95));
+  if (lof.misfit) {
+    // The quadratic may miss a kink: where the resampled means are lowest joins the interval, and so do
+    // the cubics' optima, whose median the pick is nearest (an interval must hold its own median).
+    for (const std::vector<double>* v : {&r.lowest_means, &r.cubic_optima}) {
+      fit.optimum_low = std::min(fit.optimum_low, percentile(*v, 0.05));
+      fit.optimum_high = std::max(fit.optimum_high, percentile(*v, 0.95));
+    }
   }
   return fit;
 }

@@ -44,6 +44,12 @@ inline constexpr double kLackOfFitLevel = 0.90;
 // Fewer distinct values than this and the recommendation falls back to the per-setting means: the window
 // needs three values and neighbours beyond them (a table of five published optima is no curve).
 inline constexpr std::size_t kMinFitValues = 6;
+// The local cubic (where the quadratic misfits) needs this many distinct values in its window: with four it
+// runs through the four means, and the lack-of-fit test behind it had one degree of freedom.
+inline constexpr std::size_t kMinCubicValues = 5;
+// Sums of squares below (kRoundingResidue x the metric)^2 per run are rounding, not spread: repeats that
+// agree exactly (noise-free replays) leave residue of about 1e-13 of the metric around any fit.
+inline constexpr double kRoundingResidue = 1e-9;
 
 struct CurveFit {
   QuadraticFit quadratic;      // over [window_low, window_high], in the points' orientation
@@ -54,8 +60,9 @@ struct CurveFit {
   double optimum_median = 0;   // the median of the resampled fits' optima (optimum_x without resamples)
   std::size_t pick = 0;        // into points: the fastest eligible window point within the margin of the
                                // fit moved sideways to optimum_median
-  double optimum_low = 0;      // 90% interval of optimum_x (bootstrap over runs, the window refitted;
-                               // widened by lack of fit: see fit_curve), always holding optimum_x
+  double optimum_low = 0;      // 90% interval of the optimum (bootstrap over runs, the window refitted;
+                               // widened by lack of fit: see fit_curve), always holding optimum_x and
+                               // optimum_median
   double optimum_high = 0;
   std::optional<std::string> edge;  // "below" / "above": the fitted optimum is at that end of the range
   bool lack_of_fit = false;  // the lack-of-fit test rejected the quadratic (kLackOfFitLevel; only with
@@ -69,17 +76,19 @@ struct CurveFit {
 // chosen around the lowest mean, which one lucky run moves; the median over resamples that choose their
 // window again averages that choice out (on a replayed table's kink, the parabola's vertex moves with it).
 // Where the lack-of-fit test rejects the quadratic (kLackOfFitLevel), each resample also fits a cubic over
-// its window (four distinct values or more) and the median is of the cubics' optima: a quadratic is
+// its window (kMinCubicValues distinct values or more) and the median is of the cubics' optima: a quadratic is
 // symmetric about its vertex, so a lopsided optimum (steep on one side, gentle on the other) drags it
-// towards the gentle side, where a cubic follows the asymmetry (the quadratic still gives the window, the
-// tie margin and the interval).
+// towards the gentle side, where a cubic follows the asymmetry (the quadratic still gives the window and the
+// tie margin). Where repeats agree exactly (a noise-free replay) the test rejects any misfit beyond rounding
+// residue (kRoundingResidue): every curve that is not a parabola.
 // The interval: `bootstrap` resamples, each drawing every point's runs again around its mean from the
 // spread between repeats pooled over all points (the window's residuals where nothing is repeated), plus a
 // random shift per point of the size of the lack of fit beyond that spread; each resample chooses its
 // window again and refits. Its 5th..95th percentile of the optimum, joined, where the lack-of-fit test
-// rejects the quadratic (kLackOfFitLevel), with the 5th..95th percentile of where the resampled means are
-// lowest: a kink between straight pieces (a replayed table) is where the means are lowest, not where a
-// parabola through it bottoms out.
+// rejects the quadratic (kLackOfFitLevel), with the 5th..95th percentiles of where the resampled means are
+// lowest (a kink between straight pieces, a replayed table, is there, not where a parabola through it
+// bottoms out) and of the resampled cubics' optima (so that the interval holds the median the pick is
+// nearest).
 CurveFit fit_curve(std::span<const CurvePoint> points, std::size_t bootstrap = 200);
 
 }  // namespace wattwise::analysis
