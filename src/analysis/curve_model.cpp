@@ -137,7 +137,6 @@ double percentile(std::vector<double> values, double fraction) {
   return values[below] + (rank - static_cast<double>(below)) * (values[above] - values[below]);
 }
 
-
 // The window, the quadratic over it and its optimum over the window's eligible part.
 struct WindowFit {
   std::size_t first = 0, last = 0;

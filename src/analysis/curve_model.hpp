@@ -76,9 +76,9 @@ struct CurveFit {
 // chosen around the lowest mean, which one lucky run moves; the median over resamples that choose their
 // window again averages that choice out (on a replayed table's kink, the parabola's vertex moves with it).
 // Where the lack-of-fit test rejects the quadratic (kLackOfFitLevel), each resample also fits a cubic over
-// its window (kMinCubicValues distinct values or more) and the median is of the cubics' optima: a quadratic is
-// symmetric about its vertex, so a lopsided optimum (steep on one side, gentle on the other) drags it
-// towards the gentle side, where a cubic follows the asymmetry (the quadratic still gives the window and the
+// its window (kMinCubicValues distinct values or more) and the median is of the cubics' optima: a
+// quadratic is symmetric about its vertex, so a lopsided optimum (steep on one side, gentle on the other)
+// drags it towards the gentle side, where a cubic follows the asymmetry (the quadratic still gives the window and the
 // tie margin). Where repeats agree exactly (a noise-free replay) the test rejects any misfit beyond rounding
 // residue (kRoundingResidue): every curve that is not a parabola.
 // The interval: `bootstrap` resamples, each drawing every point's runs again around its mean from the

@@ -155,7 +155,8 @@ TEST(CurveModel, TheIntervalHoldsTheMedianAndThePickIsNearIt) {
           CurvePoint p{w, {}, 10 + (300 - w) / 30, true};
           const double u = (w - optimum) / 15;
           for (int k = 0; k < repeats; ++k)
-            p.values.push_back(1000 * (1 + 0.02 * (std::exp(-u) + u - 1)) * (1 + noise_fraction * noise(++i)));
+            p.values.push_back(1000 * (1 + 0.02 * (std::exp(-u) + u - 1)) *
+                               (1 + noise_fraction * noise(++i)));
           points.push_back(std::move(p));
         }
         const CurveFit fit = fit_curve(points);
