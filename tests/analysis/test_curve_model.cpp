@@ -331,6 +331,35 @@ TEST(CurveModel, ThePickFromTheResampledFitsMedianBeatsTheOneFitOnNoisyKinks) {
   EXPECT_GE(bagged, single + 8) << single;
 }
 
+// A replayed table's curve, as an adaptive sweep measures it: straight between rows every 25 W, lowest at
+// the 250 W row, each segment steeper than the one nearer the optimum (0.2 per W below it, +0.1 per row;
+// 0.1 above, +0.05 per row), run twice without noise at the values an adaptive sweep of
+// bench_adaptive_regret (replayed, EDS(1.5)) had run.
+std::vector<CurvePoint> sparse_replayed_points() {
+  const auto metric = [](double w) {
+    double y = 1000;
+    for (double row = 250; row > w; row -= 25) y += (0.2 + 0.1 * (250 - row) / 25) * std::min(25.0, row - w);
+    for (double row = 250; row < w; row += 25) y += (0.1 + 0.05 * (row - 250) / 25) * std::min(25.0, w - row);
+    return y;
+  };
+  std::vector<CurvePoint> points;
+  for (double w : {150, 160, 170, 180, 190, 200, 205, 215, 225, 235, 240, 245, 255, 280, 300})
+    points.push_back({w, {metric(w), metric(w)}, 10 + (300 - w) / 30, true});
+  return points;
+}
+
+TEST(CurveModel, TheCubicsMedianOnASparseReplayedKinkIsInsideItsInterval) {
+  // The rule before took the interval from the quadratics' optima and the lowest means only, and here the
+  // cubics' median (the pick's) lay beyond its high end: 258.5 W against 257.3 W.
+  const std::vector<CurvePoint> points = sparse_replayed_points();
+  const CurveFit fit = fit_curve(points);
+  ASSERT_TRUE(fit.lack_of_fit);
+  EXPECT_LE(fit.optimum_low, fit.optimum_median);
+  EXPECT_LE(fit.optimum_median, fit.optimum_high);
+  EXPECT_LE(fit.optimum_low - 5, points[fit.pick].x);
+  EXPECT_LE(points[fit.pick].x, fit.optimum_high + 5);
+}
+
 TEST(CurveModel, ThePickDoesNotDependOnTheOrderOfTheRuns) {
   std::vector<CurvePoint> points = kinked_points(200, 0.01, 3, 5);
   const CurveFit before = fit_curve(points);
