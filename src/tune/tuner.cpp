@@ -33,10 +33,15 @@ void validate(const TunerConfig& c) {
     throw usage_error(fmt::format("tune: confidence {} is not supported; use 0.90 or 0.95", c.confidence));
   if (!finite(c.precision) || c.precision <= 0 || c.precision >= 1)
     throw usage_error(fmt::format("tune: precision {} must be in (0, 1), e.g. 0.01", c.precision));
-  if (c.min_probe_iterations < 2 || c.max_probe_iterations < c.min_probe_iterations ||
-      c.search_probe_iterations < c.min_probe_iterations)
+  if (c.min_probe_iterations < 2 || c.max_probe_iterations < c.min_probe_iterations)
     throw usage_error(
         "tune: a probe needs at least 2 iterations, and its maximum must not be below its minimum");
+  // Above max_probe_iterations it is taken as max_probe_iterations (probe_cap()): lowering the maximum alone
+  // must not make the default search cap an error.
+  if (c.search_probe_iterations < c.min_probe_iterations)
+    throw usage_error(fmt::format("tune: a candidate's cap in the search ({} iterations) must not be below a "
+                                  "probe's minimum ({})",
+                                  c.search_probe_iterations, c.min_probe_iterations));
   if (!finite(c.warmup_s) || c.warmup_s < 0)
     throw usage_error(fmt::format("tune: the warm-up time {} s must be 0 or more, e.g. 1", c.warmup_s));
   if (c.drift_window < 2 || !finite(c.drift_threshold) || c.drift_threshold <= 0)

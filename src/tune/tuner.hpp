@@ -49,8 +49,9 @@ struct TunerConfig {
   double confidence = 0.95;             // of the intervals behind every comparison (0.90 or 0.95)
   // How the search spends iterations (docs/tune.md "The search"). A probe ends as soon as one of these holds:
   // its metric's interval is within +-precision of its estimate, it is clearly worse than the best so far
-  // (intervals apart), its time is over the slowdown budget by more than the noise, or it has
-  // max_probe_iterations; never before min_probe_iterations (kept ones, after warm-up).
+  // (intervals apart), its time is over the slowdown budget by more than the noise, or it has its cap
+  // (max_probe_iterations, or search_probe_iterations for a candidate without a budget); never before
+  // min_probe_iterations (kept ones, after warm-up).
   double precision = 0.01;
   std::uint64_t min_probe_iterations = 5;
   std::uint64_t max_probe_iterations = 15;
@@ -58,8 +59,10 @@ struct TunerConfig {
   // (the baseline and the confirmation keep max_probe_iterations). There the choice is the fit across the
   // candidates (docs/tune.md "The search", step 6), and at 15 iterations a probe's interval (about +-1.7% of
   // E, +-2.5% of EDP) still decides no comparison on a flat curve: fewer per probe leave iterations to spare
-  // for more candidates near the optimum, which the fit pools. Under a budget one candidate's time decides
-  // the edge, and its probe keeps max_probe_iterations.
+  // for more candidates near the optimum, which the fit pools (all four objectives gained on every seed set
+  // measured; EDP alone is mixed off the tuning seeds: docs/tune.md step 4). Under a budget one candidate's
+  // time decides the edge, and its probe keeps max_probe_iterations. At least min_probe_iterations; above
+  // max_probe_iterations it is taken as max_probe_iterations.
   std::uint64_t search_probe_iterations = 11;
   // Drift while settled: windows of drift_window iterations whose mean time or energy moved by more than
   // drift_threshold (relative) from the first window after settling, and by more than the noise (Welch),
