@@ -103,9 +103,10 @@ double regret_pct(const Curve& c, const MetricSpec& m, double limit_w) {
 struct AnalysisPicks {
   std::vector<double> recommended;
   std::vector<double> lowest_mean;
-  std::vector<std::pair<double, double>> interval;  // the fitted optimum's 90% interval (the pick without a fit)
+  std::vector<std::pair<double, double>> interval;  // the fitted optimum's 90% interval (no fit: the pick)
   std::vector<bool> beyond_noise;                   // "beyond noise" claimed against the reference
   std::vector<bool> lack_of_fit;                    // the fit's lack-of-fit test rejected the quadratic
+  std::vector<bool> median_of_cubics;               // ... and the pick's median is the resampled cubics'
 };
 
 AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
@@ -122,6 +123,7 @@ AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
                                  : std::pair{picks.recommended.back(), picks.recommended.back()});
     picks.beyond_noise.push_back(rec.significant.value_or(false));
     picks.lack_of_fit.push_back(rec.decision.lack_of_fit);
+    picks.median_of_cubics.push_back(rec.decision.median_of_cubics);
   }
   return picks;
 }
@@ -267,7 +269,9 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "noise-free {} {}: optimum {} W, recommended {} W, regret {:.2f}%{}\n", p.name,
                    metrics[i].name(), true_optimum_w(curve, metrics[i]), picks.recommended[i],
                    regret_pct(curve, metrics[i], picks.recommended[i]),
-                   picks.lack_of_fit[i] ? " (lack of fit: cubics)" : "");
+                   picks.median_of_cubics[i] ? " (lack of fit: cubics)"
+                   : picks.lack_of_fit[i]    ? " (lack of fit: quadratics, too few values for a cubic)"
+                                             : "");
     }
     Tally profile_tally;
     for (std::uint64_t seed = first; seed <= last; ++seed) {

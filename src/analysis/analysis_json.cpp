@@ -67,6 +67,7 @@ json decision_json(const Decision& d) {
           {"optimum_interval90", {d.optimum_low, d.optimum_high}},
           {"optimum_median", d.optimum_median},
           {"lack_of_fit", d.lack_of_fit},
+          {"median_of", d.median_of_cubics ? "local cubics" : "local quadratics"},
           {"optimum_metric_value", d.optimum_metric},
           {"window", {d.window_low, d.window_high}},
           {"edge", d.edge ? json(*d.edge) : json(nullptr)},

@@ -21,14 +21,20 @@ double CurvePoint::mean() const {
 
 namespace {
 
+// The eligible point with the lowest mean; p.size() where none is eligible.
+std::size_t lowest_eligible(std::span<const CurvePoint> p) {
+  std::size_t lowest = p.size();
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (p[i].eligible && (lowest == p.size() || p[i].mean() < p[lowest].mean())) lowest = i;
+  return lowest;
+}
+
 // The window of points around the lowest eligible mean (the adaptive sweep's, tuned on seeds 101..120):
 // the points within kFitHalfWidthFraction of the range of it and within kFitMaxExcess of its metric, at
 // least its nearest neighbour on each side unless that one is far above it, then widened to three points
 // on the side that is not steep, beyond the half-width if need be.
 std::pair<std::size_t, std::size_t> window_of(std::span<const CurvePoint> p) {
-  std::size_t lowest = p.size();
-  for (std::size_t i = 0; i < p.size(); ++i)
-    if (p[i].eligible && (lowest == p.size() || p[i].mean() < p[lowest].mean())) lowest = i;
+  const std::size_t lowest = lowest_eligible(p);
   if (lowest == p.size()) throw Error(ErrorKind::kInternal, "fit_curve: no eligible point");
   const double half_width = kFitHalfWidthFraction * (p.back().x - p.front().x) * (1 + 1e-9);
   const double lowest_mean = p[lowest].mean();
@@ -234,8 +240,9 @@ LackOfFit lack_of_fit_of(std::span<const CurvePoint> points, const CurveFit& fit
   return lof;
 }
 
-// What the resamples give: each one's quadratic optimum; where the quadratic misfits, each one's cubic
-// optimum (the quadratic's where no cubic fits) and the value with the lowest resampled mean.
+// What the resamples give: each one's quadratic optimum; where the quadratic misfits, the optimum of each
+// one whose cubic fitted (cubic_optimum: kMinCubicValues values in its window) and each one's value with
+// the lowest resampled mean.
 struct Resampled {
   std::vector<double> optima, cubic_optima, lowest_means;
 };
@@ -260,12 +267,10 @@ Resampled resample(std::span<const CurvePoint> points, const std::vector<double>
     if (!lof.misfit) continue;
     // A cubic over the same window: it bends more steeply on one side than the other, as curves do near a
     // lopsided optimum (energy rising fast below it, slowly above).
-    out.cubic_optima.push_back(cubic_optimum(resampled, w.first, w.last, w.lo, w.hi).value_or(w.optimum_x));
-    std::size_t lowest = points.size();
-    for (std::size_t i = 0; i < points.size(); ++i)
-      if (points[i].eligible && (lowest == points.size() || resampled[i].mean() < resampled[lowest].mean()))
-        lowest = i;
-    out.lowest_means.push_back(points[lowest].x);
+    // Only the cubics that fitted: standing in the quadratic's optimum for the others would make the
+    // median a mix of both under the cubics' name.
+    if (const auto c = cubic_optimum(resampled, w.first, w.last, w.lo, w.hi)) out.cubic_optima.push_back(*c);
+    out.lowest_means.push_back(points[lowest_eligible(resampled)].x);
   }
   return out;
 }
@@ -317,18 +322,22 @@ CurveFit fit_curve(std::span<const CurvePoint> input, std::size_t bootstrap) {
   // on bench_adaptive_regret (seeds 101..140) it lifted analyze's picks over the exhaustive sweep's runs
   // within 0.5% of the optimum from 97.5% / 96.0% to 99.6% / 99.0% of the simulated V100 cases, the
   // replayed tables and the adaptive sweep unchanged within a case or two (docs/evidence/adaptive-sweep.md).
-  fit.optimum_median = percentile(lof.misfit ? r.cubic_optima : r.optima, 0.5);
+  // The cubics only where the window itself has the values for one and most resamples fitted one; else
+  // (a misfit over a 4-value window) the quadratics' median, and the decision says there were too few.
+  fit.median_of_cubics = lof.misfit && fit.last - fit.first + 1 >= kMinCubicValues &&
+                         2 * r.cubic_optima.size() > r.optima.size();
+  fit.optimum_median = percentile(fit.median_of_cubics ? r.cubic_optima : r.optima, 0.5);
   fit.pick = pick_for(points, fit, fit.optimum_median);
   fit.optimum_low = std::min(fit.optimum_x, percentile(r.optima, 0.05));
   fit.optimum_high = std::max(fit.optimum_x, percentile(r.optima, 0.95));
-  if (lof.misfit) {
-    // The quadratic may miss a kink: where the resampled means are lowest joins the interval, and so do
-    // the cubics' optima, whose median the pick is nearest (an interval must hold its own median).
-    for (const std::vector<double>* v : {&r.lowest_means, &r.cubic_optima}) {
-      fit.optimum_low = std::min(fit.optimum_low, percentile(*v, 0.05));
-      fit.optimum_high = std::max(fit.optimum_high, percentile(*v, 0.95));
-    }
-  }
+  const auto join = [&](const std::vector<double>& v) {
+    fit.optimum_low = std::min(fit.optimum_low, percentile(v, 0.05));
+    fit.optimum_high = std::max(fit.optimum_high, percentile(v, 0.95));
+  };
+  // The quadratic may miss a kink: where the resampled means are lowest joins the interval, and so do the
+  // cubics' optima where their median is the pick's (an interval must hold its own median).
+  if (lof.misfit) join(r.lowest_means);
+  if (fit.median_of_cubics) join(r.cubic_optima);
   return fit;
 }
 

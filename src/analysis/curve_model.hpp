@@ -66,7 +66,9 @@ struct CurveFit {
   double optimum_high = 0;
   std::optional<std::string> edge;  // "below" / "above": the fitted optimum is at that end of the range
   bool lack_of_fit = false;  // the lack-of-fit test rejected the quadratic (kLackOfFitLevel; only with
-                             // resamples): optimum_median is then the resampled cubics' (see fit_curve)
+                             // resamples)
+  bool median_of_cubics = false;  // optimum_median is the resampled cubics': lack_of_fit, the window has
+                                  // kMinCubicValues values and most resamples fitted a cubic (fit_curve)
 };
 
 // Fits `points` (ascending x, distinct, at least three, at least one eligible). `bootstrap` = 0 skips the
@@ -76,19 +78,21 @@ struct CurveFit {
 // chosen around the lowest mean, which one lucky run moves; the median over resamples that choose their
 // window again averages that choice out (on a replayed table's kink, the parabola's vertex moves with it).
 // Where the lack-of-fit test rejects the quadratic (kLackOfFitLevel), each resample also fits a cubic over
-// its window (kMinCubicValues distinct values or more) and the median is of the cubics' optima: a
-// quadratic is symmetric about its vertex, so a lopsided optimum (steep on one side, gentle on the other)
-// drags it towards the gentle side, where a cubic follows the asymmetry (the quadratic still gives the window and the
-// tie margin). Where repeats agree exactly (a noise-free replay) the test rejects any misfit beyond rounding
-// residue (kRoundingResidue): every curve that is not a parabola.
+// its window (kMinCubicValues distinct values or more) and, where the window has that many values and most
+// resamples fitted a cubic, the median is of the cubics' optima (median_of_cubics): a quadratic is
+// symmetric about its vertex, so a lopsided optimum (steep on one side, gentle on the other) drags it
+// towards the gentle side, where a cubic follows the asymmetry (the quadratic still gives the window and
+// the tie margin). Otherwise the median stays the quadratics'. Where repeats agree exactly (a noise-free
+// replay) the test rejects any misfit beyond rounding residue (kRoundingResidue): every curve that is not a
+// parabola.
 // The interval: `bootstrap` resamples, each drawing every point's runs again around its mean from the
 // spread between repeats pooled over all points (the window's residuals where nothing is repeated), plus a
 // random shift per point of the size of the lack of fit beyond that spread; each resample chooses its
 // window again and refits. Its 5th..95th percentile of the optimum, joined, where the lack-of-fit test
 // rejects the quadratic (kLackOfFitLevel), with the 5th..95th percentiles of where the resampled means are
 // lowest (a kink between straight pieces, a replayed table, is there, not where a parabola through it
-// bottoms out) and of the resampled cubics' optima (so that the interval holds the median the pick is
-// nearest).
+// bottoms out) and, with median_of_cubics, of the resampled cubics' optima (so that the interval holds
+// the median the pick is nearest).
 CurveFit fit_curve(std::span<const CurvePoint> points, std::size_t bootstrap = 200);
 
 }  // namespace wattwise::analysis

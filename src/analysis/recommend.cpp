@@ -158,6 +158,7 @@ std::size_t fitted_pick(Recommendation& r, const std::vector<SettingAggregate>& 
   d.window_high = points[fit.last].x;
   d.edge = fit.edge;
   d.lack_of_fit = fit.lack_of_fit;
+  d.median_of_cubics = fit.median_of_cubics;
   return fit.pick;
 }
 
@@ -172,7 +173,12 @@ std::string Decision::text() const {
       "optimum with the fit moved to that median",
       knob, window_low, window_high, unit, optimum_value, unit, optimum_low, optimum_high, unit,
       optimum_median, unit, kFitTieMargin * 100);
-  if (lack_of_fit) text += " (the quadratic misfits: that median is of resampled local cubics)";
+  if (median_of_cubics)
+    text += " (the quadratic misfits: that median is of resampled local cubics)";
+  else if (lack_of_fit)
+    text +=
+        " (the quadratic misfits, but its window has too few values for a cubic: that median is of the "
+        "resampled quadratics)";
   if (edge) text += "; " + edge_text();
   return text;
 }

@@ -33,7 +33,8 @@ struct Decision {
   double window_low = 0;      // the knob values the local fit used
   double window_high = 0;
   std::optional<std::string> edge;  // "below" / "above": the optimum may lie beyond what was measured
-  bool lack_of_fit = false;  // the quadratic misfits: optimum_median is of resampled local cubics
+  bool lack_of_fit = false;         // the lack-of-fit test rejected the quadratic
+  bool median_of_cubics = false;    // optimum_median is of resampled local cubics (else of the quadratics)
   std::string text() const;         // one phrase for people: how the pick was made, and the edge
   std::string edge_text() const;    // "the optimum may lie below 150 W: extend the range", or empty
 };

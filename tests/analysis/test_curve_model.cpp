@@ -86,18 +86,28 @@ TEST(CurveModel, NoisyRepeatsStillLandNearTheOptimumAndTheIntervalHoldsIt) {
   EXPECT_LT(r.decision.optimum_low, r.decision.optimum_high);  // noise makes an interval, not a point
 }
 
-// A lopsided optimum at 170 W, as energy curves have one: rising exponentially below it, linearly above
-// (energy = 1000 J * (1 + depth * (e^-u + u - 1)), u = (w - 170) / 15 W, lowest at u = 0), `repeats` runs
-// per 5 W with `noise_fraction` of noise each.
+// A lopsided optimum at `optimum` W, as energy curves have one: rising exponentially below it, linearly
+// above (metric = 1000 * (1 + depth * (e^-u + u - 1)), u = (w - optimum) / 15 W, lowest at u = 0),
+// `repeats` runs per 5 W of 150..300 W with `noise_fraction` of noise each (noise(seed + 1) on).
+std::vector<CurvePoint> lopsided_points(double depth, double noise_fraction, int repeats,
+                                        double optimum = 170, std::uint64_t seed = 0) {
+  std::vector<CurvePoint> points;
+  for (double w = 150; w <= 300; w += 5) {
+    CurvePoint p{w, {}, 10 + (300 - w) / 30, true};
+    const double u = (w - optimum) / 15;
+    for (int k = 0; k < repeats; ++k)
+      p.values.push_back(1000 * (1 + depth * (std::exp(-u) + u - 1)) * (1 + noise_fraction * noise(++seed)));
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+// The same as runs (energy), for analyze.
 std::vector<RunRecord> lopsided_sweep(double depth, double noise_fraction, int repeats) {
   std::vector<RunRecord> runs;
-  std::uint64_t i = 0;
-  for (double w = 150; w <= 300; w += 5)
-    for (int k = 0; k < repeats; ++k) {
-      const double u = (w - 170) / 15;
-      const double energy = 1000 * (1 + depth * (std::exp(-u) + u - 1));
-      runs.push_back(run_at(w, energy * (1 + noise_fraction * noise(++i)), 10 + (300 - w) / 30, k));
-    }
+  for (const CurvePoint& p : lopsided_points(depth, noise_fraction, repeats))
+    for (std::size_t k = 0; k < p.values.size(); ++k)
+      runs.push_back(run_at(p.x, p.values[k], p.mean_time_s, static_cast<int>(k)));
   return runs;
 }
 
@@ -114,6 +124,7 @@ TEST(CurveModel, ALopsidedOptimumIsPickedFromResampledCubicsWhereTheQuadraticMis
     EXPECT_GT(r.decision.optimum_value, 173) << "the quadratic's own vertex, dragged towards the gentle side";
     EXPECT_NEAR(r.decision.optimum_median, 170, 2) << noise_fraction;
     EXPECT_DOUBLE_EQ(limit_of(r), 170) << noise_fraction << ": " << r.decision.text();
+    EXPECT_TRUE(r.decision.median_of_cubics) << noise_fraction;
     EXPECT_NE(r.decision.text().find("local cubics"), std::string::npos) << r.decision.text();
   }
 }
@@ -149,16 +160,8 @@ TEST(CurveModel, TheIntervalHoldsTheMedianAndThePickIsNearIt) {
   for (const double optimum : {166.0, 168.0, 170.0, 173.0, 236.0})
     for (const double noise_fraction : {0.0, 0.002, 0.01})
       for (const int repeats : {1, 2, 3}) {
-        std::vector<CurvePoint> points;
-        std::uint64_t i = static_cast<std::uint64_t>(optimum * 1000 + repeats);
-        for (double w = 150; w <= 300; w += 5) {
-          CurvePoint p{w, {}, 10 + (300 - w) / 30, true};
-          const double u = (w - optimum) / 15;
-          for (int k = 0; k < repeats; ++k)
-            p.values.push_back(1000 * (1 + 0.02 * (std::exp(-u) + u - 1)) *
-                               (1 + noise_fraction * noise(++i)));
-          points.push_back(std::move(p));
-        }
+        const std::vector<CurvePoint> points = lopsided_points(
+            0.02, noise_fraction, repeats, optimum, static_cast<std::uint64_t>(optimum * 1000 + repeats));
         const CurveFit fit = fit_curve(points);
         misfits += fit.lack_of_fit;
         const std::string where = fmt::format("optimum {} noise {} x{}", optimum, noise_fraction, repeats);
@@ -167,10 +170,37 @@ TEST(CurveModel, TheIntervalHoldsTheMedianAndThePickIsNearIt) {
         EXPECT_LE(fit.optimum_low, fit.optimum_x) << where;
         EXPECT_LE(fit.optimum_x, fit.optimum_high) << where;
         // The pick is the measured value nearest the median here (no flat bottom): within the grid's step.
-        EXPECT_LE(fit.optimum_low - 5, points[fit.pick].x) << where;
-        EXPECT_LE(points[fit.pick].x, fit.optimum_high + 5) << where;
+        EXPECT_LE(std::fabs(points[fit.pick].x - fit.optimum_median), 5) << where;
       }
   EXPECT_GE(misfits, 10);  // the cubics' rule was exercised
+}
+
+TEST(CurveModel, AMisfitOverFourValuesKeepsTheQuadraticsMedianAndSaysSo) {
+  // A kink at 200 W on a 10 W grid, steep enough that only 190..220 W are within 10% of the lowest mean:
+  // a 4-value window, too few for a cubic (kMinCubicValues). Repeats agree exactly, so the quadratic's
+  // misfit over the kink is lack of fit. The rule before flagged the misfit and said the median was of
+  // resampled local cubics while most resamples had no cubic and lent the quadratic's optimum instead.
+  const auto metric = [](double w) { return w < 200 ? 1000 + 7.0 * (200 - w) : 1000 + 4.0 * (w - 200); };
+  std::vector<CurvePoint> points;
+  std::vector<RunRecord> runs;
+  for (double w = 150; w <= 300; w += 10) {
+    points.push_back({w, {metric(w), metric(w)}, 10 + (300 - w) / 30, true});
+    for (int k = 0; k < 2; ++k) runs.push_back(run_at(w, metric(w), 10 + (300 - w) / 30, k));
+  }
+  const CurveFit fit = fit_curve(points);
+  ASSERT_EQ(fit.last - fit.first + 1, 4u) << points[fit.first].x << ".." << points[fit.last].x;
+  ASSERT_TRUE(fit.lack_of_fit);
+  EXPECT_FALSE(fit.median_of_cubics);
+  EXPECT_LE(fit.optimum_low, fit.optimum_median);
+  EXPECT_LE(fit.optimum_median, fit.optimum_high);
+
+  const Analysis a = analyze(runs, energy_only());
+  const Decision& d = a.recommendations.at(0).decision;
+  ASSERT_EQ(d.method, "fit");
+  EXPECT_TRUE(d.lack_of_fit);  // still what the test found
+  EXPECT_EQ(d.text().find("local cubics"), std::string::npos) << d.text();
+  EXPECT_NE(d.text().find("too few values for a cubic"), std::string::npos) << d.text();
+  EXPECT_EQ(to_json(a).at("recommendations").at(0).at("decision").at("median_of"), "local quadratics");
 }
 
 TEST(CurveModel, AnOptimumAtTheBottomOfTheRangeSaysExtendTheRange) {
@@ -235,6 +265,7 @@ TEST(CurveModel, TheJsonSaysHowEachPickWasMade) {
   EXPECT_TRUE(d.at("edge").is_null());
   EXPECT_TRUE(d.at("optimum_median").is_number());
   EXPECT_TRUE(d.at("lack_of_fit").is_boolean());
+  EXPECT_EQ(d.at("median_of"), "local quadratics");  // a parabola: no misfit, no cubics
   EXPECT_EQ(d.at("rule"), "fastest within 0.01% of the fitted optimum, the fit moved to optimum_median");
 }
 
