@@ -109,6 +109,13 @@ struct AnalysisPicks {
   std::vector<bool> median_of_cubics;               // ... and the pick's median is the resampled cubics'
 };
 
+// Over every fitted recommendation analysis_picks makes (A/A included): how many print a median outside
+// their own 90% interval (none since 1e0f4d1; 7 on ed9ea1f, seeds 1..20), and which fits the median is of.
+struct DecisionCounts {
+  std::size_t fitted = 0, median_outside = 0, cubics = 0, misfit_too_few_for_cubic = 0;
+};
+DecisionCounts decision_counts;
+
 AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
   ww::analysis::AnalysisOptions options;
   options.default_setting = ww::analysis::Setting{{"power_limit_w", kDefaultLimitW}};
@@ -124,6 +131,13 @@ AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
     picks.beyond_noise.push_back(rec.significant.value_or(false));
     picks.lack_of_fit.push_back(rec.decision.lack_of_fit);
     picks.median_of_cubics.push_back(rec.decision.median_of_cubics);
+    if (rec.decision.method == "fit") {
+      const auto& d = rec.decision;
+      ++decision_counts.fitted;
+      decision_counts.median_outside += d.optimum_median < d.optimum_low || d.optimum_median > d.optimum_high;
+      decision_counts.cubics += d.median_of_cubics;
+      decision_counts.misfit_too_few_for_cubic += d.lack_of_fit && !d.median_of_cubics;
+    }
   }
   return picks;
 }
@@ -358,6 +372,10 @@ int main(int argc, char** argv) {
                100.0 * double(claims_exh) / double(cases), 100.0 * double(claims_ada) / double(cases), cases);
   }
   fmt::print("# adaptive sweep's own pick differs from analyze's over its runs in {} cases\n", disagreements);
+  fmt::print("# fitted recommendations (every sweep, A/A included): {}; median outside its own 90% interval: "
+             "{}; median of resampled cubics: {}; quadratic misfits but too few values for a cubic: {}\n",
+             decision_counts.fitted, decision_counts.median_outside, decision_counts.cubics,
+             decision_counts.misfit_too_few_for_cubic);
   fmt::print("# {:.1f} s wall\n", elapsed_s);
   return 0;
 }
