@@ -119,6 +119,8 @@ nlohmann::json tune_json(const LiveTuningResult& r) {
       {"metric", r.metric},
       {"max_slowdown", optional_json(r.max_slowdown)},
       {"budget_tolerance", r.max_slowdown ? nlohmann::json(r.budget_tolerance) : nlohmann::json(nullptr)},
+      {"max_probe_iterations", r.max_probe_iterations},
+      {"search_probe_iterations", r.search_probe_iterations},
       {"captured_value", r.captured_value},
       {"start_value", r.start_value},
       {"iterations_seen", r.iterations_seen},

@@ -41,6 +41,8 @@ LiveTuning::LiveTuning(LiveTuningOptions options)
   result_.metric = options_.tuner.metric.name();
   result_.max_slowdown = options_.tuner.max_slowdown;
   result_.budget_tolerance = options_.tuner.budget_tolerance;
+  result_.max_probe_iterations = options_.tuner.max_probe_iterations;
+  result_.search_probe_iterations = options_.tuner.search_probe_iterations;
   result_.start_value = options_.tuner.start_value;
   result_.dry_run = options_.dry_run;
 }

@@ -77,6 +77,8 @@ struct LiveTuningResult {
   std::string metric;  // its JSON name (analysis::MetricSpec::name)
   std::optional<double> max_slowdown;
   double budget_tolerance = 0;  // how closely max_slowdown is kept (TunerConfig::budget_tolerance)
+  std::uint64_t max_probe_iterations = 0;     // TunerConfig's probe caps, so that a trace's probe lengths
+  std::uint64_t search_probe_iterations = 0;  // can be read from the result alone
   double captured_value = 0;  // the GPUs' value before the job, restored after it
   double start_value = 0;     // the tuner's reference point (the captured value unless outside --range)
   bool dry_run = false;

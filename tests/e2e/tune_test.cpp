@@ -146,6 +146,9 @@ TEST_F(TuneTest, SettlesAndSaysSoInTheJson) {
   EXPECT_TRUE(limits_seen_.contains(static_cast<unsigned>(settled_w * 1000)));
   EXPECT_EQ(limit_mw(), kCapturedLimitMw);
   EXPECT_TRUE(j.at("tuning").at("budget_tolerance").is_null()) << "no budget, no tolerance";
+  // The probe caps, so that the decisions' iteration counts can be read from the result alone.
+  EXPECT_EQ(j.at("tuning").at("max_probe_iterations").get<int>(), 15);
+  EXPECT_EQ(j.at("tuning").at("search_probe_iterations").get<int>(), 11);
 }
 
 TEST_F(TuneTest, ASlowdownBudgetSaysHowCloselyItIsKeptInTheSummaryAndTheJson) {
