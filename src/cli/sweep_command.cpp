@@ -217,16 +217,15 @@ void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::G
   if (flags.adaptive.enabled) adaptive_config(flags.adaptive, plan, std::nullopt, flags.seed);
 }
 
-// The path a sweep of `plan` on real GPUs changes their settings through: root or the daemon
-// (settings_path.hpp), or a one-line refusal before the database is created or a job runs. None where the plan
-// changes no hardware knob or the GPUs are seen read-only (a --read-only sweep's hardware knobs were refused
-// before). The real sweep and its dry run both ask here, so the dry run meets what the real sweep would.
-std::shared_ptr<const safety::SettingsAccess> real_settings_path(CommandGpus& gpus, const plan::Plan& plan,
-                                                                 bool no_daemon) {
+// The path a sweep of these settings on real GPUs changes their settings through: root or the daemon
+// (settings_path.hpp), or a one-line refusal before the database is created or a job runs. None where the
+// settings change no hardware knob or the GPUs are seen read-only (a --read-only sweep's hardware knobs were
+// refused before). The real sweep and its dry run both ask here, so the dry run meets what the real sweep
+// would.
+std::shared_ptr<const safety::SettingsAccess> real_settings_path(
+    CommandGpus& gpus, const std::vector<plan::HardwareSettings>& settings, bool no_daemon) {
   hw::ControllableGpuSystem* controls = gpus.controllable();
-  const auto settings = plan::hardware_settings_of(plan);
-  if (!controls || std::none_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); }))
-    return nullptr;
+  if (!controls || !plan::changes_hardware(settings)) return nullptr;
   return settings_access_for(*controls, no_daemon);
 }
 
@@ -236,7 +235,7 @@ std::shared_ptr<const safety::SettingsAccess> real_settings_path(CommandGpus& gp
 int print_dry_run(CommandGpus& gpus, const experiment::SweepOptions& options, bool no_daemon) {
   hw::GpuSystem& system = gpus.system();
   const auto settings = plan::hardware_settings_of(options.plan);
-  const auto access = gpus.simulated() ? nullptr : real_settings_path(gpus, options.plan, no_daemon);
+  const auto access = gpus.simulated() ? nullptr : real_settings_path(gpus, settings, no_daemon);
   if (access)
     access->validate(system, options.gpu_indices, settings);
   else
@@ -245,7 +244,8 @@ int print_dry_run(CommandGpus& gpus, const experiment::SweepOptions& options, bo
   if (access)
     std::cout << (access->name() == "root"
                       ? "settings: changed by this process as root (GPU locks, journal, watchdog)\n"
-                      : "settings: changed through the wattwise daemon, whose policy allows every value above\n");
+                      : "settings: changed through the wattwise daemon, whose policy allows every value "
+                        "above\n");
   return 0;
 }
 
@@ -281,12 +281,8 @@ int run_sweep_command(SweepFlags flags) {
                              selection.positions.begin() + static_cast<long>(selection.job_gpu_count));
   options.plan = plan::make_plan(stored_plan.is_null() ? plan_spec(flags, system, options.gpu_indices.front())
                                                        : plan::plan_spec_from_json(stored_plan));
-  if (flags.read_only && !plan::hardware_settings_of(options.plan).empty()) {
-    for (const auto& s : plan::hardware_settings_of(options.plan))
-      if (!s.empty())
-        throw usage_error(
-            "--read-only sweeps job knobs only: drop --power-limit, --sm-clock and --mem-clock");
-  }
+  if (flags.read_only && plan::changes_hardware(plan::hardware_settings_of(options.plan)))
+    throw usage_error("--read-only sweeps job knobs only: drop --power-limit, --sm-clock and --mem-clock");
   const std::optional<analysis::EnergyScope> energy_scope =
       flags.energy_scope.empty() ? std::nullopt
                                  : std::optional(analysis::parse_energy_scope(flags.energy_scope));
@@ -350,7 +346,8 @@ int run_sweep_command(SweepFlags flags) {
     options.settings_access = std::make_shared<safety::LocalSettingsAccess>(
         *controls, private_state->path(), safety::WatchdogLaunch{}, "simulated");
   } else {
-    options.settings_access = real_settings_path(gpus, options.plan, flags.no_daemon);
+    options.settings_access =
+        real_settings_path(gpus, plan::hardware_settings_of(options.plan), flags.no_daemon);
   }
   experiment::Progress progress = experiment::Progress::for_stderr();
   progress.name_database(options.db_path.string());

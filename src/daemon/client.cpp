@@ -212,8 +212,7 @@ void check_with_daemon(DaemonClient& client, const std::vector<unsigned>& gpus,
 void DaemonSettingsAccess::validate(hw::GpuSystem& system, const std::vector<std::size_t>& gpu_indices,
                                     const std::vector<plan::HardwareSettings>& settings) const {
   safety::validate_hardware_settings(system, gpu_indices, settings, /*check_permission=*/false);
-  const bool changes = std::any_of(settings.begin(), settings.end(), [](const auto& s) { return !s.empty(); });
-  if (!changes) return;
+  if (!plan::changes_hardware(settings)) return;
   std::vector<unsigned> gpus;
   for (std::size_t position : gpu_indices) gpus.push_back(system.gpu(position).identity().index);
   DaemonClient client(socket_path_);  // closed at once: a check holds nothing

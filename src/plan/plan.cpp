@@ -144,6 +144,10 @@ std::vector<HardwareSettings> hardware_settings_of(const Plan& plan) {
   return settings;
 }
 
+bool changes_hardware(const std::vector<HardwareSettings>& settings) {
+  return std::any_of(settings.begin(), settings.end(), [](const HardwareSettings& s) { return !s.empty(); });
+}
+
 std::vector<PlannedRun> runs_not_done(const Plan& plan, const std::set<std::size_t>& completed_indices) {
   std::vector<PlannedRun> remaining;
   for (const auto& run : plan.runs) {

@@ -70,6 +70,8 @@ Plan make_plan(const PlanSpec& spec);
 
 // Every run's hardware settings, for validate_hardware_settings() before the first run.
 std::vector<HardwareSettings> hardware_settings_of(const Plan& plan);
+// Whether any of these settings changes a hardware knob (a plan of job knobs alone changes none).
+bool changes_hardware(const std::vector<HardwareSettings>& settings);
 // The runs still to do on resume, in plan order.
 std::vector<PlannedRun> runs_not_done(const Plan& plan, const std::set<std::size_t>& completed_indices);
 

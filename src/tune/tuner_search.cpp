@@ -172,7 +172,7 @@ void Tuner::State::rule_out_over_budget_without_edge() {
 
 std::optional<std::size_t> Tuner::State::budget_edge() const {
   if (!config.max_slowdown) return std::nullopt;
-  const double budget = (1 + *config.max_slowdown) * (1 + config.budget_tolerance);
+  const double budget = judged_budget_ratio();
   // The probes whose time lies within kEdgeWindow of the budget (twice, then four times that when those do
   // not straddle it): near the edge the time is close to linear in the setting, and a line through several
   // candidates pools their noise, where one candidate's mean alone cannot tell a time 0.5% inside the budget

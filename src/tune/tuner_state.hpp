@@ -175,8 +175,12 @@ struct Tuner::State {
     return n > 0 ? sum / n : ref->time_s;
   }
   double budget_time_s() const { return (1 + config.max_slowdown.value_or(0)) * start_time_s(); }
-  // The time a setting's estimate is judged against: the budget kept to within budget_tolerance.
+  // The time a setting's estimate is judged against: the budget kept to within budget_tolerance; and the same
+  // as a ratio to the start value's time, for the fit of time across the candidates (budget_edge()).
   double judged_budget_time_s() const { return (1 + config.budget_tolerance) * budget_time_s(); }
+  double judged_budget_ratio() const {
+    return (1 + config.max_slowdown.value_or(0)) * (1 + config.budget_tolerance);
+  }
   // The start value's own score (lower is better), against any reference: 1 for the ratio metrics.
   double start_score(const analysis::ReferencePoint& r) const {
     const double sign = config.metric.higher_is_better() ? -1.0 : 1.0;
