@@ -4,12 +4,14 @@
 // (sim::run_unsampled: the job's time and exact energy, no sampler and no store), so 20 seeds x 12
 // profiles x ~200 runs take seconds. Regret = metric of the recommended limit on the noise-free curve
 // against the noise-free curve's best, in %. Usage: bench_adaptive_regret [FIRST_SEED LAST_SEED]
-// (DEBUG_CASES=1 lists the adaptive cases over the goal on stderr; DEBUG_CURVE=v100:MODEL its regret curve;
-// DEBUG_INTERVAL=1 the cases whose interval misses the true optimum; DEBUG_RUNS=replay:vgg19:101 the runs of
-// that adaptive sweep per value, with each run's EDP against its reference; DEBUG_NOISEFREE=1 analyze's
-// recommendation over the noise-free curve, every 5 W measured twice: the decision model's own bias, before
-// any noise; SKIP_AA=1 leaves the A/A sweeps out, for quicker design runs. Design knobs, to measure a
-// sweep other than the default one: BUDGET_RUNS=N, PRECISION_STEPS=K (grid steps), MAX_REPEATS=N.)
+// (DEBUG_CASES=1 lists the adaptive cases over the goal on stderr, DEBUG_ALL=1 with it every case;
+// DEBUG_CURVE=v100:MODEL its regret curve; DEBUG_INTERVAL=1 the cases whose interval misses the true optimum;
+// DEBUG_RUNS=replay:vgg19:101 the runs of that adaptive sweep per value, with each run's EDP against its
+// reference; DEBUG_NOISEFREE=1 analyze's recommendation over the noise-free curve, every 5 W measured twice:
+// the decision model's own bias, before any noise; DEBUG_DUMP=FILE appends each profile's noise-free curve
+// and each adaptive sweep's runs to FILE, for bench/adaptive_picks.py; SKIP_AA=1 leaves the A/A sweeps out,
+// for quicker design runs. Design knobs, to measure a sweep other than the default one: BUDGET_RUNS=N,
+// PRECISION_STEPS=K (grid steps), MAX_REPEATS=N.)
 #include <fmt/format.h>
 
 #include <array>
@@ -183,6 +185,11 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa =
   for (;;) {
     const auto d = ww::experiment::decide_next(config, obs);
     if (!d.next) {
+      if (const char* dump = std::getenv("DEBUG_DUMP"); dump && !aa) {
+        std::ofstream f(dump, std::ios::app);
+        for (const auto& r : obs)
+          f << fmt::format("run {} {} {} {:.17g} {:.17g}\n", p.name, seed, r.value, r.time_s, r.energy_j);
+      }
       Outcome o;
       for (const auto& b : d.best) o.picks.push_back(b.pick_value);
       o.analysed = analysis_picks(runs);
@@ -274,6 +281,11 @@ int main(int argc, char** argv) {
           fmt::print(stderr, "{} {} {:.3f}\n", m.name(), w, regret_pct(curve, m, w));
     }
     const bool replayed = p.name.rfind("replay:", 0) == 0;
+    if (const char* dump = std::getenv("DEBUG_DUMP")) {
+      std::ofstream f(dump, std::ios::app);
+      for (double w : curve.limits)
+        f << fmt::format("curve {} {} {:.17g} {:.17g}\n", p.name, w, curve.at.at(w).time_s, curve.at.at(w).energy_j);
+    }
     if (std::getenv("DEBUG_NOISEFREE")) {
       std::vector<ww::analysis::RunRecord> runs;
       for (unsigned k = 0; k < 2; ++k)  // repeats that agree exactly: no noise for the resamples to draw
@@ -316,7 +328,7 @@ int main(int argc, char** argv) {
                                                      regret_pct(curve, metrics[i], e.recommended[i]),
                                                      regret_pct(curve, metrics[i], a.recommended[i])};
         profile_tally.add(regret);
-        if (std::getenv("DEBUG_CASES") && (regret[kAdaptiveAnalyze] > kRegretGoalPct || (std::getenv("DEBUG_EXH") && regret[kExhaustiveAnalyze] > kRegretGoalPct)))
+        if (std::getenv("DEBUG_CASES") && (std::getenv("DEBUG_ALL") || regret[kAdaptiveAnalyze] > kRegretGoalPct || (std::getenv("DEBUG_EXH") && regret[kExhaustiveAnalyze] > kRegretGoalPct)))
           fmt::print(stderr, "{} seed {} {}: exh {} ({:.2f}%) exh-an {} ({:.2f}%) ada {} ({:.2f}%) runs {}\n", p.name, seed,
                      metrics[i].name(), e.picks[i], regret[kExhaustivePick], e.recommended[i], regret[kExhaustiveAnalyze], a.recommended[i],
                      regret[kAdaptiveAnalyze], a.runs);
