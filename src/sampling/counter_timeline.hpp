@@ -27,6 +27,11 @@ struct CounterPiece {
   // snapped to the grid, else half its bracket (a narrow one) or half a period (a wide one, placed half a
   // period before its later read).
   Nanos end_uncertainty{0};
+  // The grid instant one period before `end`, where `end` lies inside the later read's own call: that read
+  // was held up past the posting (a busy node preempts the driver) and may have returned the value from
+  // before it, in which case the increment ends here, a whole period earlier. The counter cannot tell the
+  // two apart; the fine trace can (EnergyAccounting chooses, or widens the knot's uncertainty without one).
+  std::optional<Nanos> end_if_read_was_stale;
 };
 
 struct CounterTimeline {

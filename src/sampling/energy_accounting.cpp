@@ -5,6 +5,9 @@
 #include "sampling/energy_accounting.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -72,6 +75,7 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
   }
   if (fine_ != nullptr)
     alignment_ = known_offset ? alignment_at(counter_, *fine_, *known_offset) : estimate_alignment(counter_, *fine_);
+  choose_stale_read_knots();
   build_pieces();
   // Only the span and whether there was a break are needed from here on; the pieces live on in pieces_.
   counter_.pieces = {};
@@ -89,6 +93,38 @@ double EnergyAccounting::unknown_piece_energy(std::size_t index, double fine_j) 
     }
   }
   return 0;
+}
+
+void EnergyAccounting::choose_stale_read_knots() {
+  std::vector<CounterPiece>& pieces = counter_.pieces;
+  const Nanos offset = alignment_.offset;
+  // How far a piece's counter increment is from the fine trace's integral at the overall scale (0: as
+  // every other piece); infinite where the fine trace says nothing there.
+  const auto misfit = [&](const CounterPiece& piece, Nanos begin, Nanos end) {
+    const double fine_j = fine_->integral_j(begin + offset, end + offset);
+    if (!piece.energy_j || fine_j <= 0 || *piece.energy_j <= 0 || alignment_.scale <= 0)
+      return std::numeric_limits<double>::infinity();
+    return std::abs(std::log(*piece.energy_j / (alignment_.scale * fine_j)));
+  };
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const std::optional<Nanos> earlier = std::exchange(pieces[i].end_if_read_was_stale, std::nullopt);
+    if (!earlier) continue;
+    const bool next = i + 1 < pieces.size();
+    const auto cost = [&](Nanos knot) {
+      if (fine_ == nullptr) return std::numeric_limits<double>::infinity();
+      const double before = misfit(pieces[i], pieces[i].begin, knot);
+      return next ? before + misfit(pieces[i + 1], knot, pieces[i + 1].end) : before;
+    };
+    const double as_placed = cost(pieces[i].end);
+    const double stale = cost(*earlier);
+    if (!std::isfinite(stale) && !std::isfinite(as_placed)) {  // nothing to choose by: either may be right
+      pieces[i].end_uncertainty = std::max(pieces[i].end_uncertainty, pieces[i].end - *earlier);
+      continue;
+    }
+    if (!(stale < as_placed)) continue;
+    pieces[i].end = *earlier;
+    if (next) pieces[i + 1].begin = *earlier;
+  }
 }
 
 void EnergyAccounting::build_pieces() {
