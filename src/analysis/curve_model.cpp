@@ -30,13 +30,13 @@ std::size_t lowest_eligible(std::span<const CurvePoint> p) {
 }
 
 // The window of points around the lowest eligible mean (the adaptive sweep's, tuned on seeds 101..120):
-// the points within kFitHalfWidthFraction of the range of it and within kFitMaxExcess of its metric, at
-// least its nearest neighbour on each side unless that one is far above it, then widened to three points
-// on the side that is not steep, beyond the half-width if need be.
-std::pair<std::size_t, std::size_t> window_of(std::span<const CurvePoint> p) {
+// the points within `half_width_fraction` of the range of it (kFitHalfWidthFraction for the sweeps) and
+// within kFitMaxExcess of its metric, at least its nearest neighbour on each side unless that one is far
+// above it, then widened to three points on the side that is not steep, beyond the half-width if need be.
+std::pair<std::size_t, std::size_t> window_of(std::span<const CurvePoint> p, double half_width_fraction) {
   const std::size_t lowest = lowest_eligible(p);
   if (lowest == p.size()) throw Error(ErrorKind::kInternal, "fit_curve: no eligible point");
-  const double half_width = kFitHalfWidthFraction * (p.back().x - p.front().x) * (1 + 1e-9);
+  const double half_width = half_width_fraction * (p.back().x - p.front().x) * (1 + 1e-9);
   const double lowest_mean = p[lowest].mean();
   const auto below_excess = [&](std::size_t i) {
     return p[i].mean() - lowest_mean <= kFitMaxExcess * std::fabs(lowest_mean);
@@ -151,9 +151,9 @@ struct WindowFit {
   double optimum_x = 0;
 };
 
-WindowFit fit_window(std::span<const CurvePoint> points) {
+WindowFit fit_window(std::span<const CurvePoint> points, double half_width_fraction) {
   WindowFit w;
-  std::tie(w.first, w.last) = window_of(points);
+  std::tie(w.first, w.last) = window_of(points, half_width_fraction);
   std::vector<double> xs, ys;
   w.lo = std::numeric_limits<double>::infinity(), w.hi = -w.lo;
   for (std::size_t i = w.first; i <= w.last; ++i) {
@@ -251,7 +251,7 @@ struct Resampled {
 // `deviations`, plus a random shift per point of the lack of fit's size; the window is chosen again on each
 // resample (the lowest mean moves with the noise).
 Resampled resample(std::span<const CurvePoint> points, const std::vector<double>& deviations,
-                   const LackOfFit& lof, std::size_t bootstrap) {
+                   const LackOfFit& lof, std::size_t bootstrap, double half_width_fraction) {
   Resampled out;
   std::mt19937_64 rng(20261126);
   std::normal_distribution<double> unit(0, 1);
@@ -262,7 +262,7 @@ Resampled resample(std::span<const CurvePoint> points, const std::vector<double>
       const double shift = lof.sd > 0 ? lof.sd * unit(rng) : 0;
       for (double& v : resampled[i].values) v = m + shift + deviations[rng() % deviations.size()];
     }
-    const WindowFit w = fit_window(resampled);
+    const WindowFit w = fit_window(resampled, half_width_fraction);
     out.optima.push_back(w.optimum_x);
     if (!lof.misfit) continue;
     // A cubic over the same window: it bends more steeply on one side than the other, as curves do near a
@@ -277,15 +277,17 @@ Resampled resample(std::span<const CurvePoint> points, const std::vector<double>
 
 }  // namespace
 
-CurveFit fit_curve(std::span<const CurvePoint> input, std::size_t bootstrap) {
+CurveFit fit_curve(std::span<const CurvePoint> input, std::size_t bootstrap, double half_width_fraction) {
   if (input.size() < 3) throw Error(ErrorKind::kInternal, "fit_curve: fewer than three points");
+  if (!(half_width_fraction > 0))
+    throw Error(ErrorKind::kInternal, "fit_curve: the window's half-width must be positive");
   // Each point's runs in a fixed order: the resamples, and so the pick and the interval, do not depend on
   // the order the runs come in (a resumed adaptive sweep reads them back from the store in another).
   std::vector<CurvePoint> sorted(input.begin(), input.end());
   for (CurvePoint& p : sorted) std::sort(p.values.begin(), p.values.end());
   const std::span<const CurvePoint> points(sorted);
   CurveFit fit;
-  const WindowFit w = fit_window(points);
+  const WindowFit w = fit_window(points, half_width_fraction);
   fit.first = w.first;
   fit.last = w.last;
   fit.quadratic = w.quadratic;
@@ -313,7 +315,8 @@ CurveFit fit_curve(std::span<const CurvePoint> input, std::size_t bootstrap) {
 
   const LackOfFit lof = lack_of_fit_of(points, fit, window_runs);
   fit.lack_of_fit = lof.misfit;
-  const Resampled r = resample(points, pooled_deviations(points, fit, window_runs), lof, bootstrap);
+  const Resampled r =
+      resample(points, pooled_deviations(points, fit, window_runs), lof, bootstrap, half_width_fraction);
   // The pick from the median of the resampled optima (bagging): the window is chosen around the lowest
   // mean, which one lucky run moves, and the median over resamples averages that choice out. On
   // bench_adaptive_regret (seeds 101..120) it lifted the adaptive sweep's picks within 0.5% of the optimum

@@ -73,6 +73,9 @@ struct CurveFit {
 
 // Fits `points` (ascending x, distinct, at least three, at least one eligible). `bootstrap` = 0 skips the
 // resamples: no interval (optimum_low = optimum_high = optimum_x) and the pick from the one fit.
+// `half_width_fraction`: the window's half-width as a fraction of the measured range (kFitHalfWidthFraction,
+// the sweeps'; the online tuner, whose candidates are each far noisier than a sweep's runs, pools a wider
+// window: tune::kTunerFitHalfWidthFraction).
 // The pick: the fitted quadratic moved sideways so that its optimum is the median of the resampled fits'
 // optima, then the fastest eligible window point within kFitTieMargin of the optimum on it. The window is
 // chosen around the lowest mean, which one lucky run moves; the median over resamples that choose their
@@ -93,6 +96,7 @@ struct CurveFit {
 // lowest (a kink between straight pieces, a replayed table, is there, not where a parabola through it
 // bottoms out) and, with median_of_cubics, of the resampled cubics' optima (so that the interval holds
 // the median the pick is nearest).
-CurveFit fit_curve(std::span<const CurvePoint> points, std::size_t bootstrap = 200);
+CurveFit fit_curve(std::span<const CurvePoint> points, std::size_t bootstrap = 200,
+                   double half_width_fraction = kFitHalfWidthFraction);
 
 }  // namespace wattwise::analysis

@@ -199,7 +199,7 @@ std::optional<Search::CurveFitted> Search::curve_fit() const {
   const bool any_eligible =
       std::any_of(c.points.begin(), c.points.end(), [](const analysis::CurvePoint& p) { return p.eligible; });
   if (c.points.size() < 3 || !any_eligible) return std::nullopt;
-  c.fit = analysis::fit_curve(c.points, 0);
+  c.fit = analysis::fit_curve(c.points, 0, kTunerFitHalfWidthFraction);
   return c;
 }
 
