@@ -29,6 +29,10 @@ struct Alignment {
   Nanos offset_uncertainty{0};
 };
 
+// How far the fine trace's offset may be from the truth at the least: one 20 ms sample. Replays of the
+// H100 traces under sparse schedules moved it by 5-20 ms on on/off loads (docs/evidence/sampler-replay.txt).
+inline constexpr Nanos kOffsetUncertainty = std::chrono::milliseconds(20);
+
 // Chooses the shift within +-`search` that minimises sum_j (dE_j - c * dS_j(shift))^2 over the counter
 // pieces with a known increment, where dS_j is the fine trace's integral over the shifted piece and c the
 // best common scale for that shift (so a source that reads a few % low does not bias the shift).

@@ -78,7 +78,7 @@ std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots,
       // 1.5 ms early in the case below) and the bracket also holds the instant before it:
       // the read may have taken the value before that posting (issue 20's load test, repetition 47: a
       // read begun 3 ms before a posting and held up 15 ms put a constant GPU's knot 100 ms late, its
-      // 1 s piece 10% low). Only the fine trace can choose (EnergyAccounting::choose_stale_read_knots).
+      // 1 s piece 10% low). Only the fine trace can choose (held_up_reads.hpp).
       const Nanos before = on_grid - grid->period;
       if (knot->t + grid->uncertainty + kEdgeTolerance > knot->later_read_begin &&
           before >= knot->earliest - kEdgeTolerance)
@@ -178,9 +178,13 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
                      : knots.front().t - timeline.update_period;
   if (begin >= knots.front().t) begin = knots.front().t - timeline.update_period;
   timeline.pieces.reserve(knots.size());
+  bool previous_ambiguous = false;
   for (const Knot& knot : knots) {
     std::optional<Nanos> if_stale = knot.if_read_was_stale;
-    if (if_stale && *if_stale <= begin) if_stale.reset();  // the piece would vanish: the posting is this one
+    // The piece would vanish: the posting is the knot before's, which stands where it is. Where that knot
+    // may stand a period earlier too, this one may follow it (a run of stale reads, held_up_reads.hpp).
+    if (if_stale && *if_stale <= begin && !previous_ambiguous) if_stale.reset();
+    previous_ambiguous = if_stale.has_value();
     timeline.pieces.push_back(CounterPiece{begin, knot.t, knot.increment_j, knot.uncertainty, if_stale});
     if (knot.increment_j) {
       timeline.known_energy_j += *knot.increment_j;

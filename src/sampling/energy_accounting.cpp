@@ -6,10 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <utility>
 
 #include "core/error.hpp"
+#include "sampling/held_up_reads.hpp"
 
 namespace wattwise::sampling {
 namespace {
@@ -26,10 +25,6 @@ double ratio(Nanos part, Nanos whole) {
 // the mean (a load swinging between two levels, on a third of the time, the lower near zero). A heuristic;
 // its coverage is measured (docs/evidence/energy-checks.md).
 constexpr double kPeakToMean = 3.0;
-
-// How far the fine trace's offset (alignment.hpp) may be from the truth: one 20 ms sample. Replays of the
-// H100 traces under sparse schedules moved it by 5-20 ms on on/off loads (docs/evidence/sampler-replay.txt).
-constexpr Nanos kOffsetUncertainty = std::chrono::milliseconds(20);
 
 // Average power of `joules` over `span` (0 for an empty span).
 double power_w(double joules, Nanos span) {
@@ -73,9 +68,16 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
   } else {
     reconciled_method_ = EnergyMethod::kCounter;
   }
-  if (fine_ != nullptr)
-    alignment_ = known_offset ? alignment_at(counter_, *fine_, *known_offset) : estimate_alignment(counter_, *fine_);
-  choose_stale_read_knots();
+  // Knots a held-up read leaves a period late or not (held_up_reads.hpp): the offset is fitted without them,
+  // the fine trace places them, and the fit is redone on the knots as placed (its scale and residuals are
+  // what every piece is judged against).
+  const bool ambiguous = has_ambiguous_knots(counter_);
+  const auto align = [&](const CounterTimeline& counter) {
+    return known_offset ? alignment_at(counter, *fine_, *known_offset) : estimate_alignment(counter, *fine_);
+  };
+  if (fine_ != nullptr) alignment_ = align(ambiguous ? without_ambiguous_knots(counter_) : counter_);
+  place_ambiguous_knots(counter_.pieces, fine_, alignment_);
+  if (fine_ != nullptr && ambiguous) alignment_ = align(counter_);
   build_pieces();
   // Only the span and whether there was a break are needed from here on; the pieces live on in pieces_.
   counter_.pieces = {};
@@ -93,38 +95,6 @@ double EnergyAccounting::unknown_piece_energy(std::size_t index, double fine_j) 
     }
   }
   return 0;
-}
-
-void EnergyAccounting::choose_stale_read_knots() {
-  std::vector<CounterPiece>& pieces = counter_.pieces;
-  const Nanos offset = alignment_.offset;
-  // How far a piece's counter increment is from the fine trace's integral at the overall scale (0: as
-  // every other piece); infinite where the fine trace says nothing there.
-  const auto misfit = [&](const CounterPiece& piece, Nanos begin, Nanos end) {
-    const double fine_j = fine_->integral_j(begin + offset, end + offset);
-    if (!piece.energy_j || fine_j <= 0 || *piece.energy_j <= 0 || alignment_.scale <= 0)
-      return std::numeric_limits<double>::infinity();
-    return std::abs(std::log(*piece.energy_j / (alignment_.scale * fine_j)));
-  };
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    const std::optional<Nanos> earlier = std::exchange(pieces[i].end_if_read_was_stale, std::nullopt);
-    if (!earlier) continue;
-    const bool next = i + 1 < pieces.size();
-    const auto cost = [&](Nanos knot) {
-      if (fine_ == nullptr) return std::numeric_limits<double>::infinity();
-      const double before = misfit(pieces[i], pieces[i].begin, knot);
-      return next ? before + misfit(pieces[i + 1], knot, pieces[i + 1].end) : before;
-    };
-    const double as_placed = cost(pieces[i].end);
-    const double stale = cost(*earlier);
-    if (!std::isfinite(stale) && !std::isfinite(as_placed)) {  // nothing to choose by: either may be right
-      pieces[i].end_uncertainty = std::max(pieces[i].end_uncertainty, pieces[i].end - *earlier);
-      continue;
-    }
-    if (!(stale < as_placed)) continue;
-    pieces[i].end = *earlier;
-    if (next) pieces[i + 1].begin = *earlier;
-  }
 }
 
 void EnergyAccounting::build_pieces() {

@@ -109,10 +109,6 @@ class EnergyAccounting {
     bool known = true;  // the counter measured energy_j (false: across a break, estimated)
   };
 
-  // Where a held-up read leaves a knot's posting ambiguous (CounterPiece::end_if_read_was_stale), the
-  // placement whose two pieces the fine trace explains at the overall scale; without a fine trace the
-  // knot's uncertainty covers both.
-  void choose_stale_read_knots();
   void build_pieces();
   double unknown_piece_energy(std::size_t index, double fine_j) const;
   std::size_t first_piece_after(Nanos t) const;  // index of the first piece beginning after t, or size
