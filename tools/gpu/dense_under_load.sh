@@ -11,22 +11,16 @@ source "$(dirname "$0")/preamble.sh"
 W=/tmp/ww-dense-load
 rm -rf "$W"; mkdir -p "$OUT" "$W"
 step() { echo "== $(date +%T) $*"; }
-burners=()
-stop_burners() { for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null; done; burners=(); }
 finish() {
   stop_burners
   wait 2>/dev/null
   tar czf "$OUT/dense-under-load.tar.gz" -C "$W" . && ls -la "$OUT"
 }
 trap finish EXIT
-settings() {
-  nvidia-smi --query-gpu=index,name,power.limit,power.default_limit,clocks_event_reasons.active,clocks.sm,clocks.mem,persistence_mode,compute_mode \
-      --format=csv
-}
 step environment
 { nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader; "$WW" --version; uname -r;
   echo "cores: $(nproc)"; } > "$W/environment.txt" 2>&1
-settings > "$W/settings-before.txt" 2>&1
+gpu_settings > "$W/settings-before.txt" 2>&1
 cat "$W/environment.txt" "$W/settings-before.txt"
 
 # record NAME JOB...: the job under `wattwise measure --counter-interval 10`, its trace and phases kept.
@@ -47,17 +41,12 @@ both() {
 }
 both idle
 step "every core busy: $((2 * $(nproc))) spinners and a fork loop"
-for ((i = 0; i < 2 * $(nproc); ++i)); do bash -c 'while :; do :; done' & burners+=($!); done
-bash -c 'while :; do /bin/true; done' & burners+=($!)
+burn_every_core
 uptime > "$W/load.txt"
 both busy
 uptime >> "$W/load.txt"
 stop_burners
 
-settings > "$W/settings-after.txt" 2>&1
-if diff -q "$W/settings-before.txt" "$W/settings-after.txt" > /dev/null; then
-  echo "settings unchanged" | tee "$W/settings-diff.txt"
-else
-  diff "$W/settings-before.txt" "$W/settings-after.txt" | tee "$W/settings-diff.txt"
-fi
+gpu_settings > "$W/settings-after.txt" 2>&1
+compare_settings "$W"
 step done

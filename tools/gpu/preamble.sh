@@ -33,3 +33,27 @@ measure_watched() {
   wait "$pid"
   wait
 }
+
+# Every core busy, as data loaders keep a node: twice as many spinners as cores and a fork loop. The caller's
+# EXIT trap calls stop_burners, so no spinner outlives the script.
+burners=()
+burn_every_core() {
+  for ((i = 0; i < 2 * $(nproc); ++i)); do bash -c 'while :; do :; done' & burners+=($!); done
+  bash -c 'while :; do /bin/true; done' & burners+=($!)
+}
+stop_burners() { for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null; done; burners=(); }
+
+# The settings read before and after a run (nothing here sets one), and their comparison into
+# DIR/settings-diff.txt: "settings unchanged", or the diff.
+gpu_settings() {
+  nvidia-smi --query-gpu=index,name,power.limit,power.default_limit,clocks_event_reasons.active,clocks.sm,clocks.mem,persistence_mode,compute_mode \
+      --format=csv
+}
+compare_settings() {
+  local dir=$1
+  if diff -q "$dir/settings-before.txt" "$dir/settings-after.txt" > /dev/null; then
+    echo "settings unchanged" | tee "$dir/settings-diff.txt"
+  else
+    diff "$dir/settings-before.txt" "$dir/settings-after.txt" | tee "$dir/settings-diff.txt"
+  fi
+}

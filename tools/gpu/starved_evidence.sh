@@ -12,8 +12,6 @@ source "$(dirname "$0")/preamble.sh"
 W=/tmp/ww-starved
 rm -rf "$W"; mkdir -p "$OUT" "$W"
 step() { echo "== $(date +%T) $*"; }
-burners=()
-stop_burners() { for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null; done; burners=(); }
 finish() {
   stop_burners
   wait 2>/dev/null
@@ -21,15 +19,11 @@ finish() {
   ls -la "$OUT"
 }
 trap finish EXIT
-settings() {
-  nvidia-smi --query-gpu=index,name,power.limit,power.default_limit,clocks_event_reasons.active,clocks.sm,clocks.mem,persistence_mode,compute_mode \
-      --format=csv
-}
 TRAIN=(python3 workloads/train_cnn.py --model resnet50 --batch 128 --max-seconds 40)
 
 step environment
 { nvidia-smi -L; "$WW" --version; uname -r; echo "cores: $(nproc)"; } > "$W/environment.txt" 2>&1
-settings > "$W/settings-before.txt" 2>&1
+gpu_settings > "$W/settings-before.txt" 2>&1
 cat "$W/environment.txt" "$W/settings-before.txt"
 
 # run NAME: the training under `wattwise measure`, the independent counter read around it.
@@ -47,19 +41,14 @@ step "resnet50 on an idle CPU (baseline)"
 run idle
 
 step "resnet50 with every core busy: $((2 * $(nproc))) spinners and a fork loop"
-for ((i = 0; i < 2 * $(nproc); ++i)); do bash -c 'while :; do :; done' & burners+=($!); done
-bash -c 'while :; do /bin/true; done' & burners+=($!)
+burn_every_core
 uptime > "$W/load.txt"
 run starved
 uptime >> "$W/load.txt"
 stop_burners
 
-settings > "$W/settings-after.txt" 2>&1
-if diff -q "$W/settings-before.txt" "$W/settings-after.txt" > /dev/null; then
-  echo "settings unchanged" | tee "$W/settings-diff.txt"
-else
-  diff "$W/settings-before.txt" "$W/settings-after.txt" | tee "$W/settings-diff.txt"
-fi
+gpu_settings > "$W/settings-after.txt" 2>&1
+compare_settings "$W"
 
 step summary
 python3 - "$W" > "$W/summary.txt" 2>&1 <<'PY'
