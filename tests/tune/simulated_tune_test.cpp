@@ -122,6 +122,18 @@ TEST(SimulatedTune, TunesAReplayedTableOverItsMeasuredRange) {
   EXPECT_LE(*r.settled_value, 165);
 }
 
+// The published V100 ResNet-152 rows (../shared/reference/v100_cnn_power_caps.csv) as a replay table in
+// `dir`; its path.
+std::string published_resnet152_rows(const testing::TempDir& dir) {
+  const std::string path = (dir.path() / "replay.csv").string();
+  std::ofstream(path) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
+                         "default,300,273.7,186.948,683.0\n"
+                         "min_E,150,143.2,125.352,875.3\n"
+                         "min_EDP,185,176.3,137.879,782.1\n"
+                         "min_EDS1.5,255,233.7,165.032,706.2\n";
+  return path;
+}
+
 TEST(SimulatedTune, TheFinalFitOfAReplayedEdpPoolsEnoughCandidatesToFindItsKink) {
   // The published V100 ResNet-152 rows: EDP falls gently from 150 W to a kink at 185 W and rises twice as
   // steeply above it; within 1% of its lowest only at 175-190 W. A candidate's probe (11 iterations) knows
@@ -130,12 +142,7 @@ TEST(SimulatedTune, TheFinalFitOfAReplayedEdpPoolsEnoughCandidatesToFindItsKink)
   // 200 seeds, over those within 45 W (kTunerFitHalfWidthFraction) on 169. A small margin on one curve
   // (bench_tune_regret's 1440 cases are the evidence), but deterministic: seeded noise, no clock.
   const testing::TempDir dir{"wattwise-test-tune-resnet152"};
-  const std::string path = (dir.path() / "replay.csv").string();
-  std::ofstream(path) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
-                         "default,300,273.7,186.948,683.0\n"
-                         "min_E,150,143.2,125.352,875.3\n"
-                         "min_EDP,185,176.3,137.879,782.1\n"
-                         "min_EDS1.5,255,233.7,165.032,706.2\n";
+  const std::string path = published_resnet152_rows(dir);
   TunerConfig config;
   config.metric = analysis::parse_metric("edp");
   const SimulatedJob job("csv:" + path, TuneKnob::kPowerLimit, experiment::read_replay_table);
@@ -213,12 +220,7 @@ TEST(SimulatedTune, ADryRunOnADriftingGpuHoldsTheStartValue) {
 // `seeds` replayed ResNet-152 runs with `profiling_budget` (docs/tune.md "The search", step 6).
 int readmitted_never_measured(std::uint64_t profiling_budget, std::uint64_t seeds) {
   const testing::TempDir dir{"wattwise-test-tune-resnet152-edge"};
-  const std::string path = (dir.path() / "replay.csv").string();
-  std::ofstream(path) << "label,power_limit_W,avg_power_W,energy_kJ,time_s\n"
-                         "default,300,273.7,186.948,683.0\n"
-                         "min_E,150,143.2,125.352,875.3\n"
-                         "min_EDP,185,176.3,137.879,782.1\n"
-                         "min_EDS1.5,255,233.7,165.032,706.2\n";
+  const std::string path = published_resnet152_rows(dir);
   TunerConfig config;
   config.max_slowdown = 0.10;
   config.profiling_budget = profiling_budget;
