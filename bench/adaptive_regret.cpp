@@ -1,5 +1,6 @@
 // The regret of recommendations: the exhaustive 31 x 5 power-limit sweep against `sweep --adaptive` with
-// its default flags, on the six simulated V100 models and on the same models replayed from the published
+// its default flags (steered by four metrics at once) and against `sweep --adaptive --metric M` (steered by
+// the one metric each case is judged on: four sweeps per seed, each within its own budget), on the six simulated V100 models and on the same models replayed from the published
 // table (shared/reference/v100_cnn_power_caps.csv), for seeds A..B. In process, on the simulator's model
 // (sim::run_unsampled: the job's time and exact energy, no sampler and no store), so 20 seeds x 12
 // profiles x ~200 runs take seconds. Regret = metric of the recommended limit on the noise-free curve
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -160,6 +162,17 @@ struct Outcome {
   std::size_t disagreements = 0;  // adaptive: metrics where its own pick is not analyze's (one answer: 0)
 };
 
+// The four metrics' cases from `sweep --adaptive --metric M`, one sweep per metric: steered[i] is the sweep
+// steered by metric i alone.
+struct SteeredOutcomes {
+  std::vector<Outcome> steered;
+  std::size_t runs() const {
+    std::size_t n = 0;
+    for (const auto& o : steered) n += o.runs;
+    return n;
+  }
+};
+
 // A/A (`aa`): every limit is run as the reference, so no setting differs from any other.
 Outcome exhaustive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa = false) {
   ww::sim::Simulation sim = simulation(p, true);
@@ -172,9 +185,13 @@ Outcome exhaustive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa
   return o;
 }
 
-Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa = false) {
+// `steered_by`: the index of the one metric the sweep refines (`--metric M`); none: all four (the default).
+Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa = false,
+                 std::optional<std::size_t> steered_by = std::nullopt) {
+  std::vector<MetricSpec> steering = bench_metrics();
+  if (steered_by) steering = {steering[*steered_by]};
   ww::experiment::AdaptiveConfig config = ww::experiment::default_adaptive_config(
-      "power_limit_w", c.limits, kDefaultLimitW, bench_metrics(), seed);
+      "power_limit_w", c.limits, kDefaultLimitW, steering, seed);
   if (const char* v = std::getenv("BUDGET_RUNS")) config.budget_runs = std::strtoul(v, nullptr, 10);
   if (const char* v = std::getenv("PRECISION_STEPS"))
     config.precision = std::strtod(v, nullptr) * (c.limits.back() - c.limits.front()) / double(c.limits.size() - 1);
@@ -185,18 +202,23 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa =
   for (;;) {
     const auto d = ww::experiment::decide_next(config, obs);
     if (!d.next) {
-      if (const char* dump = std::getenv("DEBUG_DUMP"); dump && !aa) {
+      if (const char* dump = std::getenv("DEBUG_DUMP"); dump && !aa && !steered_by) {
         std::ofstream f(dump, std::ios::app);
         for (const auto& r : obs)
           f << fmt::format("run {} {} {} {:.17g} {:.17g}\n", p.name, seed, r.value, r.time_s, r.energy_j);
       }
       Outcome o;
-      for (const auto& b : d.best) o.picks.push_back(b.pick_value);
       o.analysed = analysis_picks(runs);
       o.recommended = o.analysed.recommended;
       o.runs = obs.size();
-      for (std::size_t i = 0; i < o.picks.size(); ++i) o.disagreements += o.picks[i] != o.recommended[i];
-      if (const char* want = std::getenv("DEBUG_RUNS"); want && p.name + ":" + std::to_string(seed) == want) {
+      // The sweep's own picks, per bench metric; a steered sweep has one, its metric's.
+      o.picks = o.recommended;
+      for (std::size_t b = 0; b < d.best.size(); ++b) {
+        const std::size_t i = steered_by ? *steered_by : b;
+        o.picks[i] = d.best[b].pick_value;
+        o.disagreements += o.picks[i] != o.recommended[i];
+      }
+      if (const char* want = std::getenv("DEBUG_RUNS"); want && !steered_by && p.name + ":" + std::to_string(seed) == want) {
         std::map<double, int> counts;
         for (const auto& r : obs) counts[r.value]++;
         // Each run's EDP against the mean of this sweep's reference runs (what its fit sees), and the
@@ -216,7 +238,7 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa =
             if (r.value == v) values += fmt::format(" {:.4f}", ww::analysis::metric_value(edp, r.energy_j, r.time_s, ref));
           fmt::print(stderr, "  {} W x{} EDP{} (noise-free regret {:.2f}%)\n", v, n, values, regret_pct(c, edp, v));
         }
-        for (std::size_t i = 0; i < o.picks.size(); ++i) fmt::print(stderr, "  pick {} fitted {}\n", o.picks[i], d.best[i].fitted_value);
+        for (const auto& b : d.best) fmt::print(stderr, "  pick {} fitted {}\n", b.pick_value, b.fitted_value);
       }
       return o;
     }
@@ -226,16 +248,23 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa =
   }
 }
 
+SteeredOutcomes steered(const Profile& p, const Curve& c, std::uint64_t seed, bool aa = false) {
+  SteeredOutcomes s;
+  for (std::size_t i = 0; i < bench_metrics().size(); ++i) s.steered.push_back(adaptive(p, c, seed, aa, i));
+  return s;
+}
+
 // The recommendations compared, in column order.
-enum Column { kExhaustivePick, kExhaustiveAnalyze, kAdaptiveAnalyze, kColumns };
+enum Column { kExhaustivePick, kExhaustiveAnalyze, kAdaptiveAnalyze, kSteeredAnalyze, kColumns };
 
 struct Tally {
   std::size_t cases = 0;
   std::array<std::size_t, kColumns> ok{};
   std::array<double, kColumns> max_pct{};
-  std::size_t exhaustive_runs = 0, adaptive_runs = 0;
-  std::size_t covered_exh = 0, covered_ada = 0;  // the fit's 90% interval holds the true optimum
-  double width_exh_w = 0, width_ada_w = 0;        // summed widths of those intervals (+-2.5 W included)
+  std::size_t exhaustive_runs = 0, adaptive_runs = 0, steered_runs = 0;  // steered: its four sweeps' runs
+  // The fit's 90% interval holds the true optimum; the summed widths of those intervals (+-2.5 W included).
+  std::array<std::size_t, kColumns> covered{};
+  std::array<double, kColumns> width_w{};
   void add(const std::array<double, kColumns>& regret_pct) {
     ++cases;
     for (std::size_t c = 0; c < kColumns; ++c) {
@@ -247,14 +276,17 @@ struct Tally {
 
 std::string row(const std::string& name, const Tally& t) {
   const auto pct = [&](std::size_t ok) { return 100.0 * double(ok) / double(t.cases); };
-  const std::string runs =
-      t.exhaustive_runs == 0
-          ? "-"
-          : fmt::format("{:.1f}%", 100.0 * double(t.adaptive_runs) / double(t.exhaustive_runs));
+  // Of the exhaustive sweep's runs: the steered sweeps' runs against one exhaustive sweep per metric.
+  const auto runs = [&](std::size_t used, std::size_t sweeps) {
+    return t.exhaustive_runs == 0
+               ? std::string("-")
+               : fmt::format("{:.1f}%", 100.0 * double(used) / double(t.exhaustive_runs * sweeps));
+  };
   std::string text = fmt::format("{:<22} {:>5}", name, t.cases);
   for (std::size_t c = 0; c < kColumns; ++c)
     text += fmt::format(" {:>7.1f}% {:>6.2f}%", pct(t.ok[c]), t.max_pct[c]);
-  return text + fmt::format(" {:>7}\n", runs);
+  return text + fmt::format(" {:>7} {:>7}\n", runs(t.adaptive_runs, 1),
+                            runs(t.steered_runs, bench_metrics().size()));
 }
 
 std::vector<Profile> bench_profiles() {
@@ -303,22 +335,28 @@ int main(int argc, char** argv) {
     for (std::uint64_t seed = first; seed <= last; ++seed) {
       const Outcome e = exhaustive(p, curve, seed);
       const Outcome a = adaptive(p, curve, seed);
+      const SteeredOutcomes one = steered(p, curve, seed);
       for (auto* t : {&profile_tally, replayed ? &replay_total : &sim_total}) {
         t->exhaustive_runs += e.runs;
         t->adaptive_runs += a.runs;
+        t->steered_runs += one.runs();
       }
       disagreements += a.disagreements;
+      for (const auto& o : one.steered) disagreements += o.disagreements;
       for (std::size_t i = 0; i < metrics.size(); ++i) {
         const double truth = true_optimum_w(curve, metrics[i]);
         const auto covers = [&](const AnalysisPicks& a) {  // to the grid's half step
           return a.interval[i].first - 2.5 <= truth && truth <= a.interval[i].second + 2.5;
         };
         const auto width = [&](const AnalysisPicks& a) { return a.interval[i].second - a.interval[i].first + 5; };
+        const AnalysisPicks& one_analysed = one.steered[i].analysed;
         for (auto* t : {&profile_tally, replayed ? &replay_total : &sim_total}) {
-          t->covered_exh += covers(e.analysed);
-          t->covered_ada += covers(a.analysed);
-          t->width_exh_w += width(e.analysed);
-          t->width_ada_w += width(a.analysed);
+          for (const auto& [column, analysed] : {std::pair{kExhaustiveAnalyze, &e.analysed},
+                                                 std::pair{kAdaptiveAnalyze, &a.analysed},
+                                                 std::pair{kSteeredAnalyze, &one_analysed}}) {
+            t->covered[column] += covers(*analysed);
+            t->width_w[column] += width(*analysed);
+          }
         }
         if (std::getenv("DEBUG_INTERVAL") && (!covers(e.analysed) || !covers(a.analysed)))
           fmt::print(stderr, "{} seed {} {}: truth {} exh [{:.1f}, {:.1f}] ada [{:.1f}, {:.1f}]\n", p.name, seed,
@@ -326,12 +364,13 @@ int main(int argc, char** argv) {
                      a.analysed.interval[i].first, a.analysed.interval[i].second);
         const std::array<double, kColumns> regret = {regret_pct(curve, metrics[i], e.picks[i]),
                                                      regret_pct(curve, metrics[i], e.recommended[i]),
-                                                     regret_pct(curve, metrics[i], a.recommended[i])};
+                                                     regret_pct(curve, metrics[i], a.recommended[i]),
+                                                     regret_pct(curve, metrics[i], one_analysed.recommended[i])};
         profile_tally.add(regret);
         if (std::getenv("DEBUG_CASES") && (std::getenv("DEBUG_ALL") || regret[kAdaptiveAnalyze] > kRegretGoalPct || (std::getenv("DEBUG_EXH") && regret[kExhaustiveAnalyze] > kRegretGoalPct)))
-          fmt::print(stderr, "{} seed {} {}: exh {} ({:.2f}%) exh-an {} ({:.2f}%) ada {} ({:.2f}%) runs {}\n", p.name, seed,
+          fmt::print(stderr, "{} seed {} {}: exh {} ({:.2f}%) exh-an {} ({:.2f}%) ada {} ({:.2f}%) runs {} ada-1 {} ({:.2f}%) runs {}\n", p.name, seed,
                      metrics[i].name(), e.picks[i], regret[kExhaustivePick], e.recommended[i], regret[kExhaustiveAnalyze], a.recommended[i],
-                     regret[kAdaptiveAnalyze], a.runs);
+                     regret[kAdaptiveAnalyze], a.runs, one_analysed.recommended[i], regret[kSteeredAnalyze], one.steered[i].runs);
         (replayed ? replay_total : sim_total).add(regret);
         (replayed ? by_metric_replay : by_metric_sim)[metrics[i].name()].add(regret);
       }
@@ -345,11 +384,13 @@ int main(int argc, char** argv) {
   fmt::print(
       "# columns: cases | within goal and max regret of: the exhaustive 31x5 sweep's lowest mean (exh), "
       "analyze's recommendation over its runs (exh-an), analyze's recommendation over the adaptive runs, "
-      "which is the adaptive sweep's own (ada) | adaptive runs / exhaustive runs\n");
+      "which is the adaptive sweep's own (ada: steered by the four metrics at once, the default; ada-1: "
+      "steered by the case's metric alone, --metric M, one sweep per metric) | adaptive runs / exhaustive "
+      "runs (runs: ada's; runs-1: ada-1's four sweeps against four exhaustive ones)\n");
   std::string header = fmt::format("{:<22} {:>5}", "profile", "cases");
-  for (const char* c : {"exh", "exh-an", "ada"})
+  for (const char* c : {"exh", "exh-an", "ada", "ada-1"})
     header += fmt::format(" {:>8} {:>7}", fmt::format("{} ok", c), fmt::format("{} max", c));
-  header += fmt::format(" {:>7}\n", "runs");
+  header += fmt::format(" {:>7} {:>7}\n", "runs", "runs-1");
   fmt::print("{}{}", header, per_profile);
   fmt::print("\n{}", header);
   for (const auto& [name, t] : by_metric_sim) fmt::print("{}", row("simulated " + name, t));
@@ -357,33 +398,40 @@ int main(int argc, char** argv) {
   fmt::print("{}{}", row("ALL simulated", sim_total), row("ALL replayed", replay_total));
   for (const auto& [name, t] : {std::pair{"simulated", &sim_total}, std::pair{"replayed", &replay_total}})
     fmt::print("# {}: the fit's 90% interval of the optimum (+-2.5 W) holds the true optimum in {:.1f}% "
-               "(exhaustive) / {:.1f}% (adaptive) of {} cases; mean width {:.1f} W / {:.1f} W\n",
-               name, 100.0 * double(t->covered_exh) / double(t->cases),
-               100.0 * double(t->covered_ada) / double(t->cases), t->cases, t->width_exh_w / double(t->cases),
-               t->width_ada_w / double(t->cases));
+               "(exhaustive) / {:.1f}% (adaptive) / {:.1f}% (steered by one metric) of {} cases; mean width "
+               "{:.1f} W / {:.1f} W / {:.1f} W\n",
+               name, 100.0 * double(t->covered[kExhaustiveAnalyze]) / double(t->cases),
+               100.0 * double(t->covered[kAdaptiveAnalyze]) / double(t->cases),
+               100.0 * double(t->covered[kSteeredAnalyze]) / double(t->cases), t->cases,
+               t->width_w[kExhaustiveAnalyze] / double(t->cases), t->width_w[kAdaptiveAnalyze] / double(t->cases),
+               t->width_w[kSteeredAnalyze] / double(t->cases));
   // A/A: every limit runs as the reference; "beyond noise" claimed for analyze's recommendation.
   for (const bool replayed_group : {false, true}) {
     if (std::getenv("SKIP_AA")) break;
-    std::size_t cases = 0, claims_exh = 0, claims_ada = 0;
+    std::size_t cases = 0, claims_exh = 0, claims_ada = 0, claims_one = 0;
     for (const auto& p : profiles) {
       if ((p.name.rfind("replay:", 0) == 0) != replayed_group) continue;
       const Curve curve = noise_free_curve(p);
       for (std::uint64_t seed = first; seed <= last; ++seed) {
         const Outcome e = exhaustive(p, curve, seed, true);
         const Outcome a = adaptive(p, curve, seed, true);
+        const SteeredOutcomes one = steered(p, curve, seed, true);
         for (std::size_t i = 0; i < metrics.size(); ++i) {
           ++cases;
           claims_exh += e.analysed.beyond_noise[i];
           claims_ada += a.analysed.beyond_noise[i];
+          claims_one += one.steered[i].analysed.beyond_noise[i];
         }
       }
     }
     fmt::print("# A/A {} (every limit runs as {} W): \"beyond noise\" claimed in {:.1f}% (exhaustive) / "
-               "{:.1f}% (adaptive) of {} cases\n",
+               "{:.1f}% (adaptive) / {:.1f}% (steered by one metric) of {} cases\n",
                replayed_group ? "replayed" : "simulated", kDefaultLimitW,
-               100.0 * double(claims_exh) / double(cases), 100.0 * double(claims_ada) / double(cases), cases);
+               100.0 * double(claims_exh) / double(cases), 100.0 * double(claims_ada) / double(cases),
+               100.0 * double(claims_one) / double(cases), cases);
   }
-  fmt::print("# adaptive sweep's own pick differs from analyze's over its runs in {} cases\n", disagreements);
+  fmt::print("# adaptive sweep's own pick differs from analyze's over its runs in {} cases (ada and ada-1)\n",
+             disagreements);
   fmt::print("# fitted recommendations (every sweep, A/A included): {}; median outside its own 90% interval: "
              "{}; median of resampled cubics: {}; quadratic misfits but too few values for a cubic: {}\n",
              decision_counts.fitted, decision_counts.median_outside, decision_counts.cubics,

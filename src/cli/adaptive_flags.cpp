@@ -14,7 +14,6 @@
 namespace wattwise::cli {
 namespace {
 
-constexpr unsigned kMaxRepeats = 4;
 constexpr double kMaxBudgetRuns = 1e6;
 
 std::vector<analysis::MetricSpec> adaptive_metrics(const AdaptiveFlags& flags) {
@@ -86,7 +85,7 @@ unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app) 
   if (app.count("--repeat") > 0)
     throw usage_error(
         "--adaptive decides the repeats itself: drop --repeat (give --budget to bound the runs)");
-  return kMaxRepeats;
+  return experiment::kDefaultMaxRepeats;
 }
 
 experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const plan::Plan& plan,
@@ -111,7 +110,7 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
   if (reference && reference->contains(knob)) reference_value = reference->at(knob);
   auto config =
       experiment::default_adaptive_config(knob, grid, reference_value, adaptive_metrics(flags), seed);
-  config.max_repeats = kMaxRepeats;
+  config.max_repeats = experiment::kDefaultMaxRepeats;
   if (flags.budget) apply_budget(*flags.budget, config);
   if (flags.precision) config.precision = parse_precision(*flags.precision, knob);
   return config;
