@@ -81,6 +81,13 @@ TEST_F(AdaptiveTest, SummaryGivesOneAnswerAnalyzesRecommendationFromTheFittedCur
     EXPECT_NE(text.find(expected.str()), std::string::npos) << text;
     EXPECT_EQ(rec.at("decision").at("method"), "fit") << metric;
   }
+  // Steered by four metrics, it says how to get a sharper pick for the one the user will act on; steered by
+  // that one, there is nothing to say.
+  EXPECT_NE(r.out.find("steered by 4 metrics at once"), std::string::npos) << r.out;
+  const auto one = wattwise(adaptive_sweep(path("b.db").string(), {"--seed", "3", "--metric", "EDP"}));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("  EDP "), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("metrics at once"), std::string::npos) << one.out;
 }
 
 TEST_F(AdaptiveTest, ResumeAfterABudgetReplaysTheSameDecisions) {
