@@ -110,10 +110,25 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
   if (reference && reference->contains(knob)) reference_value = reference->at(knob);
   auto config =
       experiment::default_adaptive_config(knob, grid, reference_value, adaptive_metrics(flags), seed);
-  config.max_repeats = experiment::kDefaultMaxRepeats;
+  // The plan holds the runs a value may get: grid x kDefaultMaxRepeats, or fewer in a database written
+  // before the cap was 12 (grid x 4), resumed with `--resume --db X`. Asking for more than the plan holds
+  // ended such a sweep at the first value with 4 runs, its budget unspent.
+  config.max_repeats = std::min(experiment::kDefaultMaxRepeats, plan.spec.repeats);
   if (flags.budget) apply_budget(*flags.budget, config);
   if (flags.precision) config.precision = parse_precision(*flags.precision, knob);
   return config;
+}
+
+std::string adaptive_dry_run_note(const experiment::AdaptiveConfig& config, std::size_t planned_runs) {
+  const std::string makes =
+      config.budget_s
+          ? fmt::format("runs until their times add up to {:.0f} s, from the {} planned below", *config.budget_s,
+                        planned_runs)
+          : fmt::format("at most {} of the {} runs planned below", config.budget_runs, planned_runs);
+  return fmt::format(
+      "adaptive sweep: it makes {} (up to {} a value), each chosen after the runs before it: the plan is "
+      "every run it may make, not the ones it will\n",
+      makes, config.max_repeats);
 }
 
 std::function<std::string(const std::map<std::string, double>&)> wire_adaptive_sweep(

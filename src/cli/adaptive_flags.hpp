@@ -36,6 +36,10 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
                                            const std::optional<analysis::Setting>& reference,
                                            std::uint64_t seed);
 
+// The line `sweep --adaptive --dry-run` prints above the plan: the plan lists every run the sweep may make
+// (grid x max_repeats, more than an exhaustive sweep's), not the few it will.
+std::string adaptive_dry_run_note(const experiment::AdaptiveConfig& config, std::size_t planned_runs);
+
 // Sets `options.next_run` and the progress total for an adaptive sweep; returns what to print after it,
 // given analyze's recommendation of each metric (by name) over the sweep's runs.
 std::function<std::string(const std::map<std::string, double>&)> wire_adaptive_sweep(

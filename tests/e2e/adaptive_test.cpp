@@ -1,5 +1,6 @@
 // `sweep --adaptive` with the real binary on the simulated V100.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -186,6 +187,46 @@ TEST_F(AdaptiveTest, TheIssuesOtherSharpOptimaAndTheirResumeDoNotAbort) {
     const auto resumed = wattwise({"sweep", "--resume", "--db", db});
     EXPECT_EQ(resumed.exit_code, 0) << job << " --resume\n" << resumed.err << resumed.out;
   }
+}
+
+// The dry run lists the plan, grid x 12 (372 runs for 31 limits, more than the exhaustive 155): it says
+// first that the sweep makes at most its budget of them, chosen as it goes.
+TEST_F(AdaptiveTest, TheDryRunSaysTheSweepMakesAtMostItsBudgetOfThePlannedRuns) {
+  const auto r = wattwise(adaptive_sweep(path("a.db").string(), {"--metric", "EDP", "--dry-run"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("adaptive sweep: it makes at most 54 of the 372 runs planned below (up to 12 a value)", 0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("dry run: 372 runs"), std::string::npos) << r.out;
+  const auto timed = wattwise(adaptive_sweep(path("a.db").string(), {"--budget", "2h", "--dry-run"}));
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  EXPECT_NE(timed.out.find("runs until their times add up to 7200 s"), std::string::npos) << timed.out;
+  EXPECT_FALSE(std::filesystem::exists(path("a.db")));
+}
+
+// A database written when the plan held 4 runs a value (before kDefaultMaxRepeats was 12), resumed with
+// `--resume --db X`: the sweep repeats as its plan allows, 4 a value, and says why it stopped. It said
+// "power_limit_w=150 has all its 12 runs" (the plan held 4), as if the cap of 12 had been reached.
+TEST_F(AdaptiveTest, ADatabasePlannedWithFourRunsAValueResumesWithinItsPlan) {
+  const std::string db = path("old.db").string();
+  // The coarse pass only: its runs are repeat 0, plan indices below 31 in a plan of 4 repeats as of 12.
+  ASSERT_EQ(wattwise(adaptive_sweep(db, {"--metric", "EDP", "--budget", "8"})).exit_code, 0);
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  const int rc = sqlite3_exec(
+      handle, "UPDATE plan SET spec_json = replace(spec_json, '\"repeats\":12', '\"repeats\":4')", nullptr,
+      nullptr, nullptr);
+  const int changed = sqlite3_changes(handle);
+  sqlite3_close(handle);
+  ASSERT_EQ(rc, SQLITE_OK);
+  ASSERT_EQ(changed, 1);
+  const auto r = wattwise({"sweep", "--resume", "--db", db, "--budget", "80"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("has all its 12 runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with 4 runs near it"), std::string::npos) << r.out;
+  const auto runs = runs_per_limit(nlohmann::json::parse(wattwise({"analyze", db, "--json"}).out));
+  EXPECT_GT(total(runs), 8);
+  for (const auto& [w, k] : runs) EXPECT_LE(k, 4) << w;
 }
 
 }  // namespace
