@@ -13,6 +13,9 @@
 // and each adaptive sweep's runs to FILE, for bench/adaptive_picks.py; SKIP_AA=1 leaves the A/A sweeps out,
 // for quicker design runs. Design knobs, to measure a sweep other than the default one: BUDGET_RUNS=N,
 // PRECISION_STEPS=K (grid steps), MAX_REPEATS=N.)
+// Last, the headline (the lowest energy at most 10% slower than 300 W, analyze's default) over the
+// exhaustive, the default adaptive and the E-steered sweeps' runs, judged by headline_tally.hpp
+// (DEBUG_HEADLINE=1 lists its cases over 0.5% or over the limit on stderr).
 #include <fmt/format.h>
 
 #include <array>
@@ -29,6 +32,7 @@
 #include "analysis/analysis.hpp"
 #include "experiment/adaptive_sweep.hpp"
 #include "experiment/replay_table.hpp"
+#include "headline_tally.hpp"
 #include "sim/simulation.hpp"
 #include "sim/unsampled_run.hpp"
 #include "v100_bench_profiles.hpp"
@@ -111,6 +115,8 @@ struct AnalysisPicks {
   std::vector<bool> beyond_noise;                   // "beyond noise" claimed against the reference
   std::vector<bool> lack_of_fit;                    // the fit's lack-of-fit test rejected the quadratic
   std::vector<bool> median_of_cubics;               // ... and the pick's median is the resampled cubics'
+  double headline_w = 0;  // the headline's pick (E within 10% of the reference's time: headline_tally.hpp)
+  std::vector<double> measured_w;  // the limits the sweep ran
 };
 
 // Over every fitted recommendation analysis_picks makes (A/A included): how many print a median outside
@@ -126,6 +132,8 @@ AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
   options.metrics = bench_metrics();
   const auto analysis = ww::analysis::analyze(runs, options);
   AnalysisPicks picks;
+  picks.headline_w = analysis.headline.pick.setting.at("power_limit_w");
+  for (const auto& s : analysis.settings) picks.measured_w.push_back(s.setting.at("power_limit_w"));
   for (const auto& rec : analysis.recommendations) {
     picks.recommended.push_back(rec.setting.at("power_limit_w"));
     picks.lowest_mean.push_back(analysis.settings.at(rec.best_index).setting.at("power_limit_w"));
@@ -305,6 +313,8 @@ int main(int argc, char** argv) {
   Tally sim_total, replay_total;
   std::size_t disagreements = 0;
   std::string per_profile;
+  // The headline over the exhaustive, the default adaptive and the E-steered sweeps' runs, per group.
+  std::map<std::string, ww::bench::HeadlineTally> headline;
   for (const auto& p : profiles) {
     const Curve curve = noise_free_curve(p);
     if (std::getenv("DEBUG_CURVE") && p.name == std::getenv("DEBUG_CURVE")) {
@@ -342,6 +352,20 @@ int main(int argc, char** argv) {
         t->steered_runs += one.runs();
       }
       disagreements += a.disagreements;
+      for (const auto& [sweep, picks] : {std::pair{"exh", &e.analysed}, std::pair{"ada", &a.analysed},
+                                         std::pair{"ada-1 (E)", &one.steered.at(0).analysed}}) {
+        const auto j =
+            ww::bench::judge_headline(curve.at, kDefaultLimitW, ww::analysis::kDefaultHeadlineSlowdown,
+                                      picks->headline_w, picks->measured_w);
+        ww::bench::HeadlineTally& t =
+            headline[fmt::format("{} {}", replayed ? "replayed" : "simulated", sweep)];
+        t.max_slowdown_pct = 100 * ww::analysis::kDefaultHeadlineSlowdown;
+        if (std::getenv("DEBUG_HEADLINE") && (j.regret_pct > 0.5 || t.over(j) || std::getenv("DEBUG_ALL")))
+          fmt::print(stderr,
+                     "headline {} seed {} {}: pick {} W (regret {:.2f}%, true slowdown {:.2f}%) truth {} W\n",
+                     p.name, seed, sweep, j.pick_w, j.regret_pct, j.true_slowdown_pct, j.truth_w);
+        t.add(j);
+      }
       for (const auto& o : one.steered) disagreements += o.disagreements;
       for (std::size_t i = 0; i < metrics.size(); ++i) {
         const double truth = true_optimum_w(curve, metrics[i]);
@@ -436,6 +460,20 @@ int main(int argc, char** argv) {
              "{}; median of resampled cubics: {}; quadratic misfits but too few values for a cubic: {}\n",
              decision_counts.fitted, decision_counts.median_outside, decision_counts.cubics,
              decision_counts.misfit_too_few_for_cubic);
+  fmt::print(
+      "# headline (lowest energy at most 10% slower than {} W, analyze's default): its energy regret "
+      "against the noise-free curve's lowest energy within 1.10 x {} W's time, in cases within 0.5% / "
+      "1%, max and mean; true slowdown (noise-free time against {} W's) over 10.5%, its max; both ok "
+      "(within 0.5% and not over 10.5%); the pick is the truth; within one 5 W step of it; the sweep ran the "
+      "truth; a negative regret "
+      "is a pick over the limit; ada-1 (E): the sweep steered by E alone, judged as --metric E "
+      "--max-slowdown 10% would\n",
+      kDefaultLimitW, kDefaultLimitW, kDefaultLimitW);
+  fmt::print("{}", ww::bench::headline_header());
+  for (const char* group : {"simulated", "replayed"})
+    for (const char* sweep : {"exh", "ada", "ada-1 (E)"})
+      fmt::print("{}", ww::bench::headline_row(fmt::format("{} {}", group, sweep),
+                                               headline.at(fmt::format("{} {}", group, sweep))));
   fmt::print("# {:.1f} s wall\n", elapsed_s);
   return 0;
 }
