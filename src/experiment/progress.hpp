@@ -20,6 +20,9 @@ class Progress {
   // `total` runs in the plan, `already_done` of them in the database before this invocation (resume).
   void begin(std::size_t total, std::size_t already_done);
   void run_started(const std::string& setting);
+  // The runs still to make, the next one included, where the plan's count is not the sweep's: an adaptive
+  // sweep with a time budget makes those its time left holds, not the grid x 12 it planned (the ETA's count).
+  void set_runs_left(std::size_t runs) { total_ = done_ + runs; }
   // What the sweep is doing, shown after the setting until changed (an adaptive sweep: "refining EDP near
   // power_limit_w=185, 35 runs left"); "" shows nothing.
   void set_stage(std::string stage) { stage_ = std::move(stage); }
