@@ -97,8 +97,9 @@ std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& lo
                         value, config.knob, b.fitted_value);
   }
   // Several optima share one budget; one metric gets all of it, and its pick is sharper (on the replayed
-  // V100 tables within 0.5% in ~95% of cases against ~93%: docs/evidence/adaptive-sweep.md).
-  if (config.metrics.size() > 1)
+  // V100 tables within 0.5% in ~95% of cases against ~93%: docs/evidence/adaptive-sweep.md). Only where the
+  // budget ended the sweep: one that stopped with it unspent had every optimum it needed.
+  if (config.metrics.size() > 1 && log.last->budget_spent)
     text += fmt::format(
         "  steered by {} metrics at once, the budget shared between their optima: name the one you will act "
         "on (--metric EDP) and the sweep spends all of it there\n",

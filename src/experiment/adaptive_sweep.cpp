@@ -202,7 +202,7 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
   for (std::size_t i : coarse_indices(config)) {
     if (s.count(i) > 0) continue;
     if (budget_spent)
-      return {AdaptiveStage::kDone, std::nullopt, spent + " before the coarse pass ended", {}};
+      return {AdaptiveStage::kDone, std::nullopt, spent + " before the coarse pass ended", {}, true};
     return {AdaptiveStage::kCoarse, config.grid[i], "coarse pass", {}};
   }
   State with_ref = s;
@@ -213,6 +213,7 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
   if (budget_spent) {
     d.stage = AdaptiveStage::kDone;
     d.reason = spent;
+    d.budget_spent = true;
     return d;
   }
   for (const auto& b : d.best) {

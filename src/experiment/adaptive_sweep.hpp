@@ -62,6 +62,7 @@ struct AdaptiveDecision {
   std::optional<double> next;      // the value to run next; nullopt when kDone
   std::string reason;              // one phrase for the progress line and the summary
   std::vector<AdaptiveBest> best;  // empty until the coarse pass is done
+  bool budget_spent = false;       // kDone because the budget ran out, not because nothing was left to do
 };
 
 // The next step of an adaptive sweep, a pure function of the runs so far (any order) and the config: so a

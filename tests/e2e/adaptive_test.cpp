@@ -91,6 +91,19 @@ TEST_F(AdaptiveTest, SummaryGivesOneAnswerAnalyzesRecommendationFromTheFittedCur
   EXPECT_EQ(one.out.find("metrics at once"), std::string::npos) << one.out;
 }
 
+// A table whose duplicated rows agree replays without noise: steered by the four metrics, the sweep has
+// every optimum with 2 runs a value and stops with its budget unspent, so naming one metric would buy
+// nothing. Its summary said the budget was shared and that --metric EDP would spend all of it.
+TEST_F(AdaptiveTest, ASweepThatStopsWithItsBudgetUnspentDoesNotSayItWasShared) {
+  std::ofstream(path("t.csv")) << "power_limit_w,time_s,energy_j\n150,12,1500\n150,12,1500\n200,10,1300\n"
+                                  "200,10,1300\n300,8,1600\n300,8,1600\n";
+  const auto r = wattwise({"sweep", "--adaptive", "--simulate", "csv:" + path("t.csv").string(),
+                           "--power-limit", "150:300:10", "--db", path("a.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("with 2 runs near it (14 runs used, 14 left)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("metrics at once"), std::string::npos) << r.out;
+}
+
 TEST_F(AdaptiveTest, ResumeAfterABudgetReplaysTheSameDecisions) {
   // One sweep straight to a budget of 30, one stopped at 12 and resumed to 30: the decisions are a pure
   // function of the stored runs and the seed (and each run's noise of its plan index), so both databases

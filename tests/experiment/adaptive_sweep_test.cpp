@@ -127,6 +127,7 @@ TEST(AdaptiveSweep, ANoisySweepSteeredByOneMetricSpendsItsBudgetNearTheBest) {
     const AdaptiveConfig config = energy_config(seed);
     const auto [runs, last] = run_to_end(config, SyntheticJob{190, 0.01, seed});
     EXPECT_EQ(runs.size(), config.budget_runs) << "seed " << seed << ": " << last.reason;
+    EXPECT_TRUE(last.budget_spent) << "seed " << seed << ": " << last.reason;
     std::map<double, int> counts;
     for (const auto& r : runs) ++counts[r.value];
     EXPECT_GE(counts[last.best[0].pick_value], 5) << "seed " << seed;
