@@ -10,6 +10,7 @@
 #include "core/numbers.hpp"
 #include "experiment/adaptive_runner.hpp"
 #include "plan/knob.hpp"
+#include "store/results_store.hpp"
 
 namespace wattwise::cli {
 namespace {
@@ -76,7 +77,24 @@ void add_adaptive_flags(CLI::App& app, AdaptiveFlags& flags) {
                  "default E, EDP, eds:2.0, eds:1.5)");
 }
 
-unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app) {
+namespace {
+
+// The repeats of the plan an adaptive sweep stored in `db`; nullopt where there is none (no such file, not
+// an adaptive sweep's, options unreadable: the resume itself says what is wrong).
+std::optional<unsigned> stored_adaptive_repeats(const std::filesystem::path& db) {
+  if (db.empty() || !std::filesystem::exists(db)) return std::nullopt;
+  const auto store = store::ResultsStore::open_read_only(db);
+  const auto options = nlohmann::json::parse(store.meta("sweep_json"), nullptr, false);
+  if (!options.is_object() || !options.contains("adaptive")) return std::nullopt;
+  const auto plan = store.plan();
+  if (!plan.contains("repeats") || !plan.at("repeats").is_number_unsigned()) return std::nullopt;
+  return plan.at("repeats").get<unsigned>();
+}
+
+}  // namespace
+
+unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app,
+                               const std::filesystem::path& resumed_db) {
   if (!flags.enabled) {
     for (const char* name : {"--budget", "--precision", "--metric"})
       if (app.count(name) > 0) throw usage_error(fmt::format("{} needs --adaptive", name));
@@ -85,7 +103,7 @@ unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app) 
   if (app.count("--repeat") > 0)
     throw usage_error(
         "--adaptive decides the repeats itself: drop --repeat (give --budget to bound the runs)");
-  return experiment::kDefaultMaxRepeats;
+  return stored_adaptive_repeats(resumed_db).value_or(experiment::kDefaultMaxRepeats);
 }
 
 experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const plan::Plan& plan,

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -26,8 +27,11 @@ struct AdaptiveFlags {
 void add_adaptive_flags(CLI::App& app, AdaptiveFlags& flags);
 
 // The repeats to plan for each value (the most an adaptive sweep runs one value). A usage error when
-// --adaptive meets --repeat (the sweep decides the repeats itself: give --budget).
-unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app);
+// --adaptive meets --repeat (the sweep decides the repeats itself: give --budget). `resumed_db`: the
+// database `--resume` continues with the flags given again (empty: none); an adaptive sweep's there keeps
+// the repeats it planned (grid x 4 before the cap was 12), which its user never gave.
+unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app,
+                               const std::filesystem::path& resumed_db = {});
 
 // Checks the flags against the plan (one power-limit or SM-clock knob with numeric values; budget,
 // precision and metrics well-formed) and builds the decisions' configuration. `reference`: the analysis's

@@ -264,7 +264,9 @@ int run_sweep_command(SweepFlags flags) {
   if (!flags.slurm && (flags.nodes || !flags.srun_args.empty()))
     throw usage_error("--nodes and --srun-arg are for a multi-node sweep: add --slurm (docs/slurm.md)");
   if (flags.slurm) return run_multi_node_sweep(flags, stored_plan);
-  if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app)) flags.repeat = repeats;
+  if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app,
+                                                     flags.resume && stored_plan.is_null() ? flags.db : ""))
+    flags.repeat = repeats;
   const FootprintRates rates = footprint_rates(flags.footprint);  // before any GPU is touched
 
   if (simulated && !flags.sim.iteration_markers_per_epoch)

@@ -249,6 +249,10 @@ TEST_F(AdaptiveTest, ADatabasePlannedWithFourRunsAValueResumesWithinItsPlan) {
   sqlite3_close(handle);
   ASSERT_EQ(rc, SQLITE_OK);
   ASSERT_EQ(changed, 1);
+  // Resumed with the flags again too: it was refused, "a different plan (differs in repeats)", repeats that
+  // an adaptive sweep's user never gives.
+  const std::string again = path("again.db").string();
+  std::filesystem::copy_file(db, again);
   const auto r = wattwise({"sweep", "--resume", "--db", db, "--budget", "80"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("has all its 12 runs"), std::string::npos) << r.out;
@@ -256,6 +260,10 @@ TEST_F(AdaptiveTest, ADatabasePlannedWithFourRunsAValueResumesWithinItsPlan) {
   const auto runs = runs_per_limit(nlohmann::json::parse(wattwise({"analyze", db, "--json"}).out));
   EXPECT_GT(total(runs), 8);
   for (const auto& [w, k] : runs) EXPECT_LE(k, 4) << w;
+  const auto with_flags = wattwise(adaptive_sweep(again, {"--metric", "EDP", "--budget", "80", "--resume"}));
+  ASSERT_EQ(with_flags.exit_code, 0) << with_flags.err;
+  EXPECT_NE(with_flags.out.find("with 4 runs near it"), std::string::npos) << with_flags.out;
+  EXPECT_EQ(runs_per_limit(nlohmann::json::parse(wattwise({"analyze", again, "--json"}).out)), runs);
 }
 
 }  // namespace
