@@ -140,8 +140,8 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
 std::string adaptive_dry_run_note(const experiment::AdaptiveConfig& config, std::size_t planned_runs) {
   const std::string makes =
       config.budget_s
-          ? fmt::format("runs until their times add up to {:.0f} s, from the {} planned below", *config.budget_s,
-                        planned_runs)
+          ? fmt::format("runs until their times add up to {:.0f} s, from the {} planned below",
+                        *config.budget_s, planned_runs)
           : fmt::format("at most {} of the {} runs planned below", config.budget_runs, planned_runs);
   return fmt::format(
       "adaptive sweep: it makes {} (up to {} a value), each chosen after the runs before it: the plan is "

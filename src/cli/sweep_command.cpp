@@ -299,8 +299,8 @@ int run_sweep_command(SweepFlags flags) {
   validate_sweep_flags(flags, options.plan, system, options.gpu_indices);
   if (flags.dry_run) {
     if (flags.adaptive.enabled)
-      std::cout << adaptive_dry_run_note(adaptive_config(flags.adaptive, options.plan, std::nullopt, flags.seed),
-                                         options.plan.runs.size());
+      std::cout << adaptive_dry_run_note(
+          adaptive_config(flags.adaptive, options.plan, std::nullopt, flags.seed), options.plan.runs.size());
     return print_dry_run(gpus, options, flags.no_daemon);
   }
   if (gpu_count_sweep) {

@@ -70,7 +70,8 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
     if (!d.next) return std::nullopt;
     if (progress) {
       progress->set_stage(fmt::format("{}: {}; {}", to_string(d.stage), d.reason, log->budget));
-      if (config.budget_s && !runs.empty()) progress->set_runs_left(time_budget_runs_left(*config.budget_s, runs));
+      if (config.budget_s && !runs.empty())
+        progress->set_runs_left(time_budget_runs_left(*config.budget_s, runs));
     }
     const auto succeeded = store.succeeded_plan_indices();
     for (const auto& run : plan.runs)
@@ -87,7 +88,8 @@ std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& lo
   if (!log.last) return "";
   std::string text = fmt::format("adaptive sweep: {} ({})\n", log.last->reason, log.budget);
   if (log.last->best.empty()) return text;
-  text += "  recommended: analyze's pick above, from the metric's fitted curve (as analyze and report show)\n";
+  text +=
+      "  recommended: analyze's pick above, from the metric's fitted curve (as analyze and report show)\n";
   for (const auto& b : log.last->best) {
     // The sweep steers by the same decision model analyze recommends from, so the two agree; analyze's
     // (over the runs as stored) is printed where it ranked the metric.

@@ -55,7 +55,8 @@ TEST_F(AdaptiveTest, SimulatedV100SweepUsesAThirdOfTheExhaustiveRunsAndSaysWhatI
   for (const auto& setting : nlohmann::json::parse(a.out).at("settings")) {
     ASSERT_TRUE(setting.at("energy_uncertainty_j").is_number()) << setting.dump();
     EXPECT_GT(setting.at("energy_uncertainty_j").get<double>(), 0) << setting.dump();
-    EXPECT_LT(setting.at("energy_uncertainty_j").get<double>(), 0.1 * setting.at("energy_j").at("mean").get<double>())
+    EXPECT_LT(setting.at("energy_uncertainty_j").get<double>(),
+              0.1 * setting.at("energy_j").at("mean").get<double>())
         << setting.dump();
   }
   EXPECT_NE(r.out.find("meas. ±"), std::string::npos) << r.out;
@@ -193,8 +194,8 @@ TEST_F(AdaptiveTest, AReplayedTableCanBeSweptAdaptively) {
 TEST_F(AdaptiveTest, ASharpOptimumOnAWideGridDoesNotAbortTheSweep) {
   // Issue 22 item 6: this exited 4 after 7 runs, "a quadratic fit needs at least three distinct x values,
   // got 0 points".
-  const auto r = wattwise({"sweep", "--adaptive", "--simulate", "h100:resnet50", "--power-limit", "200:700:25",
-                           "--db", path("h.db").string()});
+  const auto r = wattwise({"sweep", "--adaptive", "--simulate", "h100:resnet50", "--power-limit",
+                           "200:700:25", "--db", path("h.db").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("adaptive sweep:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("recommended power_limit_w="), std::string::npos) << r.out;
@@ -223,8 +224,9 @@ TEST_F(AdaptiveTest, TheIssuesOtherSharpOptimaAndTheirResumeDoNotAbort) {
 TEST_F(AdaptiveTest, TheDryRunSaysTheSweepMakesAtMostItsBudgetOfThePlannedRuns) {
   const auto r = wattwise(adaptive_sweep(path("a.db").string(), {"--metric", "EDP", "--dry-run"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("adaptive sweep: it makes at most 54 of the 372 runs planned below (up to 12 a value)", 0),
-            0u)
+  EXPECT_EQ(
+      r.out.rfind("adaptive sweep: it makes at most 54 of the 372 runs planned below (up to 12 a value)", 0),
+      0u)
       << r.out;
   EXPECT_NE(r.out.find("dry run: 372 runs"), std::string::npos) << r.out;
   const auto timed = wattwise(adaptive_sweep(path("a.db").string(), {"--budget", "2h", "--dry-run"}));
