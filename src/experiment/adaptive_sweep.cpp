@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/analysis.hpp"
 #include "analysis/curve_model.hpp"
 #include "plan/plan.hpp"
 
@@ -127,6 +128,35 @@ unsigned repeats_needed(const State& s) {
   return static_cast<unsigned>(std::clamp(n, static_cast<double>(floor), double(s.config.max_repeats)));
 }
 
+// Where the headline's slowdown limit binds (the unconstrained best of its metric is over the limit): the
+// pairs of measured values, neighbours in the knob's order, of which one is within the limit (mean time at
+// most (1 + max_slowdown) x the reference's) and the other over it. The headline's pick is at one of them:
+// near the limit one 5 W step is 1.0-1.7% of energy (bench_adaptive_regret), so each pair is refined to one
+// grid step. Repeating both sides as well was tried and picked no better (docs/evidence/adaptive-sweep.md
+// "The headline").
+// `best`: the metrics' bests so far, reused where the headline's metric is one of them.
+std::vector<std::pair<std::size_t, std::size_t>> headline_crossings(const State& s,
+                                                                    const std::vector<AdaptiveBest>& best) {
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  const auto& h = s.config.headline;
+  if (!h || s.measured.size() < 2) return pairs;
+  const double limit = (1 + h->max_slowdown) * s.reference.time_s;
+  const auto within = [&](std::size_t i) { return s.by_index[i].mean_time_s() <= limit; };
+  // The limit binds where the measured value nearest the metric's own fitted optimum is over it.
+  const auto same =
+      std::find_if(best.begin(), best.end(), [&](const AdaptiveBest& b) { return b.metric == h->metric; });
+  const std::size_t optimum = nearest_index(
+      s.config.grid, same != best.end() ? same->fitted_value : best_of(s, h->metric).fitted_value);
+  std::size_t nearest = s.measured.front();
+  for (std::size_t i : s.measured)
+    if (std::abs(double(i) - double(optimum)) < std::abs(double(nearest) - double(optimum))) nearest = i;
+  if (within(nearest)) return pairs;
+  for (std::size_t k = 1; k < s.measured.size(); ++k)
+    if (within(s.measured[k - 1]) != within(s.measured[k]))
+      pairs.emplace_back(s.measured[k - 1], s.measured[k]);
+  return pairs;
+}
+
 std::optional<std::size_t> next_repeat(const State& s, const std::vector<AdaptiveBest>& best,
                                        unsigned needed) {
   // The values the fits use (and one step beyond, where the next fit's window may move): repeating them
@@ -176,6 +206,9 @@ AdaptiveConfig default_adaptive_config(std::string knob, std::vector<double> gri
   c.budget_runs = static_cast<std::size_t>(std::ceil(kDefaultBudgetPerValue * double(c.grid.size())));
   const double step = c.grid.size() > 1 ? (c.grid.back() - c.grid.front()) / double(c.grid.size() - 1) : 0;
   c.precision = kDefaultPrecisionSteps * step;
+  // The headline `sweep` closes with, whatever metrics steer it: analyze's default (print_analysis).
+  c.headline =
+      AdaptiveHeadline{analysis::AnalysisOptions{}.headline_metric, analysis::kDefaultHeadlineSlowdown};
   return c;
 }
 
@@ -221,6 +254,14 @@ AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<Ada
       d.stage = AdaptiveStage::kRefining;
       d.next = config.grid[*i];
       d.reason = "refining " + b.metric.name();
+      return d;
+    }
+  }
+  for (const auto& [a, b] : headline_crossings(with_ref, d.best)) {  // after the metrics: they share the runs
+    if (b - a > 1) {
+      d.stage = AdaptiveStage::kRefining;
+      d.next = config.grid[(a + b) / 2];
+      d.reason = "refining the headline's limit";
       return d;
     }
   }

@@ -22,6 +22,14 @@ struct AdaptiveObservation {
 // size of the plan `sweep --adaptive` stores (the grid x this).
 constexpr unsigned kDefaultMaxRepeats = 12;
 
+// The headline the sweep closes with (docs/analysis-json.md "headline"): `metric`'s best among the values at
+// most `max_slowdown` slower than the reference. Where the limit binds, the pick is the value next to where
+// the mean time crosses (1 + max_slowdown) x the reference's, which the metrics' optima do not locate.
+struct AdaptiveHeadline {
+  analysis::MetricSpec metric;
+  double max_slowdown = 0.10;
+};
+
 // What an adaptive sweep of one knob may do (docs/sweep.md "Adaptive sweeps").
 struct AdaptiveConfig {
   std::string knob;                           // power_limit_w or sm_clock_mhz, for messages
@@ -33,6 +41,7 @@ struct AdaptiveConfig {
   double precision = 0;                       // knob units: the best is known to +- this
   unsigned max_repeats = kDefaultMaxRepeats;  // runs of one value at most
   std::uint64_t seed = 1;                     // order of the coarse pass
+  std::optional<AdaptiveHeadline> headline;   // also locate where its limit binds; none: the metrics alone
 };
 
 // Defaults chosen on bench/adaptive_regret with seeds 101..120, not the reported 1..20
@@ -70,6 +79,8 @@ struct AdaptiveDecision {
 //   coarse:    kCoarsePoints values evenly spread over the grid (ends and reference included), seeded order;
 //   refining:  per metric, run the grid value nearest the fitted vertex, then halve the gaps to its measured
 //              neighbours until they are within `precision` (bisection on the grid);
+//   headline:  where config.headline's limit binds, refine each pair of measured neighbours of which one is
+//              within the limit and the other over it to one grid step (after the metrics' refinements);
 //   repeating: each near-best value (measured within 7 grid steps of a vertex, every metric; and the
 //              reference) gets runs until
 //              the 95% CI of its metric mean is within kTargetCiFraction, from the pooled spread between
@@ -78,7 +89,8 @@ struct AdaptiveDecision {
 AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<AdaptiveObservation>& runs);
 
 // `sweep --adaptive` without --budget and --precision: a budget of kDefaultBudgetPerValue runs per grid value
-// (54 for 31 limits: 35% of the exhaustive 31 x 5) and a precision of kDefaultPrecisionSteps grid steps.
+// (54 for 31 limits: 35% of the exhaustive 31 x 5), a precision of kDefaultPrecisionSteps grid steps and the
+// headline of `analyze`'s defaults (E at most 10% slower than the reference), which every sweep closes with.
 constexpr double kDefaultBudgetPerValue = 1.74;
 constexpr double kDefaultPrecisionSteps = 2;
 AdaptiveConfig default_adaptive_config(std::string knob, std::vector<double> grid, double reference_value,

@@ -187,8 +187,9 @@ TEST(AdaptiveSweep, EveryMetricGetsItsOwnOptimum) {
 
 TEST(AdaptiveSweep, ASharpOptimumNextToTheLowestValueDoesNotAbortTheFit) {
   // Issue 22: `sweep --adaptive --simulate h100:resnet50 --power-limit 200:700:25` exited 4 after 7 runs ("a
-  // quadratic fit needs at least three distinct x values, got 0 points"): the lowest mean at the second coarse
-  // value with both neighbours more than 10% above it left a window of one value, widened below index 0.
+  // quadratic fit needs at least three distinct x values, got 0 points"): the lowest mean at the second
+  // coarse value with both neighbours more than 10% above it left a window of one value, widened below index
+  // 0.
   std::vector<double> grid;
   for (double w = 200; w <= 700; w += 25) grid.push_back(w);
   const AdaptiveConfig config = default_adaptive_config("power_limit_w", grid, 700, {parse_metric("E")}, 1);
@@ -204,6 +205,56 @@ TEST(AdaptiveSweep, ASharpOptimumNextToTheLowestValueDoesNotAbortTheFit) {
   ASSERT_EQ(d.best.size(), 1u);
   EXPECT_NEAR(d.best[0].fitted_value, 275, 50);
   EXPECT_TRUE(d.next.has_value());
+}
+
+// A job that saves energy all the way down to 150 W but runs slower the lower its limit: 10% slower than at
+// 300 W at 212.5 W, between the coarse pass's 200 and 225 W. Noise-free.
+AdaptiveObservation slower_below(double w) {
+  return {w, 100 * (1 + 0.1 * (300 - w) / 87.5), 1000 + 2 * (w - 150)};
+}
+
+std::vector<AdaptiveObservation> run_to_end(const AdaptiveConfig& config,
+                                            const std::function<AdaptiveObservation(double)>& job) {
+  std::vector<AdaptiveObservation> runs;
+  while (const auto next = decide_next(config, runs).next) runs.push_back(job(*next));
+  return runs;
+}
+
+bool ran(const std::vector<AdaptiveObservation>& runs, double w) {
+  return std::any_of(runs.begin(), runs.end(), [&](const AdaptiveObservation& r) { return r.value == w; });
+}
+
+TEST(AdaptiveSweep, WhereTheHeadlinesSlowdownLimitBindsTheSweepRunsBothSidesOfItsCrossing) {
+  // The headline every sweep closes with (E at most 10% slower) is 215 W here, the E optimum 150 W: a sweep
+  // that refines E alone does not run both 210 and 215 W, the grid step the limit falls in, and its
+  // headline is a step or more above 215 W (1% of energy a step here).
+  const AdaptiveConfig config = energy_config();
+  ASSERT_TRUE(config.headline);
+  const auto runs = run_to_end(config, slower_below);
+  EXPECT_TRUE(ran(runs, 210));
+  EXPECT_TRUE(ran(runs, 215));
+  EXPECT_LE(runs.size(), config.budget_runs);
+  AdaptiveConfig without = config;
+  without.headline.reset();
+  const auto before = run_to_end(without, slower_below);
+  EXPECT_FALSE(ran(before, 210) && ran(before, 215));  // what the refinement adds
+}
+
+TEST(AdaptiveSweep, WhereTheHeadlinesLimitDoesNotBindNothingIsRunForIt) {
+  // The same slowdown, but the energy is lowest at 250 W, 5.7% slower than 300 W: that is the headline, the
+  // limit's crossing (212.5 W) is beside the point and the sweep runs what it runs without the limit.
+  const auto job = [](double w) {
+    AdaptiveObservation r = slower_below(w);
+    r.energy_j = 1000 + 0.05 * (w - 250) * (w - 250);
+    return r;
+  };
+  const auto with_headline = run_to_end(energy_config(), job);
+  AdaptiveConfig without = energy_config();
+  without.headline.reset();
+  const auto alone = run_to_end(without, job);
+  ASSERT_EQ(with_headline.size(), alone.size());
+  for (std::size_t i = 0; i < alone.size(); ++i) EXPECT_EQ(with_headline[i].value, alone[i].value);
+  EXPECT_FALSE(ran(with_headline, 210) && ran(with_headline, 215));
 }
 
 }  // namespace
