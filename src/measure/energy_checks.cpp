@@ -125,6 +125,10 @@ std::string starvation_line(const Measurement& m, std::size_t gpu) {
   if (g.late_counter_reads > 0)
     what.push_back(fmt::format("{} counter read(s) came late (up to {:.0f} ms)", g.late_counter_reads,
                                to_seconds(g.max_counter_read_delay) * 1000));
+  if (g.sample_gaps > 0)
+    what.push_back(fmt::format("{} stretch(es) of 20 ms samples were dropped (drained later than the GPU's "
+                               "buffer holds)",
+                               g.sample_gaps));
   if (!g.grid_learnt) {
     what.push_back(g.grid_known_at ? fmt::format("the counter's posting grid was learnt only {:.2f} s after the "
                                                  "job ended",
@@ -211,6 +215,7 @@ std::vector<std::string> account_checked(Measurement& m, bool judge_starvation) 
       const sampling::GpuTrace& trace = m.traces[i];
       g.late_counter_reads = trace.late_counter_reads;
       g.max_counter_read_delay = trace.max_counter_read_delay;
+      g.sample_gaps = trace.sample_gaps.size();
       g.grid_known_at = accountants[i].grid_known_at();
       // Only a counter that was read (and moved) can have a grid to learn.
       if (trace.energy.size() >= 2 && trace.energy.front().energy_mj != trace.energy.back().energy_mj)

@@ -51,6 +51,9 @@ struct GpuEnergy {
   // posting grid was learnt only after the job (or never). Figures stand, with wider bars and a warning.
   std::uint64_t late_counter_reads = 0;
   Nanos max_counter_read_delay{0};
+  // Stretches whose buffered samples the device dropped (drains later than its buffer holds): a window
+  // with an edge inside one carries the stretch's energy on its bar (sampling::SampleGap).
+  std::uint64_t sample_gaps = 0;
   bool grid_learnt = true;            // the counter's postings were placed on a fitted grid
   bool had_time_to_learn = true;      // the job outlasted the time a grid takes to learn on an idle CPU
   std::optional<Nanos> grid_known_at;  // when the reads first knew it (on the job's time line)

@@ -124,9 +124,10 @@ std::string checks_lines(const measure::Measurement& m) {
   }
   for (const auto& g : m.gpu_energy) {
     if (!g.starved()) continue;
-    out += fmt::format("   warning: GPU {}'s sampler was starved of CPU ({} late counter read(s){}): wider "
+    out += fmt::format("   warning: GPU {}'s sampler was starved of CPU ({} late counter read(s){}{}): wider "
                        "error bars\n",
                        g.gpu.index, g.late_counter_reads,
+                       g.sample_gaps > 0 ? fmt::format(", {} stretch(es) of samples dropped", g.sample_gaps) : "",
                        g.grid_learnt ? "" : ", posting grid learnt after the job or never");
   }
   return out;
@@ -144,6 +145,7 @@ nlohmann::json sampler_health_json(const measure::GpuEnergy& g, Nanos job_start)
   using nlohmann::json;
   return {{"starved", g.starved()},
           {"late_counter_reads", g.late_counter_reads},
+          {"sample_gaps", g.sample_gaps},
           {"max_counter_read_delay_ms", to_seconds(g.max_counter_read_delay) * 1000},
           {"grid_learnt", g.grid_learnt},
           {"grid_known_s", g.grid_known_at ? json(to_seconds(*g.grid_known_at - job_start)) : json(nullptr)}};

@@ -40,7 +40,8 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
     : counter_(build_counter_timeline(trace.energy, known_grid)),
       samples_(trace.power_samples, PowerInterpolation::kIntervalMean),
       instant_(trace.power_instant, PowerInterpolation::kTrapezoid),
-      average_(trace.power_average, PowerInterpolation::kTrapezoid) {
+      average_(trace.power_average, PowerInterpolation::kTrapezoid),
+      sample_gaps_(trace.sample_gaps) {
   const std::vector<CounterReading>& reads = trace.energy;
   read_times_.reserve(reads.size());
   read_cumulative_j_.reserve(reads.size());
@@ -178,8 +179,12 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
       const Nanos offset = alignment_.offset;
       const bool use_fine = fine_ != nullptr && fine_->covers(t0 + offset, t1 + offset, kCoverageTolerance);
       const double joules = reconciled_cumulative_j(t1, use_fine) - reconciled_cumulative_j(t0, use_fine);
+      const double gaps_j = use_fine && fine_ == &samples_
+                                ? sample_gap_uncertainty_j(t0, offset, samples_, true) +
+                                      sample_gap_uncertainty_j(t1, offset, samples_, true)
+                                : 0.0;
       double bar = edge_uncertainty_j(t0, use_fine) + edge_uncertainty_j(t1, use_fine) +
-                   unknown_uncertainty_j(t0, t1);
+                   unknown_uncertainty_j(t0, t1) + gaps_j;
       const std::size_t first = first_piece_after(t0), last = first_piece_after(t1);
       if (first == last && first > 0 && t0 >= pieces_[first - 1].begin && t1 <= pieces_[first - 1].end) {
         // Inside one piece both edges share the piece's errors, which cancel but for the window's own share:
@@ -192,7 +197,7 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
         if (use_fine && piece.scale && length > Nanos{0}) {
           const double relative = alignment_.residual_relative + std::abs(*piece.scale / alignment_.scale - 1) +
                                   ratio(piece.begin_uncertainty + piece.end_uncertainty, length);
-          bar = std::min(bar, relative * joules + offset_uncertainty_j(t0) + offset_uncertainty_j(t1));
+          bar = std::min(bar, relative * joules + offset_uncertainty_j(t0) + offset_uncertainty_j(t1) + gaps_j);
         }
         bar = std::min(bar, std::max(joules, piece.energy_j - joules) + knot_j);
       }
@@ -225,8 +230,12 @@ WindowEnergy EnergyAccounting::unreconciled(Nanos t0, Nanos t1) const {
     const double joules = curve.integral_j(t0, t1);
     return WindowEnergy{joules, method, relative_bar * std::abs(joules)};
   };
-  if (samples_.covers(t0, t1, kCoverageTolerance))
-    return integrated(samples_, EnergyMethod::kSamples, kSamplesRelativeBar);
+  if (samples_.covers(t0, t1, kCoverageTolerance)) {
+    WindowEnergy e = integrated(samples_, EnergyMethod::kSamples, kSamplesRelativeBar);
+    e.uncertainty_j += sample_gap_uncertainty_j(t0, Nanos{0}, samples_, false) +
+                       sample_gap_uncertainty_j(t1, Nanos{0}, samples_, false);
+    return e;
+  }
   if (instant_.covers(t0, t1, kCoverageTolerance))
     return integrated(instant_, EnergyMethod::kInstantPower, kInstantRelativeBar);
   if (average_.covers(t0, t1, kCoverageTolerance))
@@ -268,6 +277,22 @@ double EnergyAccounting::edge_uncertainty_j(Nanos t, bool use_fine) const {
 
 // An offset off by kOffsetUncertainty moves an edge at t across the fine trace's change of power there:
 // the energy of the stretch before t and the one after differ by that much.
+// A window edge inside a stretch whose samples were dropped (GpuTrace::sample_gaps): the fine trace holds one
+// sample's mean over the stretch, so how its energy splits at the edge is unknown: all of it is on the bar
+// (with the sample after a gap a burst's, a 100 ms window inside read 59.8 J against 10 J before).
+double EnergyAccounting::sample_gap_uncertainty_j(Nanos t, Nanos offset, const PowerCurve& curve,
+                                                  bool reconciled) const {
+  const Nanos at = t + offset;
+  for (const SampleGap& gap : sample_gaps_) {
+    if (gap.after >= at) break;
+    if (at >= gap.before) continue;
+    return reconciled ? reconciled_cumulative_j(gap.before - offset, true) -
+                            reconciled_cumulative_j(gap.after - offset, true)
+                      : curve.integral_j(gap.after, gap.before);
+  }
+  return 0;
+}
+
 double EnergyAccounting::offset_uncertainty_j(Nanos t) const {
   if (fine_ == nullptr) return 0;
   const Nanos at = t + alignment_.offset;

@@ -155,6 +155,7 @@ void Sampler::reset_stores() {
   drain_.last_device_us = seen;
   drain_.last_device_us.resize(n, 0);
   drain_.samples.resize(n);
+  drain_.gaps.resize(n);
   drain_.compacted.assign(n, 0);
   drain_.coarsened.assign(n, 0);
   drain_.coarsened_peak_w.assign(n, std::nullopt);
@@ -301,7 +302,10 @@ void Sampler::sample_telemetry(Nanos now) {
 }
 
 void Sampler::drain_samples(Nanos now) {
-  if (drain_.drained_before && now - drain_.last_drain > kSampleBufferSpan) ++drain_.late_drains;
+  // Later than the buffer holds: the samples between the last one seen and the oldest still buffered were
+  // dropped; where, is kept with the trace (its windows' bars cover the gap: EnergyAccounting).
+  const bool late = drain_.drained_before && now - drain_.last_drain > kSampleBufferSpan;
+  if (late) ++drain_.late_drains;
   drain_.last_drain = now;
   drain_.drained_before = true;
   // One offset per drain: CLOCK_REALTIME may be stepped (NTP) during a long run.
@@ -312,11 +316,17 @@ void Sampler::drain_samples(Nanos now) {
       const std::vector<hw::PowerSample> samples = timed(
           i, GpuCall::kPowerSamples, [&] { return gpus_[i]->power_samples_since(drain_.last_device_us[i]); });
       std::lock_guard lock(stores_mutex_);
+      const auto on_samples_time = [&](std::uint64_t device_us) {
+        return Nanos{static_cast<std::int64_t>(device_us) * 1000} - realtime_offset;
+      };
+      bool first = true;
       for (const hw::PowerSample& sample : samples) {
         if (sample.device_time_us <= drain_.last_device_us[i]) continue;  // the driver may repeat the last
+        if (late && first)
+          drain_.gaps[i].push_back({on_samples_time(drain_.last_device_us[i]), on_samples_time(sample.device_time_us)});
+        first = false;
         drain_.last_device_us[i] = sample.device_time_us;
-        const Nanos realtime{static_cast<std::int64_t>(sample.device_time_us) * 1000};
-        record(drain_.samples[i], PowerReading{realtime - realtime_offset, sample.power_w},
+        record(drain_.samples[i], PowerReading{on_samples_time(sample.device_time_us), sample.power_w},
                config_.drop_repeated_readings);
       }
       compact_old_samples(i, now);

@@ -152,6 +152,7 @@ class Sampler {
   struct DrainStore {
     std::vector<std::uint64_t> last_device_us;
     std::vector<std::vector<PowerReading>> samples;
+    std::vector<std::vector<SampleGap>> gaps;  // per GPU: where a late drain found samples dropped
     std::vector<std::size_t> compacted;  // per GPU: samples before this index are compacted already
     std::vector<std::size_t> coarsened;  // per GPU: samples before this index are coarsened already
     std::vector<std::optional<double>> coarsened_peak_w;

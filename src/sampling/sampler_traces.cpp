@@ -37,6 +37,8 @@ std::vector<GpuTrace> Sampler::snapshot_since(Nanos since) const {
     trace.power_instant = tail_since(fast_.instant[i], since);
     trace.power_average = tail_since(fast_.average[i], since);
     trace.power_samples = tail_since(drain_.samples[i], since);
+    for (const SampleGap& gap : drain_.gaps[i])
+      if (gap.before >= since) trace.sample_gaps.push_back(gap);
     std::lock_guard failures_lock(failures_mutex_);
     trace.failure = failures_[i];
   }
@@ -64,6 +66,7 @@ std::vector<GpuTrace> Sampler::take_traces() {
     trace.power_average = std::move(fast_.average[i]);
     trace.telemetry = std::move(telemetry_.readings[i]);
     trace.power_samples = std::move(drain_.samples[i]);
+    trace.sample_gaps = std::move(drain_.gaps[i]);
     trace.late_counter_reads = counters_.late_reads[i];
     trace.max_counter_read_delay = counters_.max_delay[i];
     trace.coarsened_peak_w =

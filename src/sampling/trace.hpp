@@ -40,12 +40,22 @@ struct SourceFailure {
 };
 
 // Everything sampled from one GPU during one measurement.
+// A stretch whose buffered samples the device dropped: its buffer was drained later than it holds
+// (kSampleBufferSpan), so nothing came between the last sample of one drain (`after`) and the first of the
+// next (`before`), on the samples' time line. That first sample is held over the whole stretch
+// (PowerInterpolation::kIntervalMean): how the power was shaped inside it is unknown.
+struct SampleGap {
+  Nanos after{0};
+  Nanos before{0};
+};
+
 struct GpuTrace {
   unsigned gpu_index = 0;
   std::vector<CounterReading> energy;       // total-energy counter
   std::vector<PowerReading> power_instant;  // instantaneous power field
   std::vector<PowerReading> power_average;  // ~1 s averaged power
   std::vector<PowerReading> power_samples;  // buffered 20 ms samples, device time mapped to monotonic
+  std::vector<SampleGap> sample_gaps;       // where power_samples lost readings (late drains), in time order
   std::vector<TelemetryReading> telemetry;  // clocks, utilisation, temperature, ...
   std::optional<SourceFailure> failure;     // set when the GPU's sources failed during the measurement
   std::uint64_t failed_readings = 0;  // readings lost to a momentary driver error (UNKNOWN, TIMEOUT, ...)

@@ -79,6 +79,29 @@ TEST(Sampler, DrainsBufferedSamplesOntoTheMonotonicTimeLine) {
   EXPECT_EQ(sampler.late_drains(), 0u);
 }
 
+// A drain later than the device's buffer holds (2.4 s): the samples between were dropped, and the trace says
+// where, from the last sample one drain saw to the first the next found (EnergyAccounting widens the bars of
+// windows that begin or end there). Drains in time leave no gap.
+TEST(Sampler, ALateDrainKeepsWhereTheSamplesWereDropped) {
+  VirtualClock clock(0s);
+  FakeGpu gpu(clock, constant_w(200), {}, nullptr, 0s);
+  Sampler sampler({&gpu}, clock, fixed_counter(10ms));
+  sampler.begin(clock.now());
+  for (const Nanos at : {Nanos{1s}, Nanos{2s}, Nanos{4300ms}, Nanos{8300ms}}) {  // the last one 4 s late
+    clock.sleep_until(at);
+    sampler.drain_samples(clock.now());
+  }
+  EXPECT_EQ(sampler.late_drains(), 1u);
+  const GpuTrace trace = sampler.take_traces().front();
+  ASSERT_EQ(trace.sample_gaps.size(), 1u);
+  const SampleGap gap = trace.sample_gaps.front();
+  EXPECT_EQ(gap.after, 4300ms);
+  EXPECT_GE(gap.before, 8300ms - 2400ms);  // the oldest sample the buffer still held
+  EXPECT_LE(gap.before, 8300ms - 2400ms + 20ms);
+  for (const PowerReading& sample : trace.power_samples)
+    EXPECT_TRUE(sample.t <= gap.after || sample.t >= gap.before) << sample.t.count();
+}
+
 TEST(Sampler, FixedCounterReadsOfEightGpusTakeTurnsOverThePeriod) {
   VirtualClock clock(0s);
   std::vector<std::unique_ptr<FakeGpu>> gpus;
