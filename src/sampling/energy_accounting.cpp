@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "core/error.hpp"
 #include "sampling/held_up_reads.hpp"
@@ -42,6 +43,10 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
       instant_(trace.power_instant, PowerInterpolation::kTrapezoid),
       average_(trace.power_average, PowerInterpolation::kTrapezoid),
       sample_gaps_(trace.sample_gaps) {
+  // A gap is looked up by binary search at every window edge; drains record them in order, but a clock
+  // stepped between two drains need not leave them so.
+  std::sort(sample_gaps_.begin(), sample_gaps_.end(),
+            [](const SampleGap& a, const SampleGap& b) { return a.after < b.after; });
   const std::vector<CounterReading>& reads = trace.energy;
   read_times_.reserve(reads.size());
   read_cumulative_j_.reserve(reads.size());
@@ -179,10 +184,7 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
       const Nanos offset = alignment_.offset;
       const bool use_fine = fine_ != nullptr && fine_->covers(t0 + offset, t1 + offset, kCoverageTolerance);
       const double joules = reconciled_cumulative_j(t1, use_fine) - reconciled_cumulative_j(t0, use_fine);
-      const double gaps_j = use_fine && fine_ == &samples_
-                                ? sample_gap_uncertainty_j(t0, offset, samples_, true) +
-                                      sample_gap_uncertainty_j(t1, offset, samples_, true)
-                                : 0.0;
+      const double gaps_j = use_fine && fine_ == &samples_ ? sample_gaps_uncertainty_j(t0, t1, offset, true) : 0.0;
       double bar = edge_uncertainty_j(t0, use_fine) + edge_uncertainty_j(t1, use_fine) +
                    unknown_uncertainty_j(t0, t1) + gaps_j;
       const std::size_t first = first_piece_after(t0), last = first_piece_after(t1);
@@ -232,8 +234,7 @@ WindowEnergy EnergyAccounting::unreconciled(Nanos t0, Nanos t1) const {
   };
   if (samples_.covers(t0, t1, kCoverageTolerance)) {
     WindowEnergy e = integrated(samples_, EnergyMethod::kSamples, kSamplesRelativeBar);
-    e.uncertainty_j += sample_gap_uncertainty_j(t0, Nanos{0}, samples_, false) +
-                       sample_gap_uncertainty_j(t1, Nanos{0}, samples_, false);
+    e.uncertainty_j += sample_gaps_uncertainty_j(t0, t1, Nanos{0}, false);
     return e;
   }
   if (instant_.covers(t0, t1, kCoverageTolerance))
@@ -275,24 +276,32 @@ double EnergyAccounting::edge_uncertainty_j(Nanos t, bool use_fine) const {
   return split + knot_j;
 }
 
-// An offset off by kOffsetUncertainty moves an edge at t across the fine trace's change of power there:
-// the energy of the stretch before t and the one after differ by that much.
 // A window edge inside a stretch whose samples were dropped (GpuTrace::sample_gaps): the fine trace holds one
 // sample's mean over the stretch, so how its energy splits at the edge is unknown: all of it is on the bar
-// (with the sample after a gap a burst's, a 100 ms window inside read 59.8 J against 10 J before).
-double EnergyAccounting::sample_gap_uncertainty_j(Nanos t, Nanos offset, const PowerCurve& curve,
-                                                  bool reconciled) const {
-  const Nanos at = t + offset;
-  for (const SampleGap& gap : sample_gaps_) {
-    if (gap.after >= at) break;
-    if (at >= gap.before) continue;
-    return reconciled ? reconciled_cumulative_j(gap.before - offset, true) -
-                            reconciled_cumulative_j(gap.after - offset, true)
-                      : curve.integral_j(gap.after, gap.before);
-  }
-  return 0;
+// (with the sample after a gap a burst's, a 100 ms window inside read 59.8 J against 10 J before). Both
+// edges in one stretch: the window's share of it is unknown, but no more than the stretch's energy, once.
+double EnergyAccounting::sample_gaps_uncertainty_j(Nanos t0, Nanos t1, Nanos offset, bool reconciled) const {
+  const auto containing = [&](Nanos t) -> const SampleGap* {
+    const Nanos at = t + offset;
+    // The last gap that starts before `at` (they are sorted and do not overlap).
+    const auto after = std::partition_point(sample_gaps_.begin(), sample_gaps_.end(),
+                                            [&](const SampleGap& gap) { return gap.after < at; });
+    if (after == sample_gaps_.begin() || at >= std::prev(after)->before) return nullptr;
+    return &*std::prev(after);
+  };
+  const auto energy_j = [&](const SampleGap* gap) {
+    if (gap == nullptr) return 0.0;
+    return reconciled ? reconciled_cumulative_j(gap->before - offset, true) -
+                            reconciled_cumulative_j(gap->after - offset, true)
+                      : samples_.integral_j(gap->after, gap->before);
+  };
+  const SampleGap* first = containing(t0);
+  const SampleGap* last = containing(t1);
+  return energy_j(first) + (last != first ? energy_j(last) : 0.0);
 }
 
+// An offset off by kOffsetUncertainty moves an edge at t across the fine trace's change of power there:
+// the energy of the stretch before t and the one after differ by that much.
 double EnergyAccounting::offset_uncertainty_j(Nanos t) const {
   if (fine_ == nullptr) return 0;
   const Nanos at = t + alignment_.offset;

@@ -117,7 +117,8 @@ class EnergyAccounting {
   double edge_uncertainty_j(Nanos t, bool use_fine) const;
   double unknown_uncertainty_j(Nanos t0, Nanos t1) const;
   double offset_uncertainty_j(Nanos t) const;
-  double sample_gap_uncertainty_j(Nanos t, Nanos offset, const PowerCurve& curve, bool reconciled) const;
+  // The energy of the dropped-sample stretches t0 or t1 falls inside (offset: to the samples' time line).
+  double sample_gaps_uncertainty_j(Nanos t0, Nanos t1, Nanos offset, bool reconciled) const;
   double counter_cumulative_j(Nanos t) const;
 
   CounterTimeline counter_;
@@ -125,7 +126,7 @@ class EnergyAccounting {
   PowerCurve instant_;
   PowerCurve average_;
   const PowerCurve* fine_ = nullptr;  // samples_ or instant_, or none
-  std::vector<SampleGap> sample_gaps_;  // samples_'s, on its time line
+  std::vector<SampleGap> sample_gaps_;  // samples_'s, on its time line, sorted
   Alignment alignment_;
   EnergyMethod reconciled_method_ = EnergyMethod::kNone;
   std::vector<Piece> pieces_;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <iterator>
 #include <type_traits>
 #include <utility>
 
@@ -151,9 +152,12 @@ void Sampler::reset_stores() {
   telemetry_.thinned.assign(n, 0);
   telemetry_.coarsened.assign(n, 0);
   const std::vector<std::uint64_t> seen = std::move(drain_.last_device_us);
+  const std::vector<std::optional<Nanos>> drained = std::move(drain_.last_drained);
   drain_ = DrainStore{};
   drain_.last_device_us = seen;
   drain_.last_device_us.resize(n, 0);
+  drain_.last_drained = drained;
+  drain_.last_drained.resize(n);
   drain_.samples.resize(n);
   drain_.gaps.resize(n);
   drain_.compacted.assign(n, 0);
@@ -183,8 +187,7 @@ void Sampler::begin(Nanos now) {
   const Nanos realtime_now = now + clock_.realtime_offset();
   const auto start_us = static_cast<std::uint64_t>(realtime_now.count() / 1000);
   for (auto& last : drain_.last_device_us) last = start_us;
-  drain_.last_drain = now;
-  drain_.drained_before = true;
+  drain_.last_drained.assign(gpus_.size(), now);
   // Last: should a read never return (hung_call.hpp), the cadences go on from here with the state set.
   for (std::size_t i = 0; i < gpus_.size(); ++i) read_counter(i, clock_.now());
 }
@@ -303,11 +306,14 @@ void Sampler::sample_telemetry(Nanos now) {
 
 void Sampler::drain_samples(Nanos now) {
   // Later than the buffer holds: the samples between the last one seen and the oldest still buffered were
-  // dropped; where, is kept with the trace (its windows' bars cover the gap: EnergyAccounting).
-  const bool late = drain_.drained_before && now - drain_.last_drain > kSampleBufferSpan;
-  if (late) ++drain_.late_drains;
-  drain_.last_drain = now;
-  drain_.drained_before = true;
+  // dropped; where, is kept with the trace (its windows' bars cover the gap: EnergyAccounting). Late since the
+  // GPU's last drain that succeeded: a failed one drained nothing.
+  const auto late = [&](std::size_t i) {
+    return drain_.last_drained[i] && now - *drain_.last_drained[i] > kSampleBufferSpan;
+  };
+  bool any_late = false;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) any_late = any_late || (!failed(i) && late(i));
+  if (any_late) ++drain_.late_drains;
   // One offset per drain: CLOCK_REALTIME may be stepped (NTP) during a long run.
   const Nanos realtime_offset = clock_.realtime_offset();
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
@@ -319,16 +325,25 @@ void Sampler::drain_samples(Nanos now) {
       const auto on_samples_time = [&](std::uint64_t device_us) {
         return Nanos{static_cast<std::int64_t>(device_us) * 1000} - realtime_offset;
       };
-      bool first = true;
-      for (const hw::PowerSample& sample : samples) {
-        if (sample.device_time_us <= drain_.last_device_us[i]) continue;  // the driver may repeat the last
-        if (late && first)
-          drain_.gaps[i].push_back({on_samples_time(drain_.last_device_us[i]), on_samples_time(sample.device_time_us)});
-        first = false;
-        drain_.last_device_us[i] = sample.device_time_us;
-        record(drain_.samples[i], PowerReading{on_samples_time(sample.device_time_us), sample.power_w},
+      const auto first = std::find_if(samples.begin(), samples.end(), [&](const hw::PowerSample& sample) {
+        return sample.device_time_us > drain_.last_device_us[i];  // the driver may repeat the last
+      });
+      // Late, a drain may still have lost nothing (the buffer held more, or the oldest sample left is the
+      // next one): a gap only where the first new sample is further from the last seen than 1.5 of the
+      // device's sample spacing (the first two new samples'), so no GPU is called starved for nothing.
+      if (late(i) && first != samples.end()) {
+        const std::uint64_t step = first->device_time_us - drain_.last_device_us[i];
+        const auto second = std::next(first);
+        if (second == samples.end() || 2 * step > 3 * (second->device_time_us - first->device_time_us))
+          drain_.gaps[i].push_back({on_samples_time(drain_.last_device_us[i]), on_samples_time(first->device_time_us)});
+      }
+      for (auto sample = first; sample != samples.end(); ++sample) {
+        if (sample->device_time_us <= drain_.last_device_us[i]) continue;
+        drain_.last_device_us[i] = sample->device_time_us;
+        record(drain_.samples[i], PowerReading{on_samples_time(sample->device_time_us), sample->power_w},
                config_.drop_repeated_readings);
       }
+      drain_.last_drained[i] = now;
       compact_old_samples(i, now);
     });
   }

@@ -156,9 +156,10 @@ class Sampler {
     std::vector<std::size_t> compacted;  // per GPU: samples before this index are compacted already
     std::vector<std::size_t> coarsened;  // per GPU: samples before this index are coarsened already
     std::vector<std::optional<double>> coarsened_peak_w;
-    Nanos last_drain{0};
-    bool drained_before = false;
-    std::uint64_t late_drains = 0;
+    // Per GPU: when its samples were last drained without failing (begin() counts as one); kept across
+    // take_traces(), as last_device_us is: a drain is late by the time since, not since the last attempt.
+    std::vector<std::optional<Nanos>> last_drained;
+    std::uint64_t late_drains = 0;  // drains that came late for some GPU
     Health health;
   };
 

@@ -39,16 +39,17 @@ struct SourceFailure {
   bool hung = false;      // a call never returned: calling this GPU again would block the caller as well
 };
 
-// Everything sampled from one GPU during one measurement.
 // A stretch whose buffered samples the device dropped: its buffer was drained later than it holds
-// (kSampleBufferSpan), so nothing came between the last sample of one drain (`after`) and the first of the
-// next (`before`), on the samples' time line. That first sample is held over the whole stretch
+// (kSampleBufferSpan since the last drain that succeeded), and the first sample found (`before`) lies more
+// than 1.5 sample spacings after the last one seen (`after`; at the first drain, the start), on the samples'
+// time line. That first sample is held over the whole stretch
 // (PowerInterpolation::kIntervalMean): how the power was shaped inside it is unknown.
 struct SampleGap {
   Nanos after{0};
   Nanos before{0};
 };
 
+// Everything sampled from one GPU during one measurement.
 struct GpuTrace {
   unsigned gpu_index = 0;
   std::vector<CounterReading> energy;       // total-energy counter

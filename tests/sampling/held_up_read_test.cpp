@@ -217,5 +217,52 @@ TEST(SampleGap, AWindowEdgeInsideDroppedSamplesCarriesTheGapsEnergyOnItsBar) {
   }
 }
 
+// Two gaps, recorded out of order (a clock stepped between drains may leave them so): an edge inside either
+// is found, and the bars are those of the same gaps in order.
+TEST(SampleGap, GapsRecordedOutOfOrderWidenTheBarsAllTheSame) {
+  HeldUpReads gpu([](Nanos t) { return t >= 1640ms && t < 1660ms ? 1000.0 : 100.0; });
+  gpu.burst(105ms, 405ms);
+  for (Nanos p = 1s; p <= 6s; p += 1s) gpu.read(p + 3ms, 1ms, p + 3ms);
+  const SampleGap early{1460ms, 1660ms}, late{2860ms, 3060ms};
+  gpu.samples(6100ms, early);
+  std::erase_if(gpu.trace.power_samples,
+                [&](const PowerReading& r) { return r.t > late.after && r.t < late.before; });
+  gpu.trace.sample_gaps = {late, early};
+  GpuTrace in_order = gpu.trace;
+  in_order.sample_gaps = {early, late};
+  GpuTrace unrecorded = gpu.trace;
+  unrecorded.sample_gaps.clear();
+  const EnergyAccounting accounting(gpu.trace), ordered(in_order), without(unrecorded);
+  ASSERT_EQ(accounting.reconciled_method(), EnergyMethod::kSamplesReconciled);
+  // Across a counter knot (inside one piece the counter's bound may be the tighter).
+  for (const Nanos t0 : {1500ms, 2900ms}) {
+    const WindowEnergy window = accounting.energy(t0, t0 + 600ms);
+    EXPECT_EQ(window.uncertainty_j, ordered.energy(t0, t0 + 600ms).uncertainty_j) << t0 / 1ms;
+    EXPECT_GT(window.uncertainty_j, without.energy(t0, t0 + 600ms).uncertainty_j) << t0 / 1ms;
+    const double truth = gpu.energy_j(t0, t0 + 600ms);
+    EXPECT_LE(std::abs(*window.joules - truth), window.uncertainty_j) << t0 / 1ms;
+  }
+}
+
+// A window with both edges inside one gap: its share of the gap's energy is unknown, but no more than that
+// energy; the bar carries it once, not once per edge (samples alone: nothing else on the bar changes).
+TEST(SampleGap, AWindowInsideOneGapCarriesItsEnergyOnce) {
+  HeldUpReads gpu([](Nanos t) { return t >= 3040ms && t < 3060ms ? 1000.0 : 100.0; });
+  gpu.samples(6100ms, SampleGap{2860ms, 3060ms});
+  GpuTrace unrecorded = gpu.trace;
+  unrecorded.sample_gaps.clear();
+  const EnergyAccounting accounting(gpu.trace), without(unrecorded);
+  ASSERT_EQ(accounting.energy(2900ms, 3000ms).method, EnergyMethod::kSamples);
+  const double gap_j = *without.energy(2860ms, 3060ms).joules;
+  EXPECT_NEAR(accounting.energy(2900ms, 3000ms).uncertainty_j - without.energy(2900ms, 3000ms).uncertainty_j,
+              gap_j, 1e-9 * gap_j);
+  // One edge in it and one outside: the gap once too; spanning it whole: not at all.
+  EXPECT_NEAR(accounting.energy(2900ms, 3500ms).uncertainty_j - without.energy(2900ms, 3500ms).uncertainty_j,
+              gap_j, 1e-9 * gap_j);
+  EXPECT_EQ(accounting.energy(2500ms, 3500ms).uncertainty_j, without.energy(2500ms, 3500ms).uncertainty_j);
+  const double truth = gpu.energy_j(2900ms, 3000ms);
+  EXPECT_LE(std::abs(*accounting.energy(2900ms, 3000ms).joules - truth), accounting.energy(2900ms, 3000ms).uncertainty_j);
+}
+
 }  // namespace
 }  // namespace wattwise::sampling

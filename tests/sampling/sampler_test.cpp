@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "../support/fake_gpu.hpp"
@@ -100,6 +102,64 @@ TEST(Sampler, ALateDrainKeepsWhereTheSamplesWereDropped) {
   EXPECT_LE(gap.before, 8300ms - 2400ms + 20ms);
   for (const PowerReading& sample : trace.power_samples)
     EXPECT_TRUE(sample.t <= gap.after || sample.t >= gap.before) << sample.t.count();
+}
+
+// A failed drain drains nothing: the next one is late by the time since the last drain that succeeded
+// (1 s to 4.5 s here, the failed one at 2.5 s), and the samples dropped meanwhile are a gap.
+TEST(Sampler, ADrainLateSinceTheLastOneThatSucceededKeepsItsGap) {
+  VirtualClock clock(0s);
+  FakeGpu gpu(clock, constant_w(200), {}, nullptr, 0s);
+  bool fail = false;
+  gpu.before_reading = [&](const char* call) {
+    if (fail && std::string(call) == "samples") throw std::runtime_error("NVML_ERROR_UNKNOWN");
+  };
+  Sampler sampler({&gpu}, clock, fixed_counter(10ms));
+  sampler.begin(clock.now());
+  for (const Nanos at : {Nanos{1s}, Nanos{2500ms}, Nanos{4500ms}}) {
+    clock.sleep_until(at);
+    fail = at == 2500ms;
+    sampler.drain_samples(clock.now());
+  }
+  const GpuTrace trace = sampler.take_traces().front();
+  ASSERT_EQ(trace.sample_gaps.size(), 1u);
+  EXPECT_EQ(trace.sample_gaps.front().after, 1s);
+  EXPECT_GE(trace.sample_gaps.front().before, 4500ms - 2400ms);
+}
+
+// The exporter takes the traces every fraction of a second while sampling goes on: a late drain after a take
+// is as late as before it, and its gap goes with the next take.
+TEST(Sampler, TakingTheTracesKeepsWhenTheSamplesWereLastDrained) {
+  VirtualClock clock(0s);
+  FakeGpu gpu(clock, constant_w(200), {}, nullptr, 0s);
+  Sampler sampler({&gpu}, clock, fixed_counter(10ms));
+  sampler.begin(clock.now());
+  clock.sleep_until(1s);
+  sampler.drain_samples(clock.now());
+  clock.sleep_until(2s);
+  EXPECT_TRUE(sampler.take_traces().front().sample_gaps.empty());
+  clock.sleep_until(4500ms);
+  sampler.drain_samples(clock.now());
+  const GpuTrace trace = sampler.take_traces().front();
+  ASSERT_EQ(trace.sample_gaps.size(), 1u);
+  EXPECT_EQ(trace.sample_gaps.front().after, 1s);
+}
+
+// A drain later than 2.4 s finds no samples dropped where the buffer holds more (or the drain came just late
+// enough that the oldest one left is the next): no gap, and the GPU is not said to be starved for it.
+TEST(Sampler, ALateDrainThatLostNoSampleLeavesNoGap) {
+  VirtualClock clock(0s);
+  FakeGpuOptions options;
+  options.buffer_span = 6s;
+  FakeGpu gpu(clock, constant_w(200), options, nullptr, 0s);
+  Sampler sampler({&gpu}, clock, fixed_counter(10ms));
+  sampler.begin(clock.now());
+  for (const Nanos at : {Nanos{1s}, Nanos{5s}}) {
+    clock.sleep_until(at);
+    sampler.drain_samples(clock.now());
+  }
+  const GpuTrace trace = sampler.take_traces().front();
+  EXPECT_TRUE(trace.sample_gaps.empty());
+  EXPECT_EQ(trace.power_samples.size(), 250u);  // every 20 ms sample up to 5 s
 }
 
 TEST(Sampler, FixedCounterReadsOfEightGpusTakeTurnsOverThePeriod) {
