@@ -184,7 +184,8 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
       const Nanos offset = alignment_.offset;
       const bool use_fine = fine_ != nullptr && fine_->covers(t0 + offset, t1 + offset, kCoverageTolerance);
       const double joules = reconciled_cumulative_j(t1, use_fine) - reconciled_cumulative_j(t0, use_fine);
-      const double gaps_j = use_fine && fine_ == &samples_ ? sample_gaps_uncertainty_j(t0, t1, offset, true) : 0.0;
+      const double gaps_j =
+          use_fine && fine_ == &samples_ ? sample_gaps_uncertainty_j(t0, t1, offset, true) : 0.0;
       double bar = edge_uncertainty_j(t0, use_fine) + edge_uncertainty_j(t1, use_fine) +
                    unknown_uncertainty_j(t0, t1) + gaps_j;
       const std::size_t first = first_piece_after(t0), last = first_piece_after(t1);
@@ -199,7 +200,8 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
         if (use_fine && piece.scale && length > Nanos{0}) {
           const double relative = alignment_.residual_relative + std::abs(*piece.scale / alignment_.scale - 1) +
                                   ratio(piece.begin_uncertainty + piece.end_uncertainty, length);
-          bar = std::min(bar, relative * joules + offset_uncertainty_j(t0) + offset_uncertainty_j(t1) + gaps_j);
+          bar = std::min(bar,
+                         relative * joules + offset_uncertainty_j(t0) + offset_uncertainty_j(t1) + gaps_j);
         }
         bar = std::min(bar, std::max(joules, piece.energy_j - joules) + knot_j);
       }

@@ -306,8 +306,8 @@ void Sampler::sample_telemetry(Nanos now) {
 
 void Sampler::drain_samples(Nanos now) {
   // Later than the buffer holds: the samples between the last one seen and the oldest still buffered were
-  // dropped; where, is kept with the trace (its windows' bars cover the gap: EnergyAccounting). Late since the
-  // GPU's last drain that succeeded: a failed one drained nothing.
+  // dropped; where, is kept with the trace (its windows' bars cover the gap: EnergyAccounting). Late since
+  // the GPU's last drain that succeeded: a failed one drained nothing.
   const auto late = [&](std::size_t i) {
     return drain_.last_drained[i] && now - *drain_.last_drained[i] > kSampleBufferSpan;
   };
@@ -335,7 +335,8 @@ void Sampler::drain_samples(Nanos now) {
         const std::uint64_t step = first->device_time_us - drain_.last_device_us[i];
         const auto second = std::next(first);
         if (second == samples.end() || 2 * step > 3 * (second->device_time_us - first->device_time_us))
-          drain_.gaps[i].push_back({on_samples_time(drain_.last_device_us[i]), on_samples_time(first->device_time_us)});
+          drain_.gaps[i].push_back(
+              {on_samples_time(drain_.last_device_us[i]), on_samples_time(first->device_time_us)});
       }
       for (auto sample = first; sample != samples.end(); ++sample) {
         if (sample->device_time_us <= drain_.last_device_us[i]) continue;
