@@ -153,9 +153,12 @@ void Sampler::reset_stores() {
   telemetry_.coarsened.assign(n, 0);
   const std::vector<std::uint64_t> seen = std::move(drain_.last_device_us);
   const std::vector<std::optional<Nanos>> drained = std::move(drain_.last_drained);
+  const std::vector<Nanos> seen_at = std::move(drain_.last_sample_t);
   drain_ = DrainStore{};
   drain_.last_device_us = seen;
   drain_.last_device_us.resize(n, 0);
+  drain_.last_sample_t = seen_at;
+  drain_.last_sample_t.resize(n);
   drain_.last_drained = drained;
   drain_.last_drained.resize(n);
   drain_.samples.resize(n);
@@ -184,9 +187,11 @@ void Sampler::begin(Nanos now) {
     schedules_.emplace_back(schedule, now);
   }
   // Device stamps are CLOCK_REALTIME microseconds; anything stamped before `now` predates the measurement.
-  const Nanos realtime_now = now + clock_.realtime_offset();
+  const Nanos offset_now = clock_.realtime_offset();
+  const Nanos realtime_now = now + offset_now;
   const auto start_us = static_cast<std::uint64_t>(realtime_now.count() / 1000);
   for (auto& last : drain_.last_device_us) last = start_us;
+  drain_.last_sample_t.assign(gpus_.size(), Nanos{static_cast<std::int64_t>(start_us) * 1000} - offset_now);
   drain_.last_drained.assign(gpus_.size(), now);
   // Last: should a read never return (hung_call.hpp), the cadences go on from here with the state set.
   for (std::size_t i = 0; i < gpus_.size(); ++i) read_counter(i, clock_.now());
@@ -335,13 +340,13 @@ void Sampler::drain_samples(Nanos now) {
         const std::uint64_t step = first->device_time_us - drain_.last_device_us[i];
         const auto second = std::next(first);
         if (second == samples.end() || 2 * step > 3 * (second->device_time_us - first->device_time_us))
-          drain_.gaps[i].push_back(
-              {on_samples_time(drain_.last_device_us[i]), on_samples_time(first->device_time_us)});
+          drain_.gaps[i].push_back({drain_.last_sample_t[i], on_samples_time(first->device_time_us)});
       }
       for (auto sample = first; sample != samples.end(); ++sample) {
         if (sample->device_time_us <= drain_.last_device_us[i]) continue;
         drain_.last_device_us[i] = sample->device_time_us;
-        record(drain_.samples[i], PowerReading{on_samples_time(sample->device_time_us), sample->power_w},
+        drain_.last_sample_t[i] = on_samples_time(sample->device_time_us);
+        record(drain_.samples[i], PowerReading{drain_.last_sample_t[i], sample->power_w},
                config_.drop_repeated_readings);
       }
       drain_.last_drained[i] = now;

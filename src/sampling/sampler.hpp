@@ -151,6 +151,9 @@ class Sampler {
   };
   struct DrainStore {
     std::vector<std::uint64_t> last_device_us;
+    // Per GPU: where that last sample lies on the samples' time line, mapped as it was recorded (a gap
+    // begins there though CLOCK_REALTIME was stepped since); at begin(), the start.
+    std::vector<Nanos> last_sample_t;
     std::vector<std::vector<PowerReading>> samples;
     std::vector<std::vector<SampleGap>> gaps;  // per GPU: where a late drain found samples dropped
     std::vector<std::size_t> compacted;  // per GPU: samples before this index are compacted already

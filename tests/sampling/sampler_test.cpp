@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -160,6 +161,40 @@ TEST(Sampler, ALateDrainThatLostNoSampleLeavesNoGap) {
   const GpuTrace trace = sampler.take_traces().front();
   EXPECT_TRUE(trace.sample_gaps.empty());
   EXPECT_EQ(trace.power_samples.size(), 250u);  // every 20 ms sample up to 5 s
+}
+
+// CLOCK_REALTIME stepped back 0.5 s between two drains, the second one late: the gap begins where the last
+// sample before it lies on the samples' time line (mapped with the offset of its own drain), not where the
+// new offset would put that sample's stamp (0.5 s later, leaving 1.0-1.5 s, held by the next sample, outside).
+TEST(Sampler, AGapBeginsAtTheLastSampleAsRecordedThoughTheClockWasSteppedSince) {
+  class SteppedClock final : public Clock {
+   public:
+    explicit SteppedClock(VirtualClock& base) : base_(base) {}
+    Nanos now() const override { return base_.now(); }
+    void sleep_until(Nanos t) override { base_.sleep_until(t); }
+    Nanos realtime_offset() const override { return offset; }
+    Nanos offset = 1000s;
+
+   private:
+    VirtualClock& base_;
+  };
+  VirtualClock clock(0s);
+  SteppedClock stepped(clock);
+  FakeGpu gpu(stepped, constant_w(200), {}, nullptr, 0s);
+  Sampler sampler({&gpu}, stepped, fixed_counter(10ms));
+  sampler.begin(clock.now());
+  clock.sleep_until(1s);
+  sampler.drain_samples(clock.now());
+  stepped.offset = 1000s - 500ms;
+  clock.sleep_until(4500ms);
+  sampler.drain_samples(clock.now());
+  const GpuTrace trace = sampler.take_traces().front();
+  ASSERT_EQ(trace.sample_gaps.size(), 1u);
+  EXPECT_EQ(trace.sample_gaps.front().after, 1s);
+  const auto first_after = std::find_if(trace.power_samples.begin(), trace.power_samples.end(),
+                                        [](const PowerReading& r) { return r.t > 1s; });
+  ASSERT_NE(first_after, trace.power_samples.end());
+  EXPECT_EQ(trace.sample_gaps.front().before, first_after->t);
 }
 
 TEST(Sampler, FixedCounterReadsOfEightGpusTakeTurnsOverThePeriod) {
