@@ -24,6 +24,19 @@ testing::PowerFunction constant_w(double watts) {
   return [watts](Nanos) { return watts; };
 }
 
+// Virtual time whose wall clock (CLOCK_REALTIME) runs `offset` ahead of it; a test may step it.
+class RealtimeAheadClock final : public Clock {
+ public:
+  explicit RealtimeAheadClock(VirtualClock& base) : base_(base) {}
+  Nanos now() const override { return base_.now(); }
+  void sleep_until(Nanos t) override { base_.sleep_until(t); }
+  Nanos realtime_offset() const override { return offset; }
+  Nanos offset = 1000s;
+
+ private:
+  VirtualClock& base_;
+};
+
 // The fixed cadences (and the counter at a fixed --counter-interval), every reading kept.
 SamplerConfig fixed_counter(Nanos period) {
   SamplerConfig config;
@@ -57,18 +70,8 @@ TEST(Sampler, VirtualDriverTicksExactlyAtStartPlusKPeriods) {
 
 TEST(Sampler, DrainsBufferedSamplesOntoTheMonotonicTimeLine) {
   // A clock whose wall time is 1000 s ahead: device stamps must be mapped back by that offset.
-  class AheadClock final : public Clock {
-   public:
-    explicit AheadClock(VirtualClock& base) : base_(base) {}
-    Nanos now() const override { return base_.now(); }
-    void sleep_until(Nanos t) override { base_.sleep_until(t); }
-    Nanos realtime_offset() const override { return 1000s; }
-
-   private:
-    VirtualClock& base_;
-  };
   VirtualClock clock(0s);
-  AheadClock ahead(clock);
+  RealtimeAheadClock ahead(clock);
   FakeGpu gpu(ahead, constant_w(200), {}, nullptr, -5s);
   Sampler sampler({&gpu}, ahead, fixed_counter(10ms));
   VirtualDriver(sampler, clock).run_until(3s);
@@ -167,19 +170,8 @@ TEST(Sampler, ALateDrainThatLostNoSampleLeavesNoGap) {
 // sample before it lies on the samples' time line (mapped with the offset of its own drain), not where the
 // new offset would put that sample's stamp (0.5 s later, leaving 1.0-1.5 s, held by the next sample, outside).
 TEST(Sampler, AGapBeginsAtTheLastSampleAsRecordedThoughTheClockWasSteppedSince) {
-  class SteppedClock final : public Clock {
-   public:
-    explicit SteppedClock(VirtualClock& base) : base_(base) {}
-    Nanos now() const override { return base_.now(); }
-    void sleep_until(Nanos t) override { base_.sleep_until(t); }
-    Nanos realtime_offset() const override { return offset; }
-    Nanos offset = 1000s;
-
-   private:
-    VirtualClock& base_;
-  };
   VirtualClock clock(0s);
-  SteppedClock stepped(clock);
+  RealtimeAheadClock stepped(clock);
   FakeGpu gpu(stepped, constant_w(200), {}, nullptr, 0s);
   Sampler sampler({&gpu}, stepped, fixed_counter(10ms));
   sampler.begin(clock.now());
