@@ -124,10 +124,11 @@ std::string checks_lines(const measure::Measurement& m) {
   }
   for (const auto& g : m.gpu_energy) {
     if (!g.starved()) continue;
+    const std::string dropped =
+        g.sample_gaps > 0 ? fmt::format(", {} stretch(es) of samples dropped", g.sample_gaps) : "";
     out += fmt::format("   warning: GPU {}'s sampler was starved of CPU ({} late counter read(s){}{}): wider "
                        "error bars\n",
-                       g.gpu.index, g.late_counter_reads,
-                       g.sample_gaps > 0 ? fmt::format(", {} stretch(es) of samples dropped", g.sample_gaps) : "",
+                       g.gpu.index, g.late_counter_reads, dropped,
                        g.grid_learnt ? "" : ", posting grid learnt after the job or never");
   }
   return out;
