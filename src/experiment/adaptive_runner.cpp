@@ -36,8 +36,7 @@ bool planned_at(const plan::PlannedRun& run, const std::string& knob, double val
 // "12 runs used, 41 left", or for a time budget "3612 s of runs used, 0 s left".
 std::string budget_text(const AdaptiveConfig& config, const std::vector<AdaptiveObservation>& runs) {
   if (config.budget_s) {
-    double used_s = 0;
-    for (const auto& r : runs) used_s += r.time_s;
+    const double used_s = runs_time_s(runs);
     return fmt::format("{:.0f} s of runs used, {:.0f} s left", used_s,
                        std::max(*config.budget_s - used_s, 0.0));
   }
@@ -49,8 +48,7 @@ std::string budget_text(const AdaptiveConfig& config, const std::vector<Adaptive
 // run time so far: the progress line's count and ETA, which the plan's grid x 12 overstated (372 runs for
 // 31 limits where a 2 h budget of 5-minute runs holds 24).
 std::size_t time_budget_runs_left(double budget_s, const std::vector<AdaptiveObservation>& runs) {
-  double used_s = 0;
-  for (const auto& r : runs) used_s += r.time_s;
+  const double used_s = runs_time_s(runs);
   const double mean_s = used_s / static_cast<double>(runs.size());
   if (!(mean_s > 0)) return 1;
   return static_cast<std::size_t>(std::max(1.0, std::ceil((budget_s - used_s) / mean_s)));

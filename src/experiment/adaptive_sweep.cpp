@@ -181,6 +181,12 @@ std::optional<std::size_t> next_repeat(const State& s, const std::vector<Adaptiv
 
 }  // namespace
 
+double runs_time_s(const std::vector<AdaptiveObservation>& runs) {
+  double used_s = 0;
+  for (const auto& r : runs) used_s += r.time_s;
+  return used_s;
+}
+
 std::string to_string(AdaptiveStage stage) {
   switch (stage) {
     case AdaptiveStage::kCoarse:
@@ -226,8 +232,7 @@ std::vector<std::size_t> coarse_indices(const AdaptiveConfig& config) {
 
 AdaptiveDecision decide_next(const AdaptiveConfig& config, const std::vector<AdaptiveObservation>& runs) {
   const State s = state_of(config, runs);
-  double used_s = 0;
-  for (const auto& r : runs) used_s += r.time_s;
+  const double used_s = runs_time_s(runs);
   const bool budget_spent =
       runs.size() >= config.budget_runs || (config.budget_s && used_s >= *config.budget_s);
   const std::string spent = "budget spent";

@@ -55,6 +55,9 @@ constexpr std::size_t kCoarsePoints = 7;
 constexpr double kTargetCiFraction = 0.0025;
 constexpr unsigned kMinRepeatsNearBest = 2;
 
+// The runs' times added up: what a time budget (AdaptiveConfig::budget_s) is spent against.
+double runs_time_s(const std::vector<AdaptiveObservation>& runs);
+
 enum class AdaptiveStage { kCoarse, kRefining, kRepeating, kDone };
 std::string to_string(AdaptiveStage stage);
 
