@@ -62,8 +62,10 @@ TEST_F(GpuLostTest, TheJobRunsOnBothGpusHaveAResultAndTheLostOneSaysWhen) {
   EXPECT_GT(at_s, 0.0);
   EXPECT_LT(at_s, 2.0);
   EXPECT_LE(covered_s, at_s);
-  // Covered up to the last counter read before the loss: one every 5 postings (~0.5 s) when phase-locked.
-  EXPECT_GT(covered_s, at_s - 0.6);
+  // Covered up to the last counter read before the loss: one every 5 postings (~0.5 s) when phase-locked,
+  // and a knot may sit up to half a period before its read. The margin past 0.5 s is for a starved runner:
+  // on CI's two busy cores a read came 0.61 s before the loss (covered 0.394 s, lost at 1.000 s).
+  EXPECT_GT(covered_s, at_s - 1.0);
   // Its energy is the constant draw over the covered span only, not over the whole job.
   ASSERT_TRUE(lost.at("energy_j").is_number()) << lost.dump();
   EXPECT_NEAR(lost.at("energy_j").get<double>(), kConstantPowerW * covered_s,
