@@ -68,8 +68,11 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
     if (!d.next) return std::nullopt;
     if (progress) {
       progress->set_stage(fmt::format("{}: {}; {}", to_string(d.stage), d.reason, log->budget));
-      if (config.budget_s && !runs.empty())
-        progress->set_runs_left(time_budget_runs_left(*config.budget_s, runs));
+      // Before the first run has taken time, a time budget's runs are not known: no count rather than the
+      // plan's grid x 12.
+      if (config.budget_s)
+        progress->set_runs_left(runs.empty() ? std::nullopt
+                                             : std::optional(time_budget_runs_left(*config.budget_s, runs)));
     }
     const auto succeeded = store.succeeded_plan_indices();
     for (const auto& run : plan.runs)

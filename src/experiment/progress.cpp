@@ -87,13 +87,15 @@ std::string Progress::format_eta(double seconds) {
 }
 
 std::string Progress::line() const {
-  std::string text = fmt::format("run {}/{} {}", std::min(done_ + 1, total_), total_, setting_);
+  std::string text = total_known_
+                         ? fmt::format("run {}/{} {}", std::min(done_ + 1, total_), total_, setting_)
+                         : fmt::format("run {} {}", done_ + 1, setting_);
   if (!last_result_.empty()) text += " | " + last_result_;
   if (!stage_.empty()) text += " | " + stage_;
   if (failed_ > 0) text += fmt::format(" | {} failed", failed_);
   // The ETA needs at least one measured run of this invocation; the runs still to do include this one.
   // Simulated runs take no wall time worth an ETA.
-  if (done_here_ > 0 && !simulated_) {
+  if (done_here_ > 0 && !simulated_ && total_known_) {
     const double mean_s = run_time_sum_s_ / static_cast<double>(done_here_);
     text += " | ETA " + format_eta(mean_s * static_cast<double>(total_ - done_));
   }

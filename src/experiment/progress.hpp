@@ -22,7 +22,11 @@ class Progress {
   void run_started(const std::string& setting);
   // The runs still to make, the next one included, where the plan's count is not the sweep's: an adaptive
   // sweep with a time budget makes those its time left holds, not the grid x 12 it planned (the ETA's count).
-  void set_runs_left(std::size_t runs) { total_ = done_ + runs; }
+  // nullopt: not known yet (a time budget before any run has taken time): the line shows no count, no ETA.
+  void set_runs_left(std::optional<std::size_t> runs) {
+    total_known_ = runs.has_value();
+    if (runs) total_ = done_ + *runs;
+  }
   // What the sweep is doing, shown after the setting until changed (an adaptive sweep: "refining EDP near
   // power_limit_w=185, 35 runs left"); "" shows nothing.
   void set_stage(std::string stage) { stage_ = std::move(stage); }
@@ -52,6 +56,7 @@ class Progress {
   std::FILE* out_;
   bool rewrite_in_place_;
   std::size_t total_ = 0;
+  bool total_known_ = true;
   std::size_t done_ = 0;
   std::size_t done_here_ = 0;  // finished by this invocation: the ones with a measured time
   std::size_t failed_ = 0;
