@@ -403,7 +403,6 @@ int main(int argc, char** argv) {
     }
     per_profile += row(p.name, profile_tally);
   }
-  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print(
       "# bench_adaptive_regret, seeds {}..{}; regret goal {}%; grid: every 5 W of the profile's range\n",
       first, last, kRegretGoalPct);
@@ -476,6 +475,8 @@ int main(int argc, char** argv) {
     for (const char* sweep : {"exh", "ada", "ada-1 (E)"})
       fmt::print("{}", ww::bench::headline_row(fmt::format("{} {}", group, sweep),
                                                headline.at(fmt::format("{} {}", group, sweep))));
+  // Everything above: the sweeps, the A/A sweeps (unless SKIP_AA) and the headline's tally.
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print("# {:.1f} s wall\n", elapsed_s);
   return 0;
 }
