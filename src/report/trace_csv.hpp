@@ -16,8 +16,14 @@ struct TraceColumn {
 };
 const std::vector<TraceColumn>& trace_columns();
 
+// The comment line that records where a GPU's buffered samples have a gap (a late drain lost them):
+// "# sample_gap gpu=G after_s=A before_s=B", A the last sample before it, B the first after (seconds since
+// the job started). trace_replay reads it back into GpuTrace::sample_gaps.
+inline constexpr const char* kSampleGapLine = "# sample_gap ";
+
 // Writes the trace: a comment line with the tool version and method, the job's window as comment lines
-// "# job_start_s=0.000000" and "# job_end_s=W" (W the wall time), a header, then one row per reading
+// "# job_start_s=0.000000" and "# job_end_s=W" (W the wall time), one sample_gap line per gap in the
+// buffered samples (kSampleGapLine), a header, then one row per reading
 // event (time since the job started in seconds, GPU index, the readings taken at that moment; the other
 // columns empty). Rows are sorted by time. With `only_gpu`, the same file with that GPU's rows alone (a
 // sweep stores each GPU's trace so).

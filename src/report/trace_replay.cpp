@@ -1,15 +1,18 @@
 #include "report/trace_replay.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "analysis/runs_csv.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "report/trace_csv.hpp"
 
 namespace wattwise::report {
 
@@ -30,6 +33,25 @@ double number(const std::string& text, const std::string& path, std::size_t line
   throw data_error(fmt::format("{}:{}: '{}' is not a number", path, line, text));
 }
 
+// "# sample_gap gpu=G after_s=A before_s=B" (write_trace_csv): the GPU and the gap, A < B.
+std::pair<unsigned, sampling::SampleGap> sample_gap(const std::string& line, const std::string& path,
+                                                    std::size_t number_of_line) {
+  std::map<std::string, double> fields;
+  std::istringstream words(line.substr(std::string(kSampleGapLine).size()));
+  for (std::string word; words >> word;) {
+    const auto eq = word.find('=');
+    if (eq == std::string::npos) break;
+    fields[word.substr(0, eq)] = number(word.substr(eq + 1), path, number_of_line);
+  }
+  const auto gpu = fields.find("gpu"), after = fields.find("after_s"), before = fields.find("before_s");
+  if (gpu == fields.end() || after == fields.end() || before == fields.end() || !(gpu->second >= 0) ||
+      gpu->second > 1e6 || gpu->second != std::floor(gpu->second) || !(after->second < before->second))
+    throw data_error(fmt::format("{}:{}: a sample_gap line needs gpu=N after_s=A before_s=B with A < B", path,
+                                 number_of_line));
+  return {static_cast<unsigned>(gpu->second),
+          sampling::SampleGap{from_seconds(after->second), from_seconds(before->second)}};
+}
+
 struct TraceFile {
   std::map<unsigned, sampling::GpuTrace> gpus;
   std::optional<double> job_start_s, job_end_s;
@@ -47,6 +69,13 @@ TraceFile read_trace_file(const std::string& path, std::optional<unsigned> only_
     if (line[0] == '#') {
       for (auto [key, target] : {std::pair{"# job_start_s=", &file.job_start_s}, {"# job_end_s=", &file.job_end_s}})
         if (line.rfind(key, 0) == 0) *target = number(line.substr(std::string(key).size()), path, number_of_line);
+      if (line.rfind(kSampleGapLine, 0) == 0) {
+        const auto [gpu, gap] = sample_gap(line, path, number_of_line);
+        if (!only_gpu || gpu == *only_gpu) {
+          file.gpus[gpu].gpu_index = gpu;
+          file.gpus[gpu].sample_gaps.push_back(gap);
+        }
+      }
       continue;
     }
     const auto cells = analysis::split_csv_line(line);
@@ -87,6 +116,8 @@ TraceFile read_trace_file(const std::string& path, std::optional<unsigned> only_
   for (auto& [gpu, trace] : file.gpus) {
     auto by_time = [](const sampling::PowerReading& a, const sampling::PowerReading& b) { return a.t < b.t; };
     std::stable_sort(trace.power_samples.begin(), trace.power_samples.end(), by_time);
+    std::sort(trace.sample_gaps.begin(), trace.sample_gaps.end(),
+              [](const sampling::SampleGap& a, const sampling::SampleGap& b) { return a.after < b.after; });
   }
   return file;
 }

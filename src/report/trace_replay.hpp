@@ -10,7 +10,8 @@
 namespace wattwise::report {
 
 // A measurement read back from the files `measure --trace` wrote (report/trace_csv.hpp: the trace CSV and the
-// phases CSV beside it), as far as they carry it: each GPU's counter reads and power, the job's window (its
+// phases CSV beside it), as far as they carry it: each GPU's counter reads, power and sample gaps (so a
+// window with an edge in one carries its bar as it did live), the job's window (its
 // "# job_start_s" and "# job_end_s" lines; the trace's own span in older files), the phases with their ranks
 // and depths, and the energy the measurement gave each. Enough to account the run again offline
 // (measure::account_checked: the checks and error bars of today on a trace of yesterday) and to replay one

@@ -4,9 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/error.hpp"
+#include "report/trace_replay.hpp"
 
 namespace wattwise::report {
 namespace {
@@ -68,6 +73,51 @@ TEST(TraceCsv, AGpuWithoutATraceHasTheHeaderAlone) {
   const auto lines = lines_of(own.str());
   ASSERT_EQ(lines.size(), 4u);  // the tool line, the job's window (two lines), the header
   EXPECT_EQ(lines[3].rfind("time_s,gpu,", 0), 0u);
+}
+
+std::string written(const std::string& name, const std::string& text) {
+  const auto file = std::filesystem::path(::testing::TempDir()) / name;
+  std::ofstream(file) << text;
+  return file.string();
+}
+
+// A late drain's gap in the buffered samples is kept with the trace (the bars of windows with an edge in it
+// are widened by it): the file records it, so an offline replay widens them as the live measurement did.
+TEST(TraceCsv, SampleGapsAreWrittenPerGpuAndReadBackByTheReplay) {
+  measure::Measurement m = two_gpus();
+  m.job_start = 10s;  // the file's times count from the job's start
+  m.job_end = 11s;
+  m.traces[1].sample_gaps = {{10s + 200ms, 10s + 450ms}, {10s + 700ms, 10s + 900ms}};
+  std::ostringstream whole;
+  write_trace_csv(whole, m);
+  EXPECT_NE(whole.str().find("# sample_gap gpu=12 after_s=0.200000 before_s=0.450000\n"), std::string::npos)
+      << whole.str();
+  const std::string path = written("gaps.csv", whole.str());
+  const auto with_gaps = read_gpu_trace_csv(path, 12);
+  ASSERT_EQ(with_gaps.sample_gaps.size(), 2u);
+  EXPECT_EQ(with_gaps.sample_gaps[0].after, Nanos{200ms});
+  EXPECT_EQ(with_gaps.sample_gaps[0].before, Nanos{450ms});
+  EXPECT_EQ(with_gaps.sample_gaps[1].after, Nanos{700ms});
+  EXPECT_EQ(with_gaps.sample_gaps[1].before, Nanos{900ms});
+  EXPECT_TRUE(read_gpu_trace_csv(path, 2).sample_gaps.empty()) << "GPU 2 had none";
+  std::ostringstream own;
+  write_trace_csv(own, m, 2);
+  EXPECT_EQ(own.str().find("sample_gap"), std::string::npos) << "another GPU's gap in GPU 2's file";
+}
+
+TEST(TraceCsv, AMalformedSampleGapLineIsADataErrorNamingTheLine) {
+  for (const std::string bad : {"# sample_gap gpu=0 after_s=0.5 before_s=0.2", "# sample_gap gpu=0 after_s=0.1",
+                                "# sample_gap gpu=-1 after_s=0.1 before_s=0.2",
+                                "# sample_gap gpu=0 after_s=x before_s=0.2"}) {
+    const std::string path = written("bad-gap.csv", "# wattwise test trace\n" + bad + "\ntime_s,gpu\n");
+    try {
+      read_gpu_trace_csv(path, 0);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kData) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad-gap.csv:2"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
