@@ -68,7 +68,7 @@ for name in ("idle", "starved"):
         s = g["sampler"]
         print(f"   GPU {g['index']}: {g['energy_j']:.1f} +- {g['energy_uncertainty_j']:.1f} J ({g['method']}"
               f"{', counter only' if g['counter_only'] else ''}), avg {g['avg_power_w']:.1f} W, "
-              f"starved {s['starved']} (late reads {s['late_counter_reads']}, max delay "
+              f"starved {s['starved']} (late reads {s['late_counter_reads']}, sample gaps {s.get('sample_gaps', '-')}, max delay "
               f"{s['max_counter_read_delay_ms']:.0f} ms, grid learnt {s['grid_learnt']} at {s['grid_known_s']})")
     win = next((i for i in m["phase_instances"] if i["name"] == "independent_window"), None)
     if win is not None and win["energy_j"] is not None:
@@ -77,6 +77,15 @@ for name in ("idle", "starved"):
         print(f"   independent window {win['end_s'] - win['begin_s']:.2f} s: wattwise {win['energy_j']:.1f} +- {bar:.1f} J, "
               f"independent counter {ind['counter_j']:.1f} J: {err:+.1f} J ({100 * err / ind['counter_j']:+.3f}%), "
               f"{'within' if abs(err) <= bar else 'OUTSIDE'} the bar")
+        # The counter's difference spans posting to posting, the window marker to marker: the part of the
+        # difference the reference's own edge timing explains (counter_job.py "reference_timing_j").
+        if "reference_timing_j" in ind:
+            lo, hi = ind["reference_timing_j"]
+            lags = ", ".join(f"{1000 * e['lag_min_s']:.1f}-{1000 * e['lag_max_s']:.1f} ms at {e['power_w']:.0f} W"
+                             for e in ind["edges"])
+            fits = err + bar >= lo and err - bar <= hi
+            print(f"   the reference's edges lag their postings by {lags}: it explains {lo:+.1f}..{hi:+.1f} J; "
+                  f"wattwise's {err:+.1f} +- {bar:.1f} J {'is consistent with it' if fits else 'is NOT explained by it'}")
     it = [i for i in m["phase_instances"] if i["name"] == "iteration" and i["energy_j"] is not None]
     if it:
         bars = sorted(100 * i["energy_uncertainty_j"] / i["energy_j"] for i in it if i["energy_j"] > 0)
