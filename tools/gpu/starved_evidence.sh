@@ -7,7 +7,7 @@
 # (tools/gpu/counter_job.py reads the NVML energy counter itself around the training and marks that window
 # as the phase "independent_window"), the warnings wattwise printed, its checks and error bars; and the same
 # run on an idle CPU for comparison. Everything goes under $OUT as one archive plus summary.txt.
-#   usage: bash tools/gpu/starved_evidence.sh   (about 4 minutes)
+#   usage: [STARVED_REPEATS=N] bash tools/gpu/starved_evidence.sh   (about 3 minutes, +80 s per repeat)
 source "$(dirname "$0")/preamble.sh"
 W=/tmp/ww-starved
 rm -rf "$W"; mkdir -p "$OUT" "$W"
@@ -40,21 +40,27 @@ run() {
 step "resnet50 on an idle CPU (baseline)"
 run idle
 
-step "resnet50 with every core busy: $((2 * $(nproc))) spinners and a fork loop"
+# STARVED_REPEATS=N: the starved run N times (starved, starved2, ...), for cases the load decides at random
+# (whether the sampler learns the counter's grid under it).
+starved_runs=(starved)
+for ((k = 2; k <= ${STARVED_REPEATS:-1}; k++)); do starved_runs+=("starved$k"); done
+step "resnet50 with every core busy: $((2 * $(nproc))) spinners and a fork loop (${#starved_runs[@]} run(s))"
 burn_every_core
 uptime > "$W/load.txt"
-run starved
-uptime >> "$W/load.txt"
+for name in "${starved_runs[@]}"; do
+  run "$name"
+  uptime >> "$W/load.txt"
+done
 stop_burners
 
 gpu_settings > "$W/settings-after.txt" 2>&1
 compare_settings "$W"
 
 step summary
-python3 - "$W" > "$W/summary.txt" 2>&1 <<'PY'
+python3 - "$W" "${starved_runs[@]}" > "$W/summary.txt" 2>&1 <<'PY'
 import json, sys
 w = sys.argv[1]
-for name in ("idle", "starved"):
+for name in ["idle"] + sys.argv[2:]:
     try:
         m = json.load(open(f"{w}/{name}.json"))
         ind = json.load(open(f"{w}/{name}_independent.json"))
