@@ -7,6 +7,7 @@
 #include "measure/attribution.hpp"
 #include "sampling/counter_timeline.hpp"
 #include "sampling/energy_accounting.hpp"
+#include "sampling/held_up_reads.hpp"
 #include "sampling/power_curve.hpp"
 
 namespace wattwise::measure {
@@ -200,7 +201,11 @@ std::optional<Nanos> PhaseFolder::offset_after(GpuAlignment& alignment, const sa
   const sampling::PowerCurve fine(samples ? trace.power_samples : trace.power_instant,
                                   samples ? sampling::PowerInterpolation::kIntervalMean
                                           : sampling::PowerInterpolation::kTrapezoid);
-  const sampling::CounterTimeline counter = sampling::build_counter_timeline(trace.energy, alignment.grid.grid());
+  // Without the knots of reads held up past their postings (each may stand a period later than its
+  // increment ends): the whole trace's accounting fits its offset so too (energy_accounting.cpp), and with
+  // them a run of such knots pulls the offset by tens of ms (held_up_reads.hpp).
+  const sampling::CounterTimeline counter =
+      sampling::without_ambiguous_knots(sampling::build_counter_timeline(trace.energy, alignment.grid.grid()));
   if (!alignment.coarse) {
     alignment.coarse.emplace(-kOffsetSearch, kOffsetCoarseStep, 2 * kOffsetSearch / kOffsetCoarseStep + 1);
     alignment.coarse->add(counter, fine, alignment.summed_until);

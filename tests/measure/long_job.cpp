@@ -36,6 +36,33 @@ workload::Marker marker(Nanos t, workload::MarkerKind kind, const char* name, in
                           .dropped_before = std::nullopt};
 }
 
+// LongJobConfig::held_up_reads on one GPU's trace (a copy: the sampler's own store is left as it read).
+void hold_up_reads(std::vector<sampling::GpuTrace>& traces, const std::vector<std::unique_ptr<TrainingGpu>>& gpus) {
+  using wattwise::testing::training::kTrainingGpuPosting;
+  using wattwise::testing::training::kTrainingGpuPostingPhase;
+  for (std::size_t i = 0; i < traces.size() && i < gpus.size(); ++i) {
+    Nanos previous_end = Nanos::min();
+    std::uint64_t previous_value = 0;
+    for (sampling::CounterReading& read : traces[i].energy) {
+      const Nanos returned = read.t;
+      const Nanos posted =
+          kTrainingGpuPostingPhase + (read.t - kTrainingGpuPostingPhase) / kTrainingGpuPosting * kTrainingGpuPosting;
+      // The first read after a posting, within 20 ms of it (the H100's held-up calls took ~15 ms), whose
+      // call can have begun 1 ms before the posting without overlapping the read before it (one thread reads).
+      if (read.t >= 1min && (read.t / 1min) % 2 == 1 && read.t - posted <= 20ms && previous_end < posted - 1ms) {
+        const double increment_j = gpus[i]->energy_j(posted - kTrainingGpuPosting, posted);
+        read.read_cost = read.t - posted + 1ms;
+        // The value posted a period before: the GPU's sum rounds once, this difference twice, so it may land
+        // 1 mJ under the read before it; a counter never goes down.
+        read.energy_mj = std::max(previous_value,
+                                  read.energy_mj - static_cast<std::uint64_t>(std::llround(increment_j * 1000)));
+      }
+      previous_end = returned;
+      previous_value = read.energy_mj;
+    }
+  }
+}
+
 }  // namespace
 
 LongJobResult run_long_job(const LongJobConfig& config) {
@@ -153,7 +180,11 @@ LongJobResult run_long_job(const LongJobConfig& config) {
       next_fold += config.fold_period;
       folder.add(std::exchange(heard, {}));
       const auto coarsen =
-          folder.fold(now, [&sampler](Nanos since) { return sampler.snapshot_since(since); });
+          folder.fold(now, [&](Nanos since) {
+            auto traces = sampler.snapshot_since(since);
+            if (config.held_up_reads) hold_up_reads(traces, devices);
+            return traces;
+          });
       if (coarsen) {
         sampler.coarsen_before(*coarsen);
         while (!marker_times.empty() && marker_times.front() < *coarsen) marker_times.pop_front();
@@ -171,6 +202,7 @@ LongJobResult run_long_job(const LongJobConfig& config) {
   folder.add(std::exchange(heard, {}));
   result.max_rss_mib = max_rss_mib();
   m.traces = sampler.take_traces();
+  if (config.held_up_reads) hold_up_reads(m.traces, devices);
   m.markers = folder.take_pending();
   m.folded = folder.take_folded();
   auto phases = workload::build_phases(m.markers);
