@@ -12,7 +12,9 @@
 // the decision model's own bias, before any noise; DEBUG_DUMP=FILE appends each profile's noise-free curve
 // and each adaptive sweep's runs to FILE, for bench/adaptive_picks.py; SKIP_AA=1 leaves the A/A sweeps out,
 // for quicker design runs. Design knobs, to measure a sweep other than the default one: BUDGET_RUNS=N,
-// PRECISION_STEPS=K (grid steps), MAX_REPEATS=N.)
+// PRECISION_STEPS=K (grid steps), MAX_REPEATS=N. REDRAW=N: every adaptive sweep's order seed moved by N, a
+// change that cannot matter, so that each later run draws its noise anew: a design is told from such a
+// redraw only by a gain larger than the spread over a few N, 1-2 points of 480 replayed cases.)
 // Last, the headline (the lowest energy at most 10% slower than 300 W, analyze's default) over the
 // exhaustive, the default adaptive and the E-steered sweeps' runs, judged by headline_tally.hpp
 // (DEBUG_HEADLINE=1 lists its cases over 0.5% or over the limit on stderr; NO_HEADLINE_STEER=1: every
@@ -205,6 +207,7 @@ Outcome adaptive(const Profile& p, const Curve& c, std::uint64_t seed, bool aa =
   if (const char* v = std::getenv("PRECISION_STEPS"))
     config.precision = std::strtod(v, nullptr) * (c.limits.back() - c.limits.front()) / double(c.limits.size() - 1);
   if (const char* v = std::getenv("MAX_REPEATS")) config.max_repeats = std::strtoul(v, nullptr, 10);
+  if (const char* v = std::getenv("REDRAW")) config.seed += 7919 * std::strtoull(v, nullptr, 10);
   if (std::getenv("NO_HEADLINE_STEER")) config.headline.reset();  // the sweep before it located the limit
   ww::sim::Simulation sim = simulation(p, true);
   std::vector<ww::experiment::AdaptiveObservation> obs;
