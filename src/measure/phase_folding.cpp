@@ -201,11 +201,18 @@ std::optional<Nanos> PhaseFolder::offset_after(GpuAlignment& alignment, const sa
   const sampling::PowerCurve fine(samples ? trace.power_samples : trace.power_instant,
                                   samples ? sampling::PowerInterpolation::kIntervalMean
                                           : sampling::PowerInterpolation::kTrapezoid);
-  // Without the knots of reads held up past their postings (each may stand a period later than its
-  // increment ends): the whole trace's accounting fits its offset so too (energy_accounting.cpp), and with
-  // them a run of such knots pulls the offset by tens of ms (held_up_reads.hpp).
-  const sampling::CounterTimeline counter =
-      sampling::without_ambiguous_knots(sampling::build_counter_timeline(trace.energy, alignment.grid.grid()));
+  sampling::CounterTimeline counter = sampling::build_counter_timeline(trace.energy, alignment.grid.grid());
+  if (sampling::has_ambiguous_knots(counter)) {
+    // Knots of reads held up past their postings may each stand a period late; fitted where they were put,
+    // a run of them pulls the offset by tens of ms (held_up_reads.hpp). As the whole trace's accounting does
+    // (energy_accounting.cpp), they are placed at an offset fitted without them (the stretches summed so
+    // far, else this one's own) and only then summed: its final offset, from the knots placed.
+    const sampling::CounterTimeline without = sampling::without_ambiguous_knots(counter);
+    std::optional<Nanos> offset = alignment.fine ? alignment.fine->best() : std::nullopt;
+    const sampling::Alignment judged =
+        offset ? sampling::alignment_at(without, fine, *offset) : sampling::estimate_alignment(without, fine);
+    sampling::place_ambiguous_knots(counter.pieces, &fine, judged);
+  }
   if (!alignment.coarse) {
     alignment.coarse.emplace(-kOffsetSearch, kOffsetCoarseStep, 2 * kOffsetSearch / kOffsetCoarseStep + 1);
     alignment.coarse->add(counter, fine, alignment.summed_until);

@@ -16,8 +16,8 @@
 // figure came from: the accounting over the minutes around it, instead of over the whole trace. Each fold
 // places the counter's knots on the posting grid learnt from every read so far (sampling::PostingGridLearner:
 // a minute's own reads put it ~2 ms elsewhere) and finds the samples' offset from every stretch folded so
-// far, leaving out the knots of reads held up past their postings as the whole trace's accounting does
-// (sampling/held_up_reads.hpp): the whole job's grid and offset, and on a simulated 6-hour job of 8 GPUs marking sharp-edged 75 ms
+// far, the knots of reads held up past their postings placed first as the whole trace's accounting places
+// them (sampling/held_up_reads.hpp): the whole job's grid and offset, and on a simulated 6-hour job of 8 GPUs marking sharp-edged 75 ms
 // iterations the per-name figures within 1e-5 of the unbounded ones (docs/evidence/phase-folding.md).
 
 #include <cstddef>

@@ -105,10 +105,11 @@ TEST(PhaseFolding, FindingTheAlignmentAsItFoldsGivesTheUnboundedPerNameFiguresWi
 }
 
 // Reads held up past their postings in every other minute (a busy node): each such knot may stand a period
-// late. The whole trace's accounting fits the samples' offset without them, then places them; the folds
-// must not fit it with them either. Fitted with them, the folded mean iteration was 2.6% under the whole
-// trace's; without them 0.45% over it (the folds place a run of held-up knots from the stretch they see, a
-// minute's run cut where a fold begins; 0.02% apart without held-up reads).
+// late. The whole trace's accounting fits the samples' offset without them, places them, then fits it
+// again; the folds must do the same. Fitted with the knots where they were put, the folded mean iteration
+// was 2.6% under the whole trace's; fitted without them only, 0.45% over it; placed first, 0.19% (with the
+// whole trace's offset given, 0.002%: what is left is the offset summed stretch by stretch; 0.02% apart
+// without held-up reads).
 TEST(PhaseFolding, ReadsHeldUpPastTheirPostingsDoNotMoveTheFoldsOffset) {
   testing::LongJobConfig whole_config = forty_minutes(false), folded_config = forty_minutes(true);
   whole_config.held_up_reads = folded_config.held_up_reads = true;
@@ -128,7 +129,7 @@ TEST(PhaseFolding, ReadsHeldUpPastTheirPostingsDoNotMoveTheFoldsOffset) {
     EXPECT_EQ(f.count, w.count);
     ASSERT_TRUE(f.energy_j && w.energy_j);
     EXPECT_NEAR(*f.energy_per_occurrence.mean(), *w.energy_per_occurrence.mean(),
-                0.01 * *w.energy_per_occurrence.mean());
+                0.003 * *w.energy_per_occurrence.mean());
   }
 }
 
