@@ -18,7 +18,7 @@
 // a minute's own reads put it ~2 ms elsewhere) and finds the samples' offset from every stretch folded so
 // far, the knots of reads held up past their postings placed first as the whole trace's accounting places
 // them (sampling/held_up_reads.hpp): the whole job's grid and offset, and on a simulated 6-hour job of 8 GPUs marking sharp-edged 75 ms
-// iterations the per-name figures within 1e-5 of the unbounded ones (docs/evidence/phase-folding.md).
+// iterations the per-name figures within 4e-5 of the unbounded ones (docs/evidence/phase-folding.md).
 
 #include <cstddef>
 #include <cstdint>
