@@ -37,17 +37,23 @@ double number(const std::string& text, const std::string& path, std::size_t line
 std::pair<unsigned, sampling::SampleGap> sample_gap(const std::string& line, const std::string& path,
                                                     std::size_t number_of_line) {
   std::map<std::string, double> fields;
+  bool repeated = false;  // "gpu=0 gpu=1": which one was meant cannot be told
   std::istringstream words(line.substr(std::string(kSampleGapLine).size()));
   for (std::string word; words >> word;) {
     const auto eq = word.find('=');
     if (eq == std::string::npos) break;
-    fields[word.substr(0, eq)] = number(word.substr(eq + 1), path, number_of_line);
+    repeated |= !fields.emplace(word.substr(0, eq), number(word.substr(eq + 1), path, number_of_line)).second;
   }
+  // Seconds since the job started; past ~292 years they do not fit the nanosecond time line (the conversion
+  // would be undefined), and no trace is a thousandth of that long.
+  constexpr double kLongestS = 1e9;
   const auto gpu = fields.find("gpu"), after = fields.find("after_s"), before = fields.find("before_s");
-  if (gpu == fields.end() || after == fields.end() || before == fields.end() || !(gpu->second >= 0) ||
-      gpu->second > 1e6 || gpu->second != std::floor(gpu->second) || !(after->second < before->second))
-    throw data_error(fmt::format("{}:{}: a sample_gap line needs gpu=N after_s=A before_s=B with A < B", path,
-                                 number_of_line));
+  if (repeated || gpu == fields.end() || after == fields.end() || before == fields.end() || !(gpu->second >= 0) ||
+      gpu->second > 1e6 || gpu->second != std::floor(gpu->second) || !(after->second < before->second) ||
+      std::abs(after->second) > kLongestS || std::abs(before->second) > kLongestS)
+    throw data_error(fmt::format("{}:{}: a sample_gap line needs gpu=N after_s=A before_s=B with A < B, each "
+                                 "once, within {:g} s",
+                                 path, number_of_line, kLongestS));
   return {static_cast<unsigned>(gpu->second),
           sampling::SampleGap{from_seconds(after->second), from_seconds(before->second)}};
 }

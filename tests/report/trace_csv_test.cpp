@@ -108,7 +108,13 @@ TEST(TraceCsv, SampleGapsAreWrittenPerGpuAndReadBackByTheReplay) {
 TEST(TraceCsv, AMalformedSampleGapLineIsADataErrorNamingTheLine) {
   for (const std::string bad : {"# sample_gap gpu=0 after_s=0.5 before_s=0.2", "# sample_gap gpu=0 after_s=0.1",
                                 "# sample_gap gpu=-1 after_s=0.1 before_s=0.2",
-                                "# sample_gap gpu=0 after_s=x before_s=0.2"}) {
+                                "# sample_gap gpu=0 after_s=x before_s=0.2",
+                                // Past what the nanosecond time line holds (its conversion is undefined).
+                                "# sample_gap gpu=0 after_s=1e300 before_s=1e301",
+                                "# sample_gap gpu=0 after_s=-1e19 before_s=0.2",
+                                // A key twice: which value was meant cannot be told.
+                                "# sample_gap gpu=0 gpu=1 after_s=0.1 before_s=0.2",
+                                "# sample_gap gpu=0 after_s=0.1 before_s=0.2 before_s=0.3"}) {
     const std::string path = written("bad-gap.csv", "# wattwise test trace\n" + bad + "\ntime_s,gpu\n");
     try {
       read_gpu_trace_csv(path, 0);
