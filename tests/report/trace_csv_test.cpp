@@ -2,6 +2,7 @@
 // left out, written so rather than cut out of the whole file's text.
 #include "report/trace_csv.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "report/trace_replay.hpp"
+#include "sampling/energy_accounting.hpp"
 
 namespace wattwise::report {
 namespace {
@@ -103,6 +105,25 @@ TEST(TraceCsv, SampleGapsAreWrittenPerGpuAndReadBackByTheReplay) {
   std::ostringstream own;
   write_trace_csv(own, m, 2);
   EXPECT_EQ(own.str().find("sample_gap"), std::string::npos) << "another GPU's gap in GPU 2's file";
+}
+
+// Gaps that overlap in a file (the sampler never writes them; a file put together by hand may hold them) are
+// read as one: a window edge inside the outer one carries its energy on the bar as with the outer alone.
+TEST(TraceCsv, OverlappingSampleGapsAreReadAsOne) {
+  std::string rows = "time_s,gpu,power_sample_w\n";
+  for (int ms = 20; ms <= 2000; ms += 20)
+    if (ms <= 200 || ms >= 1000) rows += fmt::format("{:.6f},0,{}\n", ms / 1000.0, ms == 1000 ? 500 : 100);
+  const std::string outer = "# sample_gap gpu=0 after_s=0.200000 before_s=1.000000\n";
+  const std::string inner = "# sample_gap gpu=0 after_s=0.300000 before_s=0.400000\n";
+  const auto both = read_gpu_trace_csv(written("overlapping.csv", outer + inner + rows), 0);
+  const auto alone = read_gpu_trace_csv(written("outer.csv", outer + rows), 0);
+  EXPECT_EQ(both.sample_gaps.size(), 1u);
+  EXPECT_EQ(both.sample_gaps[0].after, Nanos{200ms});
+  EXPECT_EQ(both.sample_gaps[0].before, Nanos{1000ms});
+  const sampling::EnergyAccounting with_both(both), with_outer(alone);
+  const sampling::WindowEnergy window = with_both.energy(600ms, 1500ms);
+  EXPECT_EQ(window.uncertainty_j, with_outer.energy(600ms, 1500ms).uncertainty_j);
+  EXPECT_GT(window.uncertainty_j, 300.0) << "the gap's 400 J (0.8 s at 500 W) on the bar";
 }
 
 TEST(TraceCsv, AMalformedSampleGapLineIsADataErrorNamingTheLine) {
