@@ -70,6 +70,7 @@ TraceFile read_trace_file(const std::string& path, std::optional<unsigned> only_
   std::map<std::string, std::size_t> column;
   std::string line;
   bool any = false;
+  std::map<unsigned, std::size_t> first_gap_line;  // per GPU, for a gap of a GPU with no rows
   for (std::size_t number_of_line = 1; std::getline(in, line); ++number_of_line) {
     if (line.empty()) continue;
     if (line[0] == '#') {
@@ -80,6 +81,7 @@ TraceFile read_trace_file(const std::string& path, std::optional<unsigned> only_
         if (!only_gpu || gpu == *only_gpu) {
           file.gpus[gpu].gpu_index = gpu;
           file.gpus[gpu].sample_gaps.push_back(gap);
+          first_gap_line.emplace(gpu, number_of_line);
         }
       }
       continue;
@@ -118,6 +120,13 @@ TraceFile read_trace_file(const std::string& path, std::optional<unsigned> only_
     if (const auto* p = cell("power_avg_w")) trace.power_average.push_back({t, number(*p, path, number_of_line)});
     if (const auto* p = cell("power_sample_w")) trace.power_samples.push_back({t, number(*p, path, number_of_line)});
   }
+  // A gap is in a GPU's samples, so its GPU has rows: a gap line alone would make the replay account a GPU
+  // the run never read (an empty trace beside the real ones, counted among the job's GPUs).
+  for (const auto& [gpu, trace] : file.gpus)
+    if (trace.energy.empty() && trace.power_instant.empty() && trace.power_average.empty() &&
+        trace.power_samples.empty())
+      throw data_error(fmt::format("{}:{}: a sample_gap for GPU {}, which has no rows in the file", path,
+                                   first_gap_line.at(gpu), gpu));
   // Drained samples arrive in batches that may overlap the previous one by a reading: in time order.
   for (auto& [gpu, trace] : file.gpus) {
     auto by_time = [](const sampling::PowerReading& a, const sampling::PowerReading& b) { return a.t < b.t; };

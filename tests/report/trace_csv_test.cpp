@@ -126,6 +126,24 @@ TEST(TraceCsv, OverlappingSampleGapsAreReadAsOne) {
   EXPECT_GT(window.uncertainty_j, 300.0) << "the gap's 400 J (0.8 s at 500 W) on the bar";
 }
 
+// A gap line for a GPU with no rows: the replay would account a GPU the run never read (an empty trace,
+// counted among the job's GPUs). A data error naming the line; a gap of another GPU than the one asked for
+// is not read at all.
+TEST(TraceCsv, ASampleGapOfAGpuWithoutRowsIsADataErrorNamingTheLine) {
+  const std::string path = written("gap-of-no-gpu.csv",
+                                   "# wattwise test trace\n# sample_gap gpu=7 after_s=0.2 before_s=0.4\n"
+                                   "time_s,gpu,power_sample_w\n0.1,0,100\n0.5,0,100\n");
+  const std::string phases = written("gap-of-no-gpu.phases.csv", "name,begin_s,end_s\nstep,0.1,0.5\n");
+  try {
+    const ReplayedRun run = read_replayed_run(path, phases, {});
+    ADD_FAILURE() << "accepted, GPUs " << run.measurement.gpus.size();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kData) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gap-of-no-gpu.csv:2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_gpu_trace_csv(path, 0).power_samples.size(), 2u);
+}
+
 TEST(TraceCsv, AMalformedSampleGapLineIsADataErrorNamingTheLine) {
   for (const std::string bad : {"# sample_gap gpu=0 after_s=0.5 before_s=0.2", "# sample_gap gpu=0 after_s=0.1",
                                 "# sample_gap gpu=-1 after_s=0.1 before_s=0.2",
