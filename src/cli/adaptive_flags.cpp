@@ -154,6 +154,7 @@ std::function<std::string(const std::map<std::string, double>&)> wire_adaptive_s
   auto log = std::make_shared<experiment::AdaptiveLog>();
   options.next_run = experiment::adaptive_next_run(config, options.plan, options.progress, log);
   if (!config.budget_s) options.progress_total = config.budget_runs;
+  options.progress_total_unknown = config.budget_s.has_value();
   return [config, log](const std::map<std::string, double>& recommended) {
     return experiment::adaptive_summary(config, *log, recommended);
   };

@@ -30,11 +30,14 @@ Progress Progress::for_stderr() {
   return Progress(stderr, ::isatty(STDERR_FILENO) == 1);
 }
 
-void Progress::begin(std::size_t total, std::size_t already_done) {
-  total_ = total;
+void Progress::begin(std::optional<std::size_t> total, std::size_t already_done) {
+  total_known_ = total.has_value();
+  total_ = total.value_or(already_done);
   done_ = already_done;
-  if (already_done > 0) {
-    std::fprintf(out_, "wattwise: resuming: %zu of %zu runs already in the database\n", already_done, total);
+  if (already_done > 0 && total) {
+    std::fprintf(out_, "wattwise: resuming: %zu of %zu runs already in the database\n", already_done, *total);
+  } else if (already_done > 0) {
+    std::fprintf(out_, "wattwise: resuming: %zu runs already in the database\n", already_done);
   }
 }
 

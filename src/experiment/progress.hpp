@@ -18,7 +18,9 @@ class Progress {
   static Progress for_stderr();
 
   // `total` runs in the plan, `already_done` of them in the database before this invocation (resume).
-  void begin(std::size_t total, std::size_t already_done);
+  // nullopt: the sweep's count is not known before its runs take time (an adaptive sweep with a time
+  // budget, whose plan's grid x 12 is no count of what it makes): no count until set_runs_left gives one.
+  void begin(std::optional<std::size_t> total, std::size_t already_done);
   void run_started(const std::string& setting);
   // The runs still to make, the next one included, where the plan's count is not the sweep's: an adaptive
   // sweep with a time budget makes those its time left holds, not the grid x 12 it planned (the ETA's count).

@@ -194,6 +194,23 @@ TEST_F(AdaptiveTest, ATimeBudgetStopsOnceTheRunsTookThatLong) {
   EXPECT_GE(checked, made - 1) << r.err;
 }
 
+// Resumed with a time budget, the sweep says how many runs the database held, but not "of 372": the plan's
+// grid x 12 is no count of what a time budget makes (the progress line after the first run gives the count
+// the time left holds). It said "resuming: 5 of 372 runs already in the database".
+TEST_F(AdaptiveTest, AResumedTimeBudgetSaysNoPlannedCount) {
+  const auto first = wattwise(adaptive_sweep(path("t.db").string(), {"--budget", "20m"}));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const int stored = total(runs_per_limit(nlohmann::json::parse(wattwise({"analyze", path("t.db").string(), "--json"}).out)));
+  ASSERT_GE(stored, 2);
+  const auto resumed = wattwise({"sweep", "--resume", "--db", path("t.db").string(), "--budget", "40m"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("wattwise: resuming: " + std::to_string(stored) + " runs already in the database\n"),
+            std::string::npos)
+      << resumed.err;
+  // Its first run's line counts from the runs stored: "run 6/N", N what the 40 minutes hold.
+  EXPECT_NE(resumed.err.find("wattwise: run " + std::to_string(stored + 1) + "/"), std::string::npos) << resumed.err;
+}
+
 TEST_F(AdaptiveTest, TwoKnobsAreRefusedBeforeAnyRun) {
   const auto r = wattwise(adaptive_sweep(path("a.db").string(), {"--sm-clock", "1000,1200,1400"}));
   EXPECT_EQ(r.exit_code, 2) << r.err;
