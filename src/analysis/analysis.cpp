@@ -60,4 +60,9 @@ std::vector<std::string> scope_disagreements(const Analysis& analysis) {
   return lines;
 }
 
+bool may_exceed_limit(const Headline& headline) {
+  const auto& interval = headline.pick.time_vs_ref_ci95_pct;
+  return headline.max_slowdown && interval && interval->second > *headline.max_slowdown * 100;
+}
+
 }  // namespace wattwise::analysis

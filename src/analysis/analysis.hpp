@@ -40,6 +40,11 @@ struct Headline {
   std::optional<Recommendation> unconstrained;  // without it; absent when there is no limit
 };
 
+// Whether the headline's pick, within the limit on its mean, may be over it within the noise: the 95%
+// interval of its slowdown reaches past the limit (the reference itself never is). The pick stands (it is
+// the lowest energy the means allow); the box and the JSON say so, so that whoever deploys it knows.
+bool may_exceed_limit(const Headline& headline);
+
 // Everything `wattwise analyze` prints, whatever the data's origin.
 struct Analysis {
   PhaseBasis basis;                        // what each run's time and energy stand for

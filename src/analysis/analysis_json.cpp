@@ -82,6 +82,9 @@ json recommendation_json(const Recommendation& r, const Analysis& analysis) {
           {"time_s", r.time_s},
           {"energy_vs_ref_pct", r.energy_vs_ref_pct},
           {"time_vs_ref_pct", r.time_vs_ref_pct},
+          {"time_vs_ref_ci95_pct", r.time_vs_ref_ci95_pct
+                                       ? json::array({r.time_vs_ref_ci95_pct->first, r.time_vs_ref_ci95_pct->second})
+                                       : json(nullptr)},
           {"metric_value", r.metric_value},
           {"significant", r.significant ? json(*r.significant) : json(nullptr)},
           {"note", r.note},
@@ -100,6 +103,7 @@ json headline_json(const Analysis& analysis) {
   return {{"metric", h.metric.name()},
           {"max_slowdown_pct", h.max_slowdown ? json(*h.max_slowdown * 100) : json(nullptr)},
           {"pick", recommendation_json(h.pick, analysis)},
+          {"may_exceed_limit", may_exceed_limit(h)},
           {"unconstrained", h.unconstrained ? recommendation_json(*h.unconstrained, analysis) : json(nullptr)}};
 }
 

@@ -71,6 +71,11 @@ std::string headline_text(const analysis::Analysis& a) {
     out = fmt::format(" Recommended ({}): {}, {}{}\n", metric_phrase(h), for_terminal(setting_text(r.setting)),
                       change_text(r), r.significant ? "" : " (no repeats: noise unknown)");
   }
+  if (analysis::may_exceed_limit(h))
+    out += fmt::format("   its time may be over the {:g}% limit within the noise: {} (95% interval {} to {}); "
+                       "more runs of it and the reference would tell\n",
+                       *h.max_slowdown * 100, format_percent(r.time_vs_ref_pct),
+                       format_percent(r.time_vs_ref_ci95_pct->first), format_percent(r.time_vs_ref_ci95_pct->second));
   if (h.unconstrained) {
     const analysis::Recommendation& u = *h.unconstrained;
     out += u.setting_index == r.setting_index

@@ -41,9 +41,36 @@ TEST_F(HeadlineTest, AnalyzeLeadsWithTheLowestEnergyAtMostTenPercentSlower) {
   EXPECT_EQ(json.at("headline").at("max_slowdown_pct"), 10.0);
   EXPECT_EQ(json.at("headline").at("pick").at("setting").at("power_limit_w"), 250.0);
   EXPECT_EQ(json.at("headline").at("unconstrained").at("setting").at("power_limit_w"), 150.0);
+  // Its repeats agree in time to the digit: its slowdown's interval is the point, nowhere near the limit.
+  EXPECT_FALSE(json.at("headline").at("may_exceed_limit").get<bool>());
+  EXPECT_EQ(r.out.find("time may be over"), std::string::npos) << r.out;
   // The per-metric table keeps the unconstrained picks.
   EXPECT_TRUE(json.at("max_slowdown_pct").is_null());
   EXPECT_EQ(json.at("recommendations").at(0).at("setting").at("power_limit_w"), 150.0);
+}
+
+// A pick 9.3% slower on its mean whose repeats spread 1.5%: within the limit on the mean, maybe not in truth.
+// The box and the closing lines say so, with the interval; the JSON too.
+TEST_F(HeadlineTest, APickThatMayBeOverTheLimitWithinTheNoiseSaysSo) {
+  std::ofstream out(path("near.csv"));
+  out << "power_limit_w,repeat,time_s,energy_j\n";
+  const double ref_s[] = {10.0, 10.15, 9.85}, near_s[] = {10.8, 11.1, 10.9};
+  for (int k = 0; k < 3; ++k)
+    out << "300," << k << "," << ref_s[k] << ",1000\n250," << k << "," << near_s[k] << ",850\n150," << k
+        << ",14,700\n";
+  out.close();
+  const auto r = wattwise({"analyze", path("near.csv").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("power_limit_w=250, -15.0% energy, +9.3% time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("its time may be over the 10% limit within the noise: +9.3% (95% interval"),
+            std::string::npos)
+      << r.out;
+  const auto json = nlohmann::json::parse(wattwise({"analyze", path("near.csv").string(), "--json"}).out);
+  EXPECT_TRUE(json.at("headline").at("may_exceed_limit").get<bool>());
+  const auto& interval = json.at("headline").at("pick").at("time_vs_ref_ci95_pct");
+  ASSERT_TRUE(interval.is_array()) << interval.dump();
+  EXPECT_LT(interval.at(0).get<double>(), 9.3);
+  EXPECT_GT(interval.at(1).get<double>(), 10.0);
 }
 
 TEST_F(HeadlineTest, MaxSlowdownNoneLiftsTheLimitAndAMetricChoosesItsOwnHeadline) {

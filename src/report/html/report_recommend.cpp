@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "report/html/html_escape.hpp"
 
 namespace wattwise::report::html {
@@ -224,6 +225,13 @@ std::string recommendation_box_html(const ReportModel& model) {
                         change_words(r.time_vs_ref_pct, "faster", "slower"),
                         escape_html(setting_words(ref.setting)), noise);
   }
+  if (model.lead && analysis::may_exceed_limit(*model.lead))
+    body += fmt::format(
+        "<p class=\"edge\">&#9888; Its time may be over the {:g}% limit within the noise: {} (95% interval "
+        "{} to {}); more runs of it and of the reference would tell.</p>\n",
+        *limit * 100, escape_html(format_percent(r.time_vs_ref_pct)),
+        escape_html(format_percent(r.time_vs_ref_ci95_pct->first)),
+        escape_html(format_percent(r.time_vs_ref_ci95_pct->second)));
   if (model.lead && model.lead->unconstrained) {
     const auto& u = *model.lead->unconstrained;
     body += u.setting_index == r.setting_index
