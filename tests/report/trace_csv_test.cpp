@@ -105,6 +105,12 @@ TEST(TraceCsv, SampleGapsAreWrittenPerGpuAndReadBackByTheReplay) {
   std::ostringstream own;
   write_trace_csv(own, m, 2);
   EXPECT_EQ(own.str().find("sample_gap"), std::string::npos) << "another GPU's gap in GPU 2's file";
+  // The file a sweep stores for GPU 12 (cli/sweep_command.cpp: only_gpu) keeps GPU 12's gaps.
+  std::ostringstream twelve;
+  write_trace_csv(twelve, m, 12);
+  const auto stored = read_gpu_trace_csv(written("gaps-12.csv", twelve.str()), 12);
+  ASSERT_EQ(stored.sample_gaps.size(), 2u) << twelve.str();
+  EXPECT_EQ(stored.sample_gaps[1].before, Nanos{900ms});
 }
 
 // Gaps that overlap in a file (the sampler never writes them; a file put together by hand may hold them) are
