@@ -154,6 +154,8 @@ TEST(TraceCsv, AMalformedSampleGapLineIsADataErrorNamingTheLine) {
   for (const std::string bad : {"# sample_gap gpu=0 after_s=0.5 before_s=0.2", "# sample_gap gpu=0 after_s=0.1",
                                 "# sample_gap gpu=-1 after_s=0.1 before_s=0.2",
                                 "# sample_gap gpu=0 after_s=x before_s=0.2",
+                                "# sample_gap gpu=0 after_s=nan before_s=0.2",
+                                "# sample_gap gpu=0 after_s=-inf before_s=inf",
                                 // Past what the nanosecond time line holds (its conversion is undefined).
                                 "# sample_gap gpu=0 after_s=1e300 before_s=1e301",
                                 "# sample_gap gpu=0 after_s=-1e19 before_s=0.2",

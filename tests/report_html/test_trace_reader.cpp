@@ -31,6 +31,20 @@ TEST(TraceReader, PrefersBufferedSamplesOverInstantPower) {
   EXPECT_EQ(power.value, (std::vector<double>{100, 200, 300}));
 }
 
+// A stored trace with sample_gap comment lines (trace_csv.hpp kSampleGapLine; `report` of a sweep database
+// reads each run's stored per-GPU file): they are comments to the plot's reader, not settings, and the
+// job's window lines around them still are.
+TEST(TraceReader, SampleGapLinesAreSkippedAndTheJobsWindowStillRead) {
+  std::istringstream in(std::string("# wattwise 0.1.0 trace\n# job_start_s=0.000000\n# job_end_s=0.200000\n"
+                                    "# sample_gap gpu=0 after_s=0.050000 before_s=0.150000\n") +
+                        kHeader + row(0.0, 0, "", "100") + row(0.05, 0, "", "100") + row(0.15, 0, "", "300") +
+                        row(0.3, 0, "", "300"));
+  const PowerTrace trace = read_power_trace(in, "t.csv");
+  ASSERT_TRUE(trace.job_start_s && trace.job_end_s);
+  EXPECT_EQ(*trace.job_end_s, 0.2);
+  EXPECT_EQ(trace.power_w.time_s.back(), 0.2) << "cut at the job's end";
+}
+
 TEST(TraceReader, FallsBackToInstantPower) {
   std::istringstream in(std::string(kHeader) + row(0.0, 0, "120", "") + row(0.1, 0, "130", ""));
   const auto power = read_power_trace_csv(in, "t.csv");
