@@ -119,6 +119,7 @@ struct AnalysisPicks {
   std::vector<bool> lack_of_fit;                    // the fit's lack-of-fit test rejected the quadratic
   std::vector<bool> median_of_cubics;               // ... and the pick's median is the resampled cubics'
   double headline_w = 0;  // the headline's pick (E within 10% of the reference's time: headline_tally.hpp)
+  bool headline_flagged = false;  // its time may be over the limit within the noise (may_exceed_limit)
   std::vector<double> measured_w;  // the limits the sweep ran
 };
 
@@ -136,6 +137,7 @@ AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
   const auto analysis = ww::analysis::analyze(runs, options);
   AnalysisPicks picks;
   picks.headline_w = analysis.headline.pick.setting.at("power_limit_w");
+  picks.headline_flagged = ww::analysis::may_exceed_limit(analysis.headline);
   for (const auto& s : analysis.settings) picks.measured_w.push_back(s.setting.at("power_limit_w"));
   for (const auto& rec : analysis.recommendations) {
     picks.recommended.push_back(rec.setting.at("power_limit_w"));
@@ -359,9 +361,9 @@ int main(int argc, char** argv) {
       disagreements += a.disagreements;
       for (const auto& [sweep, picks] : {std::pair{"exh", &e.analysed}, std::pair{"ada", &a.analysed},
                                          std::pair{"ada-1 (E)", &one.steered.at(0).analysed}}) {
-        const auto j =
-            ww::bench::judge_headline(curve.at, kDefaultLimitW, ww::analysis::kDefaultHeadlineSlowdown,
-                                      picks->headline_w, picks->measured_w);
+        auto j = ww::bench::judge_headline(curve.at, kDefaultLimitW, ww::analysis::kDefaultHeadlineSlowdown,
+                                           picks->headline_w, picks->measured_w);
+        j.flagged = picks->headline_flagged;
         ww::bench::HeadlineTally& t =
             headline[fmt::format("{} {}", replayed ? "replayed" : "simulated", sweep)];
         t.max_slowdown_pct = 100 * ww::analysis::kDefaultHeadlineSlowdown;

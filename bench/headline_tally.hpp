@@ -34,6 +34,7 @@ struct HeadlineJudgement {
   double pick_w = 0;
   int steps_from_truth = 0;     // grid steps from the truth to the pick: positive = a higher limit, faster
   bool truth_measured = false;  // the sweep ran the truth at all: an adaptive sweep can pick only what it ran
+  bool flagged = false;  // the analysis said its time may be over the limit (analysis::may_exceed_limit)
 };
 
 // `measured_w`: the limits the sweep ran.
@@ -59,7 +60,7 @@ inline HeadlineJudgement judge_headline(const std::map<double, sim::UnsampledRun
 struct HeadlineTally {
   double max_slowdown_pct = 10;
   std::size_t cases = 0, within_half = 0, within_one = 0, over_limit = 0, both = 0, at_truth = 0,
-              within_step = 0, truth_measured = 0;
+              within_step = 0, truth_measured = 0, flagged = 0, over_flagged = 0;
   double max_regret_pct = -std::numeric_limits<double>::infinity();
   double max_true_slowdown_pct = -std::numeric_limits<double>::infinity();
   double sum_regret_pct = 0;
@@ -76,6 +77,8 @@ struct HeadlineTally {
     at_truth += j.steps_from_truth == 0;
     within_step += std::abs(j.steps_from_truth) <= 1;
     truth_measured += j.truth_measured;
+    flagged += j.flagged;
+    over_flagged += j.flagged && over(j);
     max_regret_pct = std::max(max_regret_pct, j.regret_pct);
     max_true_slowdown_pct = std::max(max_true_slowdown_pct, j.true_slowdown_pct);
     sum_regret_pct += j.regret_pct;
@@ -83,9 +86,9 @@ struct HeadlineTally {
 };
 
 inline std::string headline_header() {
-  return fmt::format("# {:<26} {:>5} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7} {:>8} {:>9}\n",
+  return fmt::format("# {:<26} {:>5} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7} {:>8} {:>9} {:>7} {:>9}\n",
                      "headline", "cases", "<=0.5%", "<=1%", "max", "mean", "slow>10.5", "max slow", "both ok",
-                     "=truth", "+-1 step", "truth run");
+                     "=truth", "+-1 step", "truth run", "flagged", "over flag");
 }
 
 inline std::string headline_row(const std::string& name, const HeadlineTally& t) {
@@ -93,10 +96,11 @@ inline std::string headline_row(const std::string& name, const HeadlineTally& t)
   const auto pct = [&](std::size_t n) { return 100.0 * double(n) / double(t.cases); };
   return fmt::format(
       "# {:<26} {:>5} {:>6.1f}% {:>6.1f}% {:>6.2f}% {:>6.2f}% {:>7.1f}% {:>7.2f}% {:>7.1f}% {:>6.1f}% "
-      "{:>7.1f}% {:>8.1f}%\n",
+      "{:>7.1f}% {:>8.1f}% {:>6.1f}% {:>9}\n",
       name, t.cases, pct(t.within_half), pct(t.within_one), t.max_regret_pct,
       t.sum_regret_pct / double(t.cases), pct(t.over_limit), t.max_true_slowdown_pct, pct(t.both),
-      pct(t.at_truth), pct(t.within_step), pct(t.truth_measured));
+      pct(t.at_truth), pct(t.within_step), pct(t.truth_measured), pct(t.flagged),
+      fmt::format("{}/{}", t.over_flagged, t.over_limit));
 }
 
 }  // namespace wattwise::bench
