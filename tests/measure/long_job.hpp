@@ -40,8 +40,9 @@ struct LongJobConfig {
   Nanos fold_period = kFoldPeriod;
   Nanos fast_period = 20ms;       // the sampler's instantaneous power
   Nanos telemetry_period = 100ms;
-  // A busy node in every other minute (the odd ones): each counter read then is held up past the posting
-  // before it (its call began 1 ms before that posting) and returns the value from before it, as runs of
+  // A busy node in every other minute (the odd ones): a counter read then is held up past the posting
+  // before it (its call began 1 ms before that posting, where the one sampling thread was free: no read of
+  // any GPU returned after that) and returns the value from before it, as runs of
   // reads did on a loaded H100 (docs/evidence/energy-checks.md). Applied to the traces the folds and the
   // final accounting see, not to the sampler's own schedule.
   bool held_up_reads = false;

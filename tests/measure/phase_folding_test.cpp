@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "long_job.hpp"
 #include "measure/phase_folding.hpp"
@@ -107,9 +109,10 @@ TEST(PhaseFolding, FindingTheAlignmentAsItFoldsGivesTheUnboundedPerNameFiguresWi
 // Reads held up past their postings in every other minute (a busy node): each such knot may stand a period
 // late. The whole trace's accounting fits the samples' offset without them, places them, then fits it
 // again; the folds must do the same. Fitted with the knots where they were put, the folded mean iteration
-// was 2.6% under the whole trace's; fitted without them only, 0.45% over it; placed first, 0.19% (with the
-// whole trace's offset given, 0.002%: what is left is the offset summed stretch by stretch; 0.02% apart
-// without held-up reads).
+// was 1.65% under the whole trace's; fitted without them only, 0.18% over it; placed first, 0.106% (0.02%
+// apart without held-up reads). (Measured by review9 with the reads held up as one thread can: 1166 held-up
+// knots. Before, each GPU's first read after a shared posting was held up over the other's call, 1200
+// overlapping pairs, and the figures were 2.6%, 0.45% and 0.19% against a 0.3% bound.)
 TEST(PhaseFolding, ReadsHeldUpPastTheirPostingsDoNotMoveTheFoldsOffset) {
   testing::LongJobConfig whole_config = forty_minutes(false), folded_config = forty_minutes(true);
   whole_config.held_up_reads = folded_config.held_up_reads = true;
@@ -121,6 +124,15 @@ TEST(PhaseFolding, ReadsHeldUpPastTheirPostingsDoNotMoveTheFoldsOffset) {
     for (const auto& piece : sampling::build_counter_timeline(trace.energy).pieces)
       held_up += piece.end_if_read_was_stale.has_value();
   EXPECT_GT(held_up, 1000u) << "the case has knots to place";
+  // Reads one thread can make: no two counter calls, of any GPUs, overlap (each GPU's first read after a
+  // shared posting held up over the other's made 1200 such pairs).
+  std::vector<std::pair<Nanos, Nanos>> calls;
+  for (const auto& trace : whole.m.traces)
+    for (const auto& read : trace.energy) calls.push_back({read.t - read.read_cost, read.t});
+  std::sort(calls.begin(), calls.end());
+  std::size_t overlapping = 0;
+  for (std::size_t i = 1; i < calls.size(); ++i) overlapping += calls[i].first < calls[i - 1].second;
+  EXPECT_EQ(overlapping, 0u);
   EXPECT_TRUE(whole.m.checks.passed());
   for (const char* name : {"iteration", "epoch", "train"}) {
     SCOPED_TRACE(name);
@@ -129,7 +141,7 @@ TEST(PhaseFolding, ReadsHeldUpPastTheirPostingsDoNotMoveTheFoldsOffset) {
     EXPECT_EQ(f.count, w.count);
     ASSERT_TRUE(f.energy_j && w.energy_j);
     EXPECT_NEAR(*f.energy_per_occurrence.mean(), *w.energy_per_occurrence.mean(),
-                0.003 * *w.energy_per_occurrence.mean());
+                0.0015 * *w.energy_per_occurrence.mean());
   }
 }
 
