@@ -100,7 +100,10 @@ std::string Progress::line() const {
   // Simulated runs take no wall time worth an ETA.
   if (done_here_ > 0 && !simulated_ && total_known_) {
     const double mean_s = run_time_sum_s_ / static_cast<double>(done_here_);
-    text += " | ETA " + format_eta(mean_s * static_cast<double>(total_ - done_));
+    // At least this run: an adaptive sweep's run budget counts its successful runs, done_ every run, so
+    // with failures done_ passes the total (total_ - done_ wrapped round: an ETA of 10^19 runs).
+    const std::size_t left = total_ > done_ ? total_ - done_ : 1;
+    text += " | ETA " + format_eta(mean_s * static_cast<double>(left));
   }
   return text;
 }

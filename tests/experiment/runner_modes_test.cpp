@@ -121,6 +121,25 @@ TEST(RunnerProgress, PlainLinesWithEtaFromTheMeanRunTime) {
   EXPECT_NE(text.find("wattwise: run 3/10 power_limit_w=200\n"), std::string::npos) << text;
 }
 
+// An adaptive sweep's run budget counts successful runs; the line counts every run, so with failures more
+// runs are made than its total. The ETA is then this run's, not a count wrapped round below zero.
+TEST(RunnerProgress, MoreRunsThanTheTotalGiveTheEtaOfOne) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  Progress progress(out, false);
+  progress.begin(2, 0);
+  for (int i = 0; i < 3; ++i) {
+    progress.run_started("power_limit_w=200");
+    progress.run_finished(30.0, i != 0);
+  }
+  progress.run_started("power_limit_w=250");
+  EXPECT_EQ(progress.line(), "run 2/2 power_limit_w=250 | 1 failed | ETA 30s");
+  progress.end();
+  std::fclose(out);
+  std::free(buffer);
+}
+
 // Issue 22, item 11: "run 2/3 power_limit_w=250 | last 54.27 kJ" read as 250 W's energy; it was 200 W's.
 TEST(RunnerProgress, TheLastRunsEnergyAndTimeAreNamedByTheirOwnSetting) {
   Progress progress(stderr, false);
