@@ -73,6 +73,10 @@ std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> adapt
       if (config.budget_s)
         progress->set_runs_left(runs.empty() ? std::nullopt
                                              : std::optional(time_budget_runs_left(*config.budget_s, runs)));
+      // A run budget counts successful runs: a failed one is made again, so the line's count grows with it
+      // rather than sticking at "run 54/54" past the budget's last.
+      else if (config.budget_runs > runs.size())
+        progress->set_runs_left(config.budget_runs - runs.size());
     }
     const auto succeeded = store.succeeded_plan_indices();
     for (const auto& run : plan.runs)

@@ -1,8 +1,12 @@
 // What the adaptive decisions read from the store: the runs on analyze's default basis.
 #include "experiment/adaptive_runner.hpp"
 
+#include <cstdio>
+#include <memory>
+
 #include <gtest/gtest.h>
 
+#include "experiment/progress.hpp"
 #include "../support/temp_dir.hpp"
 
 namespace wattwise::experiment {
@@ -49,6 +53,42 @@ TEST(AdaptiveRunner, ObservationsAreTheTrainingPhaseWhereEveryRunCarriesOne) {
     EXPECT_EQ(r.time_s, r.value == 150 ? 40 : 30) << r.value;
     EXPECT_EQ(r.energy_j, r.value == 150 ? 6000 : 7000) << r.value;
   }
+}
+
+// A run budget counts the runs that succeeded: after 2 of 6 made failed, a budget of 10 holds 6 more, so the
+// progress line reads "run 7/12", not "run 7/10" (which stuck at 10/10 for the last runs).
+TEST(AdaptiveRunner, ARunBudgetsProgressCountGrowsWithFailedRuns) {
+  TempDir dir;
+  plan::PlanSpec spec;
+  spec.knobs.push_back(plan::parse_power_limit_knob("150:300:50"));
+  spec.repeats = 4;
+  const plan::Plan plan = plan::make_plan(spec);
+  store::ResultsStore store = store::ResultsStore::create(dir.path() / "a.db", {"python train.py", "counter", "node1"},
+                                                          plan::plan_spec_to_json(spec),
+                                                          {{0, "GPU-aaa", "H100", 150.0, 300.0, 300.0}});
+  for (std::size_t i = 0; i < 6; ++i) {
+    store::RunRecord run = run_with_training(plan.runs.at(i), 40, 6000);
+    if (i == 1 || i == 4) {
+      run.exit_status = 3;
+      run.error = "exit status 3";
+    }
+    store.add_run(run);
+  }
+  AdaptiveConfig config;
+  config.knob = "power_limit_w";
+  config.grid = {150, 200, 250, 300};
+  config.reference_value = 300;
+  config.metrics = {analysis::MetricSpec{analysis::MetricKind::kEnergy}};
+  config.budget_runs = 10;
+  config.precision = 50;
+  std::FILE* sink = std::tmpfile();
+  ASSERT_NE(sink, nullptr);
+  Progress progress(sink, false);
+  progress.begin(10, 6);
+  const auto next = adaptive_next_run(config, plan, &progress, std::make_shared<AdaptiveLog>());
+  ASSERT_TRUE(next(store).has_value());
+  EXPECT_EQ(progress.line().rfind("run 7/12 ", 0), 0u) << progress.line();
+  std::fclose(sink);
 }
 
 }  // namespace
