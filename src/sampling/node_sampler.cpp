@@ -1,5 +1,7 @@
 #include "sampling/node_sampler.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/thread_name.hpp"
@@ -84,6 +86,21 @@ void NodeSampler::read_all() {
     if (!reading.error.empty()) {
       ++trace.failed_readings;
       if (trace.first_error.empty()) trace.first_error = reading.error;
+      if (++failures_in_a_row_[i] >= kNodeFailuresBeforeGivingUp) trace.given_up = true;
+      continue;
+    }
+    // A cumulative count lower than the last one (a meter reset, or a script that lost its state): the
+    // energy across it is unknown, and differenced it would be silently wrong (800 J then 100 J gave 763 J
+    // for a window over it). A failed reading: a window it ends is absent, as is one over the drop while
+    // the source gives lower counts, until it is given up; the warning names it.
+    const auto last_count =
+        std::find_if(trace.samples.rbegin(), trace.samples.rend(), [](const NodeSample& s) { return s.energy_j; });
+    if (reading.energy_j && last_count != trace.samples.rend() && *reading.energy_j < *last_count->energy_j) {
+      ++trace.failed_readings;
+      if (trace.first_error.empty())
+        trace.first_error = fmt::format(
+            "its cumulative count went backwards ({:g} J, then {:g} J): a reset? A cumulative count must only grow",
+            *last_count->energy_j, *reading.energy_j);
       if (++failures_in_a_row_[i] >= kNodeFailuresBeforeGivingUp) trace.given_up = true;
       continue;
     }

@@ -116,6 +116,28 @@ TEST(NodeSampler, SingleFailureIsSpannedByTheNextReading) {
   EXPECT_NEAR(*node_energy_j(traces[0], seconds(0), seconds(2)), 30.0, 1e-9);
 }
 
+// A cumulative meter whose count goes backwards (reset, or a script that lost its state) was differenced
+// across the drop: 800 J then 100 J gave a silent figure. Now the lower count is a failed reading that says
+// so: a window it would end has no figure, and one before it keeps its own.
+TEST(NodeSampler, ACumulativeCountThatGoesBackwardsIsAFailedReadingThatSaysSo) {
+  VirtualClock clock;
+  std::vector<std::unique_ptr<hw::NodeSource>> sources;
+  sources.push_back(std::make_unique<ScriptedSource>(
+      hw::NodeKind::kMeter,
+      std::deque<hw::NodeReading>{{100.0, {}, ""}, {500.0, {}, ""}, {800.0, {}, ""}, {100.0, {}, ""}}));
+  NodeSampler sampler(std::move(sources), clock);
+  for (int i = 0; i < 4; ++i) {
+    sampler.read_all();
+    clock.advance(seconds(1));
+  }
+  const auto traces = sampler.take_traces();
+  EXPECT_EQ(traces[0].failed_readings, 1u);
+  EXPECT_NE(traces[0].first_error.find("went backwards (800 J, then 100 J)"), std::string::npos)
+      << traces[0].first_error;
+  EXPECT_FALSE(node_energy_j(traces[0], seconds(0), seconds(3)).has_value());
+  EXPECT_NEAR(*node_energy_j(traces[0], seconds(0), seconds(2)), 700.0, 1e-9);
+}
+
 TEST(NodeSampler, PeriodShrinksSoThatNoCounterWrapsTwiceUnseen) {
   VirtualClock clock;
   std::vector<std::unique_ptr<hw::NodeSource>> sources;
