@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "experiment/cooldown.hpp"
 #include "experiment/progress.hpp"
@@ -21,6 +23,32 @@ namespace {
 
 using testing::FakeSweep;
 using testing::power_limit_spec;
+
+// A FILE* writing to memory, for what a Progress prints.
+class MemoryFile {
+ public:
+  MemoryFile() : file_(open_memstream(&buffer_, &size_)) {}
+  ~MemoryFile() {
+    close();
+    std::free(buffer_);
+  }
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+  std::FILE* get() const { return file_; }
+  // Everything written; closes the file.
+  std::string text() {
+    close();
+    return std::string(buffer_, size_);
+  }
+
+ private:
+  void close() {
+    if (file_ != nullptr) std::fclose(std::exchange(file_, nullptr));
+  }
+  char* buffer_ = nullptr;
+  std::size_t size_ = 0;
+  std::FILE* file_;
+};
 
 TEST(RunnerDryRun, ListsEveryRunAndEveryChangeAndTouchesNothing) {
   FakeSweep sweep(power_limit_spec({"300", "200"}, 2));
@@ -100,10 +128,8 @@ TEST(RunnerReadOnly, TheLocalPathRefusesToHoldAnotherSystemsGpus) {
 }
 
 TEST(RunnerProgress, PlainLinesWithEtaFromTheMeanRunTime) {
-  char* buffer = nullptr;
-  std::size_t size = 0;
-  std::FILE* out = open_memstream(&buffer, &size);
-  Progress progress(out, false);
+  MemoryFile out;
+  Progress progress(out.get(), false);
   progress.begin(10, 2);
   progress.run_started("power_limit_w=200");
   progress.run_finished(30.0, true);
@@ -113,9 +139,7 @@ TEST(RunnerProgress, PlainLinesWithEtaFromTheMeanRunTime) {
   progress.run_started("power_limit_w=300");
   EXPECT_EQ(progress.line(), "run 5/10 power_limit_w=300 | 1 failed | ETA 2m00s");
   progress.end();
-  std::fclose(out);
-  const std::string text(buffer, size);
-  std::free(buffer);
+  const std::string text = out.text();
   EXPECT_EQ(text.find('\r'), std::string::npos);
   EXPECT_NE(text.find("resuming: 2 of 10"), std::string::npos) << text;
   EXPECT_NE(text.find("wattwise: run 3/10 power_limit_w=200\n"), std::string::npos) << text;
@@ -124,10 +148,8 @@ TEST(RunnerProgress, PlainLinesWithEtaFromTheMeanRunTime) {
 // An adaptive sweep's run budget counts successful runs; the line counts every run, so with failures more
 // runs are made than its total. The ETA is then this run's, not a count wrapped round below zero.
 TEST(RunnerProgress, MoreRunsThanTheTotalGiveTheEtaOfOne) {
-  char* buffer = nullptr;
-  std::size_t size = 0;
-  std::FILE* out = open_memstream(&buffer, &size);
-  Progress progress(out, false);
+  MemoryFile out;
+  Progress progress(out.get(), false);
   progress.begin(2, 0);
   for (int i = 0; i < 3; ++i) {
     progress.run_started("power_limit_w=200");
@@ -136,8 +158,6 @@ TEST(RunnerProgress, MoreRunsThanTheTotalGiveTheEtaOfOne) {
   progress.run_started("power_limit_w=250");
   EXPECT_EQ(progress.line(), "run 2/2 power_limit_w=250 | 1 failed | ETA 30s");
   progress.end();
-  std::fclose(out);
-  std::free(buffer);
 }
 
 // Issue 22, item 11: "run 2/3 power_limit_w=250 | last 54.27 kJ" read as 250 W's energy; it was 200 W's.
@@ -165,19 +185,14 @@ TEST(RunnerProgress, SimulatedRunsSayTheirTimeIsSimulatedAndGiveNoEta) {
 }
 
 TEST(RunnerProgress, TerminalLineIsRewrittenInPlace) {
-  char* buffer = nullptr;
-  std::size_t size = 0;
-  std::FILE* out = open_memstream(&buffer, &size);
-  Progress progress(out, true);
+  MemoryFile out;
+  Progress progress(out.get(), true);
   progress.begin(2, 0);
   progress.run_started("a");
   progress.run_finished(1.0, true);
   progress.run_started("b");
   progress.end();
-  std::fclose(out);
-  const std::string text(buffer, size);
-  std::free(buffer);
-  EXPECT_EQ(text, "\rrun 1/2 a\033[K\rrun 2/2 b | ETA 1s\033[K\n");
+  EXPECT_EQ(out.text(), "\rrun 1/2 a\033[K\rrun 2/2 b | ETA 1s\033[K\n");
 }
 
 TEST(RunnerProgress, AStageShowsAfterTheSettingUntilChanged) {
