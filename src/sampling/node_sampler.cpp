@@ -40,6 +40,22 @@ double integrate(const std::vector<std::pair<Nanos, double>>& points, Nanos t0, 
   return sum;
 }
 
+// A cumulative count lower than the last one kept (a meter reset, or a script that lost its state): the
+// energy across it is unknown, and differenced it would be silently wrong (800 J then 100 J gave 763 J for a
+// window over it). So it is a failed reading: a window it ends is absent, as is one over the drop while the
+// source gives lower counts, until it is given up; the warning names it. "" for any other reading. Only a
+// count is looked back for: a power-only source's samples carry none, and scanning them all on every
+// reading would grow with the job.
+std::string backwards_count_error(const NodeTrace& trace, const hw::NodeReading& reading) {
+  if (!reading.energy_j) return "";
+  const auto last_count =
+      std::find_if(trace.samples.rbegin(), trace.samples.rend(), [](const NodeSample& s) { return s.energy_j; });
+  if (last_count == trace.samples.rend() || *reading.energy_j >= *last_count->energy_j) return "";
+  return fmt::format("its cumulative count went backwards ({:g} J, then {:g} J): a reset? A cumulative count "
+                     "must only grow",
+                     *last_count->energy_j, *reading.energy_j);
+}
+
 }  // namespace
 
 std::optional<double> node_energy_j(const NodeTrace& trace, Nanos t0, Nanos t1) {
@@ -83,24 +99,10 @@ void NodeSampler::read_all() {
     // late as the command itself, which no stamp could correct.
     const Nanos t = clock_.now();
     if (!reading.error.empty() && cancelling_) continue;
+    if (reading.error.empty()) reading.error = backwards_count_error(trace, reading);
     if (!reading.error.empty()) {
       ++trace.failed_readings;
       if (trace.first_error.empty()) trace.first_error = reading.error;
-      if (++failures_in_a_row_[i] >= kNodeFailuresBeforeGivingUp) trace.given_up = true;
-      continue;
-    }
-    // A cumulative count lower than the last one (a meter reset, or a script that lost its state): the
-    // energy across it is unknown, and differenced it would be silently wrong (800 J then 100 J gave 763 J
-    // for a window over it). A failed reading: a window it ends is absent, as is one over the drop while
-    // the source gives lower counts, until it is given up; the warning names it.
-    const auto last_count =
-        std::find_if(trace.samples.rbegin(), trace.samples.rend(), [](const NodeSample& s) { return s.energy_j; });
-    if (reading.energy_j && last_count != trace.samples.rend() && *reading.energy_j < *last_count->energy_j) {
-      ++trace.failed_readings;
-      if (trace.first_error.empty())
-        trace.first_error = fmt::format(
-            "its cumulative count went backwards ({:g} J, then {:g} J): a reset? A cumulative count must only grow",
-            *last_count->energy_j, *reading.energy_j);
       if (++failures_in_a_row_[i] >= kNodeFailuresBeforeGivingUp) trace.given_up = true;
       continue;
     }
