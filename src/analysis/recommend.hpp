@@ -2,8 +2,8 @@
 
 #include <cstddef>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/aggregate.hpp"

@@ -208,7 +208,7 @@ std::optional<Nanos> PhaseFolder::offset_after(GpuAlignment& alignment, const sa
     // (energy_accounting.cpp), they are placed at an offset fitted without them (the stretches summed so
     // far, else this one's own) and only then summed: its final offset, from the knots placed.
     const sampling::CounterTimeline without = sampling::without_ambiguous_knots(counter);
-    std::optional<Nanos> offset = alignment.fine ? alignment.fine->best() : std::nullopt;
+    const std::optional<Nanos> offset = alignment.fine ? alignment.fine->best() : std::nullopt;
     const sampling::Alignment judged =
         offset ? sampling::alignment_at(without, fine, *offset) : sampling::estimate_alignment(without, fine);
     sampling::place_ambiguous_knots(counter.pieces, &fine, judged);
