@@ -47,6 +47,12 @@ run() {
     ps -L -o tid,comm,psr,ni,pcpu -p "$pid" >> "$W/$name.sched" 2>&1
   fi
   watch_threads "$pid" "$W/$name.threads" &
+  if [[ -n "$nice" ]]; then
+    # The busy loops stop with the job, as a job's data loaders do: wattwise's accounting after the job
+    # would otherwise run on a sliver of one core for many minutes.
+    while kill -0 "$pid" 2>/dev/null && pgrep -f "tools/gpu/counter_job.py" > /dev/null; do sleep 0.2; done
+    stop_burners
+  fi
   wait "$pid"
   echo "rc=$?" >> "$W/$name.txt"
   wait
@@ -62,7 +68,6 @@ for level in "${LEVELS[@]}"; do
   step "resnet50, wattwise's threads on core 0 at nice $nice beside $spinners busy loops pinned there"
   for ((i = 0; i < spinners; ++i)); do taskset -c 0 bash -c 'while :; do :; done' & burners+=($!); done
   run "$name" "$nice"
-  stop_burners
   names+=("$name")
 done
 
