@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <utility>
 
 #include "core/error.hpp"
 #include "sampling/held_up_reads.hpp"
@@ -44,9 +45,18 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
       average_(trace.power_average, PowerInterpolation::kTrapezoid),
       sample_gaps_(trace.sample_gaps) {
   // A gap is looked up by binary search at every window edge; drains record them in order, but a clock
-  // stepped between two drains need not leave them so.
+  // stepped between two drains need not leave them so, nor apart: overlapping ones are read as one.
   std::sort(sample_gaps_.begin(), sample_gaps_.end(),
             [](const SampleGap& a, const SampleGap& b) { return a.after < b.after; });
+  std::size_t kept = 0;
+  for (const SampleGap& gap : sample_gaps_) {
+    if (kept > 0 && gap.after < sample_gaps_[kept - 1].before) {
+      sample_gaps_[kept - 1].before = std::max(sample_gaps_[kept - 1].before, gap.before);
+    } else {
+      sample_gaps_[kept++] = gap;
+    }
+  }
+  sample_gaps_.resize(kept);
   const std::vector<CounterReading>& reads = trace.energy;
   read_times_.reserve(reads.size());
   read_cumulative_j_.reserve(reads.size());
@@ -280,26 +290,37 @@ double EnergyAccounting::edge_uncertainty_j(Nanos t, bool use_fine) const {
 
 // A window edge inside a stretch whose samples were dropped (GpuTrace::sample_gaps): the fine trace holds one
 // sample's mean over the stretch, so how its energy splits at the edge is unknown: all of it is on the bar
-// (with the sample after a gap a burst's, a 100 ms window inside read 59.8 J against 10 J before). Both
-// edges in one stretch: the window's share of it is unknown, but no more than the stretch's energy, once.
+// (with the sample after a gap a burst's, a 100 ms window inside read 59.8 J against 10 J before). "Inside"
+// is up to the offset's uncertainty (the larger of kOffsetUncertainty and the alignment's): an edge that
+// far outside a stretch may truly lie in it. Without a counter (offset 0) the samples' time line is taken
+// as is, but their offset is no better known there, so the same reach applies. Both edges meeting one
+// stretch: the window's share of it is unknown, but no more than the stretch's energy, once.
 double EnergyAccounting::sample_gaps_uncertainty_j(Nanos t0, Nanos t1, Nanos offset, bool reconciled) const {
-  const auto containing = [&](Nanos t) -> const SampleGap* {
+  if (sample_gaps_.empty()) return 0;
+  const Nanos reach = std::max(kOffsetUncertainty, alignment_.offset_uncertainty);
+  // The gaps (at - reach, at + reach) meets: sorted and apart, they are consecutive, from the first that ends
+  // after at - reach; a binary search and then as many steps as gaps met.
+  using Gaps = std::vector<SampleGap>::const_iterator;
+  const auto meeting = [&](Nanos t) -> std::pair<Gaps, Gaps> {
     const Nanos at = t + offset;
-    // The last gap that starts before `at` (they are sorted and do not overlap).
-    const auto after = std::partition_point(sample_gaps_.begin(), sample_gaps_.end(),
-                                            [&](const SampleGap& gap) { return gap.after < at; });
-    if (after == sample_gaps_.begin() || at >= std::prev(after)->before) return nullptr;
-    return &*std::prev(after);
+    const Gaps first = std::partition_point(sample_gaps_.begin(), sample_gaps_.end(),
+                                            [&](const SampleGap& gap) { return gap.before <= at - reach; });
+    Gaps last = first;
+    while (last != sample_gaps_.end() && last->after < at + reach) ++last;
+    return {first, last};
   };
-  const auto energy_j = [&](const SampleGap* gap) {
-    if (gap == nullptr) return 0.0;
-    return reconciled ? reconciled_cumulative_j(gap->before - offset, true) -
-                            reconciled_cumulative_j(gap->after - offset, true)
-                      : samples_.integral_j(gap->after, gap->before);
+  const auto energy_j = [&](const SampleGap& gap) {
+    return reconciled ? reconciled_cumulative_j(gap.before - offset, true) -
+                            reconciled_cumulative_j(gap.after - offset, true)
+                      : samples_.integral_j(gap.after, gap.before);
   };
-  const SampleGap* first = containing(t0);
-  const SampleGap* last = containing(t1);
-  return energy_j(first) + (last != first ? energy_j(last) : 0.0);
+  // t0 <= t1, so t1's run starts and ends no earlier than t0's: what they share is counted with t0's.
+  const auto [first0, last0] = meeting(t0);
+  const auto [first1, last1] = meeting(t1);
+  double joules = 0;
+  for (Gaps gap = first0; gap != last0; ++gap) joules += energy_j(*gap);
+  for (Gaps gap = std::max(first1, last0); gap != last1; ++gap) joules += energy_j(*gap);
+  return joules;
 }
 
 // An offset off by kOffsetUncertainty moves an edge at t across the fine trace's change of power there:

@@ -117,7 +117,8 @@ class EnergyAccounting {
   double edge_uncertainty_j(Nanos t, bool use_fine) const;
   double unknown_uncertainty_j(Nanos t0, Nanos t1) const;
   double offset_uncertainty_j(Nanos t) const;
-  // The energy of the dropped-sample stretches t0 or t1 falls inside (offset: to the samples' time line).
+  // The energy of the dropped-sample stretches t0 or t1 falls inside, or within the offset's uncertainty of
+  // (offset: to the samples' time line).
   double sample_gaps_uncertainty_j(Nanos t0, Nanos t1, Nanos offset, bool reconciled) const;
   double counter_cumulative_j(Nanos t) const;
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "sampling/energy_accounting.hpp"
 
@@ -262,6 +263,42 @@ TEST(SampleGap, AWindowInsideOneGapCarriesItsEnergyOnce) {
   EXPECT_EQ(accounting.energy(2500ms, 3500ms).uncertainty_j, without.energy(2500ms, 3500ms).uncertainty_j);
   const WindowEnergy inside = accounting.energy(2900ms, 3000ms);
   EXPECT_LE(std::abs(*inside.joules - gpu.energy_j(2900ms, 3000ms)), inside.uncertainty_j);
+}
+
+// The offset that maps a window's time to the samples' is known to kOffsetUncertainty (20 ms) at best: an edge
+// that close outside a gap may truly lie inside it, and carries the gap's energy as one inside does; an edge
+// farther off does not. A window whose two edges both come that close to one gap carries it once. Samples
+// alone (offset 0), and reconciled with the counter at a known offset (no search: its own uncertainty is 0).
+TEST(SampleGap, AnEdgeWithinTheOffsetsUncertaintyOfAGapCarriesItsEnergy) {
+  HeldUpReads gpu([](Nanos t) { return t >= 3040ms && t < 3060ms ? 1000.0 : 100.0; });
+  const SampleGap gap{2860ms, 3060ms};
+  gpu.samples(6100ms, gap);
+  for (const bool reconciled : {false, true}) {
+    if (reconciled) {
+      gpu.burst(105ms, 405ms);
+      for (Nanos p = 1s; p <= 6s; p += 1s) gpu.read(p + 3ms, 1ms, p + 3ms);
+    }
+    GpuTrace unrecorded = gpu.trace;
+    unrecorded.sample_gaps.clear();
+    const EnergyAccounting accounting(gpu.trace, Nanos{0}), without(unrecorded, Nanos{0});
+    ASSERT_EQ(accounting.energy(1500ms, 2850ms).method,
+              reconciled ? EnergyMethod::kSamplesReconciled : EnergyMethod::kSamples);
+    const double gap_j = *without.energy(gap.after, gap.before).joules;
+    // Across counter knots (inside one piece the counter's own bound may be the tighter): 10 ms short of the
+    // gap, 10 ms past it, and both; then 30 ms off, beyond the reach.
+    const std::pair<Nanos, Nanos> near[] = {{1500ms, 2850ms}, {3070ms, 4500ms}, {2850ms, 3070ms}};
+    for (const auto& [t0, t1] : near) {
+      const WindowEnergy window = accounting.energy(t0, t1);
+      const std::string label = fmt::format("reconciled {}, {}-{} ms", reconciled, t0 / 1ms, t1 / 1ms);
+      EXPECT_GE(window.uncertainty_j, gap_j) << label;
+      EXPECT_NEAR(window.uncertainty_j - without.energy(t0, t1).uncertainty_j, gap_j, 1e-9 * gap_j) << label;
+      EXPECT_LE(std::abs(*window.joules - gpu.energy_j(t0, t1)), window.uncertainty_j) << label;
+    }
+    const std::pair<Nanos, Nanos> far[] = {{1500ms, 2830ms}, {3090ms, 4500ms}};
+    for (const auto& [t0, t1] : far)
+      EXPECT_EQ(accounting.energy(t0, t1).uncertainty_j, without.energy(t0, t1).uncertainty_j)
+          << "reconciled " << reconciled << ", " << t0 / 1ms << "-" << t1 / 1ms << " ms";
+  }
 }
 
 }  // namespace
