@@ -34,14 +34,18 @@ cat "$W/environment.txt" "$W/settings-before.txt"
 # pinned to core 0 at that nice value. NAME.sched: the threads' affinity and nice as set, their CPU at the end.
 run() {
   local name=$1 nice=${2:-}
-  "$WW" measure --json "$W/$name.json" --trace "$W/$name.csv" -- \
+  # A hard stop per run, so that a run the starvation stalls still leaves the others' files.
+  timeout -s INT "${RUN_LIMIT_S:-120}" "$WW" measure --json "$W/$name.json" --trace "$W/$name.csv" -- \
       python3 tools/gpu/counter_job.py --out "$W/${name}_independent.json" -- "${TRAIN[@]}" \
       > "$W/$name.txt" 2> "$W/$name.stderr" &
-  local pid=$!
+  local limiter=$! pid=""
+  for _ in $(seq 100); do pid=$(pgrep -P "$limiter" | head -1); [[ -n "$pid" ]] && break; sleep 0.02; done
+  pid=${pid:-$limiter}  # wattwise, the child of timeout
   if [[ -n "$nice" ]]; then
-    # The job (counter_job.py) running means it was forked with the machine's affinity; a watchdog or guardian
-    # process wattwise forks is its own process and is left alone too.
-    for _ in $(seq 200); do pgrep -f "tools/gpu/counter_job.py" > /dev/null && break; sleep 0.05; done
+    # The job (counter_job.py; wattwise's own command line names it too, hence the anchor) running means it
+    # was forked with the machine's affinity; a watchdog or guardian wattwise forks is its own process, left
+    # alone too.
+    for _ in $(seq 200); do pgrep -f "^python3 tools/gpu/counter_job.py" > /dev/null && break; sleep 0.05; done
     taskset -a -p -c 0 "$pid" > "$W/$name.sched" 2>&1
     for t in /proc/"$pid"/task/*; do renice -n "$nice" -p "${t##*/}" >> "$W/$name.sched" 2>&1; done
     ps -L -o tid,comm,psr,ni,pcpu -p "$pid" >> "$W/$name.sched" 2>&1
@@ -50,11 +54,12 @@ run() {
   if [[ -n "$nice" ]]; then
     # The busy loops stop with the job, as a job's data loaders do: wattwise's accounting after the job
     # would otherwise run on a sliver of one core for many minutes.
-    while kill -0 "$pid" 2>/dev/null && pgrep -f "tools/gpu/counter_job.py" > /dev/null; do sleep 0.2; done
+    while kill -0 "$pid" 2>/dev/null && pgrep -f "^python3 tools/gpu/counter_job.py" > /dev/null; do sleep 0.2; done
     stop_burners
   fi
-  wait "$pid"
+  wait "$limiter"
   echo "rc=$?" >> "$W/$name.txt"
+  cp "$W/$name".{json,txt,stderr,sched} "${W}/${name}_independent.json" "$OUT/" 2>/dev/null
   wait
   grep '^wattwise:' "$W/$name.stderr" | head -20
   tail -14 "$W/$name.txt"
