@@ -153,8 +153,8 @@ std::function<std::string(const std::map<std::string, double>&)> wire_adaptive_s
     const experiment::AdaptiveConfig& config, experiment::SweepOptions& options) {
   auto log = std::make_shared<experiment::AdaptiveLog>();
   options.next_run = experiment::adaptive_next_run(config, options.plan, options.progress, log);
-  if (!config.budget_s) options.progress_total = config.budget_runs;
-  options.progress_total_unknown = config.budget_s.has_value();
+  options.progress_total = config.budget_s ? experiment::ProgressTotal::unknown()
+                                           : experiment::ProgressTotal::runs(config.budget_runs);
   return [config, log](const std::map<std::string, double>& recommended) {
     return experiment::adaptive_summary(config, *log, recommended);
   };

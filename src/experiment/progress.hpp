@@ -8,6 +8,34 @@
 
 namespace wattwise::experiment {
 
+// What a sweep's progress line counts its runs up to: the plan's runs (the default), a count of its own (an
+// adaptive sweep that stops after so many), or none to begin with (an adaptive sweep with a time budget: the
+// runs its time holds are known only once runs have taken time; Progress::set_runs_left gives them).
+class ProgressTotal {
+ public:
+  ProgressTotal() = default;  // the plan's runs
+  static ProgressTotal runs(std::size_t count) { return ProgressTotal(Kind::kCount, count); }
+  static ProgressTotal unknown() { return ProgressTotal(Kind::kUnknown, 0); }
+  // The count for Progress::begin, given the plan's: nullopt when unknown.
+  std::optional<std::size_t> of(std::size_t plan_runs) const {
+    switch (kind_) {
+      case Kind::kPlan:
+        return plan_runs;
+      case Kind::kCount:
+        return count_;
+      case Kind::kUnknown:
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  enum class Kind { kPlan, kCount, kUnknown };
+  ProgressTotal(Kind kind, std::size_t count) : kind_(kind), count_(count) {}
+  Kind kind_ = Kind::kPlan;
+  std::size_t count_ = 0;  // for kCount
+};
+
 // The progress line of a long sweep on stderr: runs done/total, the current setting and the ETA from the
 // mean run time so far. On a terminal it is rewritten in place (carriage return); anywhere else (a log
 // file, CI) each update is a plain line, so the log stays readable.

@@ -232,11 +232,7 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   const IdleBaseline idle = options.cooldown ? read_idle_baseline(system, gpus) : IdleBaseline{};
 
   Progress* progress = options.progress;
-  if (progress)
-    progress->begin(options.progress_total_unknown
-                        ? std::nullopt
-                        : std::optional(options.progress_total.value_or(plan.runs.size())),
-                    outcome.runs_skipped);
+  if (progress) progress->begin(options.progress_total.of(plan.runs.size()), outcome.runs_skipped);
   std::size_t k = 0;  // into remaining, for a plan run in order
   const auto next_run = [&]() -> std::optional<plan::PlannedRun> {
     if (options.next_run) return options.next_run(store);

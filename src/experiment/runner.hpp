@@ -51,10 +51,7 @@ struct SweepOptions {
   // An adaptive sweep: asked before each run for the next one, given the store with every run so far;
   // nullopt ends the sweep. Unset: the plan's runs not yet done, in plan order.
   std::function<std::optional<plan::PlannedRun>(const store::ResultsStore&)> next_run;
-  std::optional<std::size_t> progress_total;  // the progress line's run count when not the plan's
-  // No count at all to begin with (an adaptive sweep with a time budget: the runs its time holds are known
-  // only once runs have taken time; Progress::set_runs_left gives them).
-  bool progress_total_unknown = false;
+  ProgressTotal progress_total;  // the plan's runs unless an adaptive sweep says otherwise
   // Runs measured and set elsewhere (`sweep --slurm`: each node's agent holds its own GPUs, experiment/
   // multi_node_run.hpp): the runner locks, journals and changes nothing here, calls this instead of
   // measure_run, and stores the row it returns.
