@@ -41,11 +41,13 @@ run() {
   local limiter=$! pid=""
   for _ in $(seq 100); do pid=$(pgrep -P "$limiter" | head -1); [[ -n "$pid" ]] && break; sleep 0.02; done
   pid=${pid:-$limiter}  # wattwise, the child of timeout
+  # The job: a process running counter_job.py other than wattwise and timeout, whose command lines name it
+  # too (python3 may run under another argv[0], as a pyenv shim's full path).
+  job_running() { pgrep -f "tools/gpu/counter_job.py" | grep -qvxE "$pid|$limiter"; }
   if [[ -n "$nice" ]]; then
-    # The job (counter_job.py; wattwise's own command line names it too, hence the anchor) running means it
-    # was forked with the machine's affinity; a watchdog or guardian wattwise forks is its own process, left
-    # alone too.
-    for _ in $(seq 200); do pgrep -f "^python3 tools/gpu/counter_job.py" > /dev/null && break; sleep 0.05; done
+    # The job running means it was forked with the machine's affinity; a watchdog or guardian wattwise forks
+    # is its own process, left alone too.
+    for _ in $(seq 200); do job_running && break; sleep 0.05; done
     taskset -a -p -c 0 "$pid" > "$W/$name.sched" 2>&1
     for t in /proc/"$pid"/task/*; do renice -n "$nice" -p "${t##*/}" >> "$W/$name.sched" 2>&1; done
     ps -L -o tid,comm,psr,ni,pcpu -p "$pid" >> "$W/$name.sched" 2>&1
@@ -54,7 +56,7 @@ run() {
   if [[ -n "$nice" ]]; then
     # The busy loops stop with the job, as a job's data loaders do: wattwise's accounting after the job
     # would otherwise run on a sliver of one core for many minutes.
-    while kill -0 "$pid" 2>/dev/null && pgrep -f "^python3 tools/gpu/counter_job.py" > /dev/null; do sleep 0.2; done
+    while kill -0 "$pid" 2>/dev/null && job_running; do sleep 0.2; done
     stop_burners
   fi
   wait "$limiter"
