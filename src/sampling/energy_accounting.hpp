@@ -118,7 +118,7 @@ class EnergyAccounting {
   double unknown_uncertainty_j(Nanos t0, Nanos t1) const;
   double offset_uncertainty_j(Nanos t) const;
   // The energy of the dropped-sample stretches t0 or t1 falls inside, or within the offset's uncertainty of
-  // (offset: to the samples' time line).
+  // (offset: to the samples' time line); not reconciled, of every stretch the window meets.
   double sample_gaps_uncertainty_j(Nanos t0, Nanos t1, Nanos offset, bool reconciled) const;
   double counter_cumulative_j(Nanos t) const;
 
@@ -127,7 +127,8 @@ class EnergyAccounting {
   PowerCurve instant_;
   PowerCurve average_;
   const PowerCurve* fine_ = nullptr;  // samples_ or instant_, or none
-  std::vector<SampleGap> sample_gaps_;  // samples_'s, on its time line, sorted
+  std::vector<SampleGap> sample_gaps_;  // samples_'s, on its time line, sorted and apart
+  std::vector<double> gaps_cumulative_j_;  // samples_'s energy over the first i gaps, i = 0..size
   Alignment alignment_;
   EnergyMethod reconciled_method_ = EnergyMethod::kNone;
   std::vector<Piece> pieces_;
