@@ -120,6 +120,8 @@ struct AnalysisPicks {
   std::vector<bool> median_of_cubics;               // ... and the pick's median is the resampled cubics'
   double headline_w = 0;  // the headline's pick (E within 10% of the reference's time: headline_tally.hpp)
   bool headline_flagged = false;  // its time may be over the limit within the noise (may_exceed_limit)
+  std::optional<std::pair<double, double>> headline_interval;  // its slowdown's 95% interval
+  std::string headline_interval_from;                          // how that was made (time_vs_ref_ci95_from)
   std::vector<double> measured_w;  // the limits the sweep ran
 };
 
@@ -138,6 +140,8 @@ AnalysisPicks analysis_picks(const std::vector<ww::analysis::RunRecord>& runs) {
   AnalysisPicks picks;
   picks.headline_w = analysis.headline.pick.setting.at("power_limit_w");
   picks.headline_flagged = ww::analysis::may_exceed_limit(analysis.headline);
+  picks.headline_interval = analysis.headline.pick.time_vs_ref_ci95_pct;
+  picks.headline_interval_from = analysis.headline.pick.time_vs_ref_ci95_from;
   for (const auto& s : analysis.settings) picks.measured_w.push_back(s.setting.at("power_limit_w"));
   for (const auto& rec : analysis.recommendations) {
     picks.recommended.push_back(rec.setting.at("power_limit_w"));
@@ -364,6 +368,8 @@ int main(int argc, char** argv) {
         auto j = ww::bench::judge_headline(curve.at, kDefaultLimitW, ww::analysis::kDefaultHeadlineSlowdown,
                                            picks->headline_w, picks->measured_w);
         j.flagged = picks->headline_flagged;
+        j.interval = picks->headline_interval;
+        j.interval_from = picks->headline_interval_from;
         ww::bench::HeadlineTally& t =
             headline[fmt::format("{} {}", replayed ? "replayed" : "simulated", sweep)];
         t.max_slowdown_pct = 100 * ww::analysis::kDefaultHeadlineSlowdown;
@@ -479,6 +485,11 @@ int main(int argc, char** argv) {
   for (const char* group : {"simulated", "replayed"})
     for (const char* sweep : {"exh", "ada", "ada-1 (E)"})
       fmt::print("{}", ww::bench::headline_row(fmt::format("{} {}", group, sweep),
+                                               headline.at(fmt::format("{} {}", group, sweep))));
+  fmt::print("{}", ww::bench::interval_header());
+  for (const char* group : {"simulated", "replayed"})
+    for (const char* sweep : {"exh", "ada", "ada-1 (E)"})
+      fmt::print("{}", ww::bench::interval_row(fmt::format("{} {}", group, sweep),
                                                headline.at(fmt::format("{} {}", group, sweep))));
   // Everything above: the sweeps, the A/A sweeps (unless SKIP_AA) and the headline's tally.
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -15,8 +15,10 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/unsampled_run.hpp"
@@ -35,6 +37,10 @@ struct HeadlineJudgement {
   int steps_from_truth = 0;     // grid steps from the truth to the pick: positive = a higher limit, faster
   bool truth_measured = false;  // the sweep ran the truth at all: an adaptive sweep can pick only what it ran
   bool flagged = false;  // the analysis said its time may be over the limit (analysis::may_exceed_limit)
+  // The pick's 95% slowdown interval (Recommendation::time_vs_ref_ci95_pct) and how it was made
+  // (time_vs_ref_ci95_from): whether it holds true_slowdown_pct is tallied apart for each way.
+  std::optional<std::pair<double, double>> interval;
+  std::string interval_from;
 };
 
 // `measured_w`: the limits the sweep ran.
@@ -64,6 +70,9 @@ struct HeadlineTally {
   double max_regret_pct = -std::numeric_limits<double>::infinity();
   double max_true_slowdown_pct = -std::numeric_limits<double>::infinity();
   double sum_regret_pct = 0;
+  // Per way the interval was made ("repeats", "pooled spread", "no repeats"; "" for a pick that is the
+  // reference): the picks, and those whose interval holds the true slowdown.
+  std::map<std::string, std::pair<std::size_t, std::size_t>> interval_held;
 
   bool over(const HeadlineJudgement& j) const {
     return j.true_slowdown_pct > max_slowdown_pct + kHeadlineSlowdownSlackPct;
@@ -82,6 +91,9 @@ struct HeadlineTally {
     max_regret_pct = std::max(max_regret_pct, j.regret_pct);
     max_true_slowdown_pct = std::max(max_true_slowdown_pct, j.true_slowdown_pct);
     sum_regret_pct += j.regret_pct;
+    auto& [picks, held] = interval_held[j.interval_from];
+    ++picks;
+    held += j.interval && j.interval->first <= j.true_slowdown_pct && j.true_slowdown_pct <= j.interval->second;
   }
 };
 
@@ -101,6 +113,29 @@ inline std::string headline_row(const std::string& name, const HeadlineTally& t)
       t.sum_regret_pct / double(t.cases), pct(t.over_limit), t.max_true_slowdown_pct, pct(t.both),
       pct(t.at_truth), pct(t.within_step), pct(t.truth_measured), pct(t.flagged),
       fmt::format("{}/{}", t.over_flagged, t.over_limit));
+}
+
+// How often the pick's 95% interval holds its true (noise-free) slowdown, apart for an interval from both
+// sides' repeats and one from the pooled spread: "held/picks" each, and the picks without one.
+inline std::string interval_header() {
+  return fmt::format("# {:<26} {:>14} {:>8} {:>14} {:>8} {:>11} {:>9}\n", "slowdown interval", "repeats held",
+                     "", "pooled held", "", "no repeats", "reference");
+}
+
+inline std::string interval_row(const std::string& name, const HeadlineTally& t) {
+  const auto count = [&](const char* from) {
+    const auto it = t.interval_held.find(from);
+    return it == t.interval_held.end() ? std::pair<std::size_t, std::size_t>{0, 0} : it->second;
+  };
+  const auto held = [&](const char* from) {
+    const auto [picks, in] = count(from);
+    return std::pair{fmt::format("{}/{}", in, picks),
+                     picks ? fmt::format("{:.1f}%", 100.0 * double(in) / double(picks)) : std::string("-")};
+  };
+  const auto [repeats, repeats_pct] = held("repeats");
+  const auto [pooled, pooled_pct] = held("pooled spread");
+  return fmt::format("# {:<26} {:>14} {:>8} {:>14} {:>8} {:>11} {:>9}\n", name, repeats, repeats_pct, pooled,
+                     pooled_pct, count("no repeats").first, count("").first);
 }
 
 }  // namespace wattwise::bench

@@ -65,4 +65,8 @@ bool may_exceed_limit(const Headline& headline) {
   return headline.max_slowdown && interval && interval->second > *headline.max_slowdown * 100;
 }
 
+bool slowdown_unknown(const Headline& headline) {
+  return headline.max_slowdown && headline.pick.time_vs_ref_ci95_from == "no repeats";
+}
+
 }  // namespace wattwise::analysis

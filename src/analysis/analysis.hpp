@@ -45,6 +45,11 @@ struct Headline {
 // the lowest energy the means allow); the box and the JSON say so, so that whoever deploys it knows.
 bool may_exceed_limit(const Headline& headline);
 
+// Whether the headline has a limit and a pick other than the reference whose slowdown has no interval at all:
+// no setting was run twice, so nothing says how noisy its time is. Said in the box and the closing lines
+// rather than left out: a pick run once is the least sure of all (time_vs_ref_ci95_from "no repeats").
+bool slowdown_unknown(const Headline& headline);
+
 // Everything `wattwise analyze` prints, whatever the data's origin.
 struct Analysis {
   PhaseBasis basis;                        // what each run's time and energy stand for

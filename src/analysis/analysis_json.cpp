@@ -85,6 +85,8 @@ json recommendation_json(const Recommendation& r, const Analysis& analysis) {
           {"time_vs_ref_ci95_pct", r.time_vs_ref_ci95_pct
                                        ? json::array({r.time_vs_ref_ci95_pct->first, r.time_vs_ref_ci95_pct->second})
                                        : json(nullptr)},
+          {"time_vs_ref_ci95_from",
+           r.time_vs_ref_ci95_from.empty() ? json(nullptr) : json(r.time_vs_ref_ci95_from)},
           {"metric_value", r.metric_value},
           {"significant", r.significant ? json(*r.significant) : json(nullptr)},
           {"note", r.note},

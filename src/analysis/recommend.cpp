@@ -188,20 +188,6 @@ std::string Decision::edge_text() const {
   return fmt::format("the optimum may lie {} {:g}{}: extend the range", *edge, optimum_value, unit_of(knob));
 }
 
-std::optional<std::pair<double, double>> slowdown_interval95_pct(const Summary& time_s, const Summary& ref_time_s) {
-  if (time_s.n < 2 || ref_time_s.n < 2 || !time_s.stddev || !ref_time_s.stddev || !(time_s.mean > 0) ||
-      !(ref_time_s.mean > 0))
-    return std::nullopt;
-  // Each mean's relative variance (the delta method's, for the log of a mean).
-  const double a = std::pow(*time_s.stddev / time_s.mean, 2) / time_s.n;
-  const double b = std::pow(*ref_time_s.stddev / ref_time_s.mean, 2) / ref_time_s.n;
-  const double log_ratio = std::log(time_s.mean / ref_time_s.mean);
-  if (!(a + b > 0)) return std::pair{100 * std::expm1(log_ratio), 100 * std::expm1(log_ratio)};
-  const double df = std::pow(a + b, 2) / (a * a / (time_s.n - 1) + b * b / (ref_time_s.n - 1));
-  const double half = t_quantile_975(df) * std::sqrt(a + b);
-  return std::pair{100 * std::expm1(log_ratio - half), 100 * std::expm1(log_ratio + half)};
-}
-
 Recommendation recommend(const std::vector<SettingAggregate>& settings, std::size_t reference_index,
                          const MetricSpec& metric, std::optional<double> max_slowdown) {
   const SettingAggregate& reference = settings.at(reference_index);
@@ -238,8 +224,15 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   recommendation.time_s = chosen.time_s.mean;
   recommendation.energy_vs_ref_pct = 100 * (chosen.energy_j.mean / ref.energy_j - 1);
   recommendation.time_vs_ref_pct = 100 * (chosen.time_s.mean / ref.time_s - 1);
-  if (pick != reference_index)
-    recommendation.time_vs_ref_ci95_pct = slowdown_interval95_pct(chosen.time_s, settings[reference_index].time_s);
+  if (pick != reference_index) {
+    // A pick run once is the least sure of all, not one to say nothing about: the job's pooled spread stands
+    // in for the repeats it lacks (docs/evidence/adaptive-sweep.md "A slowdown interval for picks without
+    // repeats").
+    const auto interval =
+        slowdown_interval95(chosen.time_s, settings[reference_index].time_s, pooled_time_spread(settings));
+    if (interval) recommendation.time_vs_ref_ci95_pct = interval->pct;
+    recommendation.time_vs_ref_ci95_from = !interval ? "no repeats" : interval->pooled ? "pooled spread" : "repeats";
+  }
   judge_significance(recommendation, settings, reference_index);
   if (!fit.knob && pick != best) {
     recommendation.note +=

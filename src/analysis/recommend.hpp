@@ -8,6 +8,7 @@
 
 #include "analysis/aggregate.hpp"
 #include "analysis/metrics.hpp"
+#include "analysis/slowdown_interval.hpp"
 
 namespace wattwise::analysis {
 
@@ -49,9 +50,13 @@ struct Recommendation {
   double time_s = 0;                // mean
   double energy_vs_ref_pct = 0;     // 100 * (E / E_ref - 1): negative = saves energy
   double time_vs_ref_pct = 0;       // 100 * (t / t_ref - 1): positive = slower
-  // The 95% interval of time_vs_ref_pct from the repeats' spread (slowdown_interval95_pct); absent without
-  // two runs on each side.
+  // The 95% interval of time_vs_ref_pct (slowdown_interval95): from both settings' own repeats, or where a
+  // side has one run, from the time spread pooled over the settings with repeats. Absent for the reference
+  // itself, and where no setting has two runs.
   std::optional<std::pair<double, double>> time_vs_ref_ci95_pct;
+  // How that interval was made: "repeats" (both sides' own), "pooled spread" (a side's is the pool's), "no
+  // repeats" (no setting has two runs: there is none); empty for the reference itself.
+  std::string time_vs_ref_ci95_from;
   std::optional<bool> significant;  // absent: no repeats, unknown
   std::string note;
   std::size_t best_index = 0;  // the lowest metric on the means (highest for gain-loss)
@@ -61,11 +66,6 @@ struct Recommendation {
   std::string tie_rule;          // "fastest within 0.5%": how the pick was made inside the band
   Decision decision;             // how setting_index was chosen: the fit, or the means and the band
 };
-
-// The 95% interval of 100 * (t / t_ref - 1), from each side's mean time, spread and runs: the ratio's log
-// +- Student's t (Welch's degrees of freedom) times its standard error. Absent without two runs on each
-// side. What a limit on the slowdown is judged against where the pick's mean is near it.
-std::optional<std::pair<double, double>> slowdown_interval95_pct(const Summary& time_s, const Summary& ref_time_s);
 
 // Chooses the best setting for `metric` (the lowest mean), its band (band.hpp) and the pick. Where one
 // hardware knob varies over at least kMinFitValues values, the pick comes from the decision model

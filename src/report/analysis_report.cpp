@@ -44,6 +44,13 @@ std::string change_text(const analysis::Recommendation& r) {
   return fmt::format("{} energy, {} time", format_percent(r.energy_vs_ref_pct), format_percent(r.time_vs_ref_pct));
 }
 
+// Where the slowdown's interval borrowed the spread of the settings run more than once, the reader should
+// know that it or the reference was run once.
+std::string pooled_words(const analysis::Recommendation& r) {
+  return r.time_vs_ref_ci95_from == "pooled spread" ? ", from the time spread of the settings run more than once"
+                                                    : "";
+}
+
 std::string metric_phrase(const analysis::Headline& h) {
   const std::string what = h.metric.kind == analysis::MetricKind::kEnergy ? "the lowest energy"
                                                                            : "the best " + h.metric.name();
@@ -72,10 +79,15 @@ std::string headline_text(const analysis::Analysis& a) {
                       change_text(r), r.significant ? "" : " (no repeats: noise unknown)");
   }
   if (analysis::may_exceed_limit(h))
-    out += fmt::format("   its time may be over the {:g}% limit within the noise: {} (95% interval {} to {}); "
+    out += fmt::format("   its time may be over the {:g}% limit within the noise: {} (95% interval {} to {}{}); "
                        "more runs of it and the reference would tell\n",
                        *h.max_slowdown * 100, format_percent(r.time_vs_ref_pct),
-                       format_percent(r.time_vs_ref_ci95_pct->first), format_percent(r.time_vs_ref_ci95_pct->second));
+                       format_percent(r.time_vs_ref_ci95_pct->first), format_percent(r.time_vs_ref_ci95_pct->second),
+                       pooled_words(r));
+  else if (analysis::slowdown_unknown(h))
+    out += fmt::format("   its slowdown, {}, has no interval (no repeats): within the noise its time may be over "
+                       "the {:g}% limit; repeats of it and the reference would tell\n",
+                       format_percent(r.time_vs_ref_pct), *h.max_slowdown * 100);
   if (h.unconstrained) {
     const analysis::Recommendation& u = *h.unconstrained;
     out += u.setting_index == r.setting_index

@@ -27,6 +27,10 @@ TEST(AnalysisJson, FollowsTheRecommendationContract) {
   EXPECT_NEAR(energy["energy_vs_ref_pct"].get<double>(), -30, 1e-9);
   EXPECT_NEAR(energy["time_vs_ref_pct"].get<double>(), 40, 1e-9);
   EXPECT_TRUE(energy["significant"].is_null());
+  // Nothing repeated: no interval for its slowdown, and the JSON says why; the reference has no slowdown.
+  EXPECT_TRUE(energy["time_vs_ref_ci95_pct"].is_null());
+  EXPECT_EQ(energy["time_vs_ref_ci95_from"], "no repeats");
+  EXPECT_TRUE(recommendations[6]["time_vs_ref_ci95_from"].is_null());  // time: the 300 W reference
   EXPECT_EQ(energy["note"].get<std::string>().rfind("no repeats: significance unknown; picked from the per-setting "
                                                     "means",
                                                     0),

@@ -1,0 +1,64 @@
+// The headline's lines about its pick's slowdown against the limit (issue 21 item 6): an interval from a
+// spread borrowed from other settings says so; a sweep without any repeats says its pick's slowdown has no
+// interval, rather than nothing.
+#include <gtest/gtest.h>
+
+#include "analysis/analysis.hpp"
+#include "report/analysis_report.hpp"
+
+namespace wattwise::report {
+namespace {
+
+analysis::RunRecord run_at(double power_limit_w, double energy_j, double time_s, int repeat = 0) {
+  analysis::RunRecord run;
+  run.setting = {{"power_limit_w", power_limit_w}};
+  run.energy_j = energy_j;
+  run.time_s = time_s;
+  run.repeat = repeat;
+  return run;
+}
+
+analysis::AnalysisOptions energy_headline() {
+  analysis::AnalysisOptions options;
+  options.metrics = {analysis::MetricSpec{analysis::MetricKind::kEnergy}};
+  options.headline_metric = analysis::MetricSpec{analysis::MetricKind::kEnergy};
+  return options;
+}
+
+TEST(HeadlineText, ASweepWithoutRepeatsSaysItsSlowdownHasNoInterval) {
+  const auto a = analysis::analyze(
+      {run_at(300, 1000, 100), run_at(250, 850, 109), run_at(200, 750, 112), run_at(150, 700, 140)},
+      energy_headline());
+  const std::string text = headline_text(a);
+  EXPECT_NE(
+      text.find("its slowdown, +9.0%, has no interval (no repeats): within the noise its time may be over "
+                "the 10% limit"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("time may be over the 10% limit within the noise"), std::string::npos) << text;
+}
+
+// 250 W ran once, 9% slower; the other limits' repeats spread 1.5%: its interval reaches past 10%, from the
+// pooled spread, and the line says where the spread came from.
+TEST(HeadlineText, AnIntervalFromThePooledSpreadSaysSo) {
+  std::vector<analysis::RunRecord> runs = {run_at(250, 850, 109)};
+  const double wobble[] = {0.985, 1.0, 1.015};
+  for (int k = 0; k < 3; ++k) {
+    runs.push_back(run_at(300, 1000, 100 * wobble[k], k));
+    runs.push_back(run_at(280, 950, 101 * wobble[k], k));
+    runs.push_back(run_at(150, 700, 140 * wobble[k], k));
+  }
+  const auto a = analysis::analyze(runs, energy_headline());
+  ASSERT_EQ(a.headline.pick.time_vs_ref_ci95_from, "pooled spread");
+  const std::string text = headline_text(a);
+  EXPECT_NE(text.find("its time may be over the 10% limit within the noise: +9.0% (95% interval"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(", from the time spread of the settings run more than once); more runs"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("has no interval"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace wattwise::report
