@@ -10,13 +10,7 @@
 source "$(dirname "$0")/preamble.sh"
 W=/tmp/ww-dense-load
 rm -rf "$W"; mkdir -p "$OUT" "$W"
-step() { echo "== $(date +%T) $*"; }
-finish() {
-  stop_burners
-  wait 2>/dev/null
-  tar czf "$OUT/dense-under-load.tar.gz" -C "$W" . && ls -la "$OUT"
-}
-trap finish EXIT
+pack_on_exit dense-under-load
 step environment
 { nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader; "$WW" --version; uname -r;
   echo "cores: $(nproc)"; } > "$W/environment.txt" 2>&1

@@ -12,14 +12,7 @@
 source "$(dirname "$0")/preamble.sh"
 W=/tmp/ww-pinned
 rm -rf "$W"; mkdir -p "$OUT" "$W"
-step() { echo "== $(date +%T) $*"; }
-finish() {
-  stop_burners
-  wait 2>/dev/null
-  tar czf "$OUT/evidence-pinned.tar.gz" -C "$W" . && cp "$W/summary.txt" "$OUT/" 2>/dev/null
-  ls -la "$OUT"
-}
-trap finish EXIT
+pack_on_exit evidence-pinned
 TRAIN=(python3 workloads/train_cnn.py --model resnet50 --batch 128 --max-seconds "${TRAIN_S:-40}")
 LEVELS=(${LEVELS:-0:2 10:4 19:4 19:8})
 

@@ -9,6 +9,22 @@ export LD_LIBRARY_PATH="$PWD/build-gpu/bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PAT
 export PYTHONUNBUFFERED=1
 WW=${WATTWISE_BIN:-"$PWD/build-gpu/bundle/wattwise"}  # WATTWISE_BIN: another build (local trials)
 
+step() { echo "== $(date +%T) $*"; }  # a script may define its own after sourcing this
+
+# pack_on_exit NAME: when the script ends (done, failed or stopped), the busy loops stop, its children are
+# waited for, $W goes into $OUT/NAME.tar.gz with $W/summary.txt beside it where there is one, and $OUT is
+# listed: a run cut short still leaves what it had.
+pack_on_exit() {
+  PACK_NAME=$1
+  trap pack_now EXIT
+}
+pack_now() {
+  stop_burners
+  wait 2>/dev/null
+  tar czf "$OUT/$PACK_NAME.tar.gz" -C "$W" . && { [[ ! -f "$W/summary.txt" ]] || cp "$W/summary.txt" "$OUT/"; }
+  ls -la "$OUT"
+}
+
 # Every 5 s while PID runs: one line per thread, "unix_time thread_name utime_ticks stime_ticks" (the
 # fields after the command name of /proc/PID/task/TID/stat, which may itself hold spaces).
 watch_threads() {

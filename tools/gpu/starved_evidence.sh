@@ -11,14 +11,7 @@
 source "$(dirname "$0")/preamble.sh"
 W=/tmp/ww-starved
 rm -rf "$W"; mkdir -p "$OUT" "$W"
-step() { echo "== $(date +%T) $*"; }
-finish() {
-  stop_burners
-  wait 2>/dev/null
-  tar czf "$OUT/evidence-starved.tar.gz" -C "$W" . && cp "$W/summary.txt" "$OUT/" 2>/dev/null
-  ls -la "$OUT"
-}
-trap finish EXIT
+pack_on_exit evidence-starved
 TRAIN=(python3 workloads/train_cnn.py --model resnet50 --batch 128 --max-seconds 40)
 
 step environment
