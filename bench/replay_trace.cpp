@@ -95,10 +95,11 @@ struct Stats {
 Stats stats(const std::vector<double>& values) {
   Stats s;
   s.n = values.size();
-  if (s.n < 2) return s;
+  if (s.n == 0) return s;
   double sum = 0, sq = 0;
   for (double v : values) sum += v;
   s.mean = sum / static_cast<double>(s.n);
+  if (s.n < 2) return s;  // one phase (a window marked once): its figure, no spread
   for (double v : values) sq += (v - s.mean) * (v - s.mean);
   s.cv_pct = 100 * std::sqrt(sq / static_cast<double>(s.n - 1)) / s.mean;
   return s;

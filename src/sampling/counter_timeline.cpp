@@ -27,6 +27,7 @@ struct Knot {
   Nanos latest{0};    // ... and before this one
   Nanos uncertainty{0};
   Nanos later_read_begin{0};  // when the read that saw the new value began
+  Nanos earlier_read_begin{0};  // when the read before it began: its value may come from then on
   std::optional<Nanos> if_read_was_stale;  // CounterPiece::end_if_read_was_stale
 };
 
@@ -79,9 +80,15 @@ std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots,
       // the read may have taken the value before that posting (issue 20's load test, repetition 47: a
       // read begun 3 ms before a posting and held up 15 ms put a constant GPU's knot 100 ms late, its
       // 1 s piece 10% low). Only the fine trace can choose (held_up_reads.hpp).
+      // The earlier instant need only follow the start of the read before, not its midpoint: held up too,
+      // that read may have taken its value at its start (pinned-n10-s4, docs/evidence/pinned-h100.md: reads
+      // of 116-311 ms back to back, each value from its call's first ms; bounded by the midpoint, some knots
+      // could not take their earlier instant, the offset was fitted to them and the runs of stale knots
+      // around them were placed against them: a window edge beside a knot a period late, 8.0 J high with
+      // a bar of 5.0 J).
       const Nanos before = on_grid - grid->period;
       if (knot->t + grid->uncertainty + kEdgeTolerance > knot->later_read_begin &&
-          before >= knot->earliest - kEdgeTolerance)
+          before >= knot->earlier_read_begin - kEdgeTolerance)
         knot->if_read_was_stale = before;
     } else {
       next_instant = grid->at_or_before(knot->t);
@@ -141,8 +148,8 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
       }
       const auto [earliest, latest] = *bracket++;
       const Nanos half_width = (latest - earliest) / 2;
-      knots.push_back(
-          Knot{earliest + half_width, increment_j, earliest, latest, half_width, after.t - after.read_cost, {}});
+      knots.push_back(Knot{earliest + half_width, increment_j, earliest, latest, half_width,
+                           after.t - after.read_cost, before.t - before.read_cost, {}});
     }
     if (knots.empty()) return timeline;
     grid = snap_knots_to_update_grid(knots, brackets, known_grid);

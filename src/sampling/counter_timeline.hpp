@@ -29,7 +29,8 @@ struct CounterPiece {
   Nanos end_uncertainty{0};
   // The grid instant one period before `end`, where `end` lies inside the later read's own call: that read
   // was held up past the posting (a busy node preempts the driver) and may have returned the value from
-  // before it, in which case the increment ends here, a whole period earlier. The counter cannot tell the
+  // before it, in which case the increment ends here, a whole period earlier. The instant need only follow
+  // the start of the read before (not its midpoint): held up too, that one may have taken its value then. The counter cannot tell the
   // two apart; the fine trace can (held_up_reads.hpp places it, or widens its uncertainty).
   std::optional<Nanos> end_if_read_was_stale;
 };
