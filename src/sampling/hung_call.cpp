@@ -2,8 +2,12 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <string_view>
+#include <utility>
 #include <thread>
 
 namespace wattwise::sampling {
@@ -22,10 +26,37 @@ Nanos cpu_time(clockid_t clock) {
 
 }  // namespace
 
+std::optional<ThreadScheduling> thread_scheduling(const std::string& task_dir) {
+  // stat: "TID (COMM) STATE ...", COMM may hold spaces and parentheses: the state follows the last ')'.
+  // schedstat: time on a CPU, time waiting on a run queue (ns), time slices. Both a few bytes, read by the
+  // supervisor at its looks only, never on the sampling thread's path.
+  char stat[512] = {};
+  std::FILE* file = std::fopen((task_dir + "stat").c_str(), "re");
+  if (file == nullptr) return std::nullopt;
+  const std::size_t length = std::fread(stat, 1, sizeof stat - 1, file);
+  std::fclose(file);
+  const std::string_view text(stat, length);
+  const std::size_t close = text.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= text.size()) return std::nullopt;
+  ThreadScheduling scheduling;
+  scheduling.runnable = text[close + 2] == 'R';
+  file = std::fopen((task_dir + "schedstat").c_str(), "re");
+  if (file == nullptr) return std::nullopt;
+  unsigned long long on_cpu = 0, waited = 0;
+  const int fields = std::fscanf(file, "%llu %llu", &on_cpu, &waited);
+  std::fclose(file);
+  if (fields != 2) return std::nullopt;
+  scheduling.run_queue_wait = Nanos{static_cast<std::int64_t>(waited)};
+  return scheduling;
+}
+
 void CallSlot::bind_this_thread() {
   clockid_t clock{};
+  std::string task_dir = "/proc/self/task/" + std::to_string(::gettid()) + "/";
   std::lock_guard lock(mutex_);
   if (pthread_getcpuclockid(pthread_self(), &clock) == 0) cpu_clock_ = clock;
+  task_dir_ = std::move(task_dir);
+  before_call_.reset();
 }
 
 void CallSlot::enter(std::size_t gpu, const char* call, Nanos now) {
@@ -43,10 +74,27 @@ bool CallSlot::leave() {
 }
 
 std::optional<HungCall> CallSlot::give_up_if_begun_by(Nanos began_by) {
+  std::string task_dir;
+  {
+    std::lock_guard lock(mutex_);
+    task_dir = task_dir_;
+  }
+  // Read outside the lock: the sampling thread's enter() and leave() never wait on a file.
+  const Nanos now = MonotonicClock{}.now();
+  std::optional<ThreadScheduling> scheduling;
+  if (!task_dir.empty()) scheduling = thread_scheduling(task_dir);
   std::lock_guard lock(mutex_);
+  if (scheduling && (!in_call_ || !before_call_)) before_call_ = RunQueueLook{now, scheduling->run_queue_wait};
   if (!in_call_ || given_up_ || call_.since > began_by) return std::nullopt;
   // The thread is inside its call (leave() waits for this lock), so its CPU clock is valid.
   if (cpu_clock_ && cpu_time(*cpu_clock_) - cpu_at_enter_ >= kHungCallMaxCpu) return std::nullopt;
+  // Starved, not blocked: slow, and still working.
+  if (scheduling && scheduling->runnable) return std::nullopt;
+  if (scheduling && before_call_ && now > before_call_->at) {
+    const double waited = static_cast<double>((scheduling->run_queue_wait - before_call_->waited).count());
+    if (waited >= kHungCallMaxRunQueueShare * static_cast<double>((now - before_call_->at).count()))
+      return std::nullopt;
+  }
   given_up_ = true;
   return call_;
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "core/clock.hpp"
 
@@ -23,6 +24,21 @@ inline constexpr Nanos kDefaultHungCallAfter = std::chrono::seconds(3);
 // is merely slow because the machine is starved of CPU (data loaders on every core) still gets some, and
 // a call that computes is working. A call that spins forever is not told from a slow one.
 inline constexpr Nanos kHungCallMaxCpu = std::chrono::milliseconds(20);
+// ...and whose thread the kernel does not hold runnable: a thread starved to a sliver of a core uses less
+// than kHungCallMaxCpu in the limit and yet is not blocked (on an H100 with wattwise's threads at nice 19
+// beside four busy loops on their core, a 6 ms counter read took over 3 s and its GPU was taken as lost:
+// docs/evidence/pinned-h100.md). A call blocked in the driver sleeps; a starved one is runnable now, or has
+// waited on a run queue for at least this share of the time since the last look before the call (the
+// kernel's schedstat adds a wait only once the thread gets a CPU, hence the state too).
+inline constexpr double kHungCallMaxRunQueueShare = 0.5;
+
+// What the kernel says of a thread's scheduling (/proc/self/task/TID/stat and schedstat).
+struct ThreadScheduling {
+  bool runnable = false;  // state R: on a CPU or waiting for one
+  Nanos run_queue_wait{0};  // waited for a CPU so far (schedstat's second field), counted when it got one
+};
+// nullopt where /proc does not say (no /proc, a kernel without CONFIG_SCHED_INFO, the thread gone).
+std::optional<ThreadScheduling> thread_scheduling(const std::string& task_dir);
 
 struct HungCall {
   std::size_t gpu = 0;         // the GPU's position among the caller's (the sampler's constructor order)
@@ -38,8 +54,10 @@ class CallSlot {
   void enter(std::size_t gpu, const char* call, Nanos now);
   // False when the thread was given up during the call: it must then touch nothing of ours again.
   [[nodiscard]] bool leave();
-  // On the supervisor: the call in progress, when it began at or before `began_by` and its thread has
-  // used less than kHungCallMaxCpu since; the thread is then given up (its leave() says so).
+  // On the supervisor: the call in progress, when it began at or before `began_by`, its thread has used
+  // less than kHungCallMaxCpu since and is not starved (kHungCallMaxRunQueueShare); the thread is then given
+  // up (its leave() says so). Called at every look, between calls too: a look outside a call notes the
+  // thread's run-queue wait so far, against which a later call's wait is measured.
   std::optional<HungCall> give_up_if_begun_by(Nanos began_by);
 
  private:
@@ -49,6 +67,15 @@ class CallSlot {
   HungCall call_;
   std::optional<clockid_t> cpu_clock_;  // the watched thread's CPU clock
   Nanos cpu_at_enter_{0};
+  // The watched thread's /proc/self/task/TID/, and the run-queue wait a look outside a call (or a call's
+  // first look, if none came before it) saw, on the monotonic clock: the kernel counts waits in real time,
+  // whatever clock the caller runs on.
+  std::string task_dir_;
+  struct RunQueueLook {
+    Nanos at{0};
+    Nanos waited{0};
+  };
+  std::optional<RunQueueLook> before_call_;
 };
 
 // The slot of the calling thread; nullptr (the default): nobody watches this thread's calls.
