@@ -50,12 +50,18 @@ std::optional<ThreadScheduling> thread_scheduling(const std::string& task_dir) {
   return scheduling;
 }
 
+CallSlot::CallSlot() : read_scheduling_(thread_scheduling) {}
+
+CallSlot::CallSlot(SchedulingReader read, const Clock& clock)
+    : read_scheduling_(std::move(read)), clock_(&clock) {}
+
 void CallSlot::bind_this_thread() {
   clockid_t clock{};
   std::string task_dir = "/proc/self/task/" + std::to_string(::gettid()) + "/";
   std::lock_guard lock(mutex_);
   if (pthread_getcpuclockid(pthread_self(), &clock) == 0) cpu_clock_ = clock;
   task_dir_ = std::move(task_dir);
+  latest_look_.reset();
   before_call_.reset();
 }
 
@@ -63,6 +69,7 @@ void CallSlot::enter(std::size_t gpu, const char* call, Nanos now) {
   const Nanos cpu = cpu_time(CLOCK_THREAD_CPUTIME_ID);
   std::lock_guard lock(mutex_);
   in_call_ = true;
+  ++calls_entered_;
   call_ = HungCall{gpu, call, now};
   cpu_at_enter_ = cpu;
 }
@@ -80,11 +87,21 @@ std::optional<HungCall> CallSlot::give_up_if_begun_by(Nanos began_by) {
     task_dir = task_dir_;
   }
   // Read outside the lock: the sampling thread's enter() and leave() never wait on a file.
-  const Nanos now = MonotonicClock{}.now();
+  const Nanos now = clock_->now();
   std::optional<ThreadScheduling> scheduling;
-  if (!task_dir.empty()) scheduling = thread_scheduling(task_dir);
+  if (!task_dir.empty()) scheduling = read_scheduling_(task_dir);
   std::lock_guard lock(mutex_);
-  if (scheduling && (!in_call_ || !before_call_)) before_call_ = RunQueueLook{now, scheduling->run_queue_wait};
+  if (scheduling) {
+    // Counted under the lock, after the read: a call entered in between counts the read as its own, and
+    // the baseline is then the look before, earlier: a starved call is not given up for it.
+    const RunQueueLook look{now, scheduling->run_queue_wait, calls_entered_};
+    if (in_call_ && latest_look_ && latest_look_->calls_entered < calls_entered_) {
+      before_call_ = latest_look_;
+    } else if (in_call_ && !latest_look_) {
+      before_call_ = look;
+    }  // Else the previous look was in this call too: the baseline it found stays.
+    latest_look_ = look;
+  }
   if (!in_call_ || given_up_ || call_.since > began_by) return std::nullopt;
   // The thread is inside its call (leave() waits for this lock), so its CPU clock is valid.
   if (cpu_clock_ && cpu_time(*cpu_clock_) - cpu_at_enter_ >= kHungCallMaxCpu) return std::nullopt;

@@ -3,6 +3,8 @@
 #include <time.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,7 +30,7 @@ inline constexpr Nanos kHungCallMaxCpu = std::chrono::milliseconds(20);
 // than kHungCallMaxCpu in the limit and yet is not blocked (on an H100 with wattwise's threads at nice 19
 // beside four busy loops on their core, a 6 ms counter read took over 3 s and its GPU was taken as lost:
 // docs/evidence/pinned-h100.md). A call blocked in the driver sleeps; a starved one is runnable now, or has
-// waited on a run queue for at least this share of the time since the last look before the call (the
+// waited on a run queue for at least this share of the time since the latest look before the call (the
 // kernel's schedstat adds a wait only once the thread gets a CPU, hence the state too).
 inline constexpr double kHungCallMaxRunQueueShare = 0.5;
 
@@ -39,6 +41,8 @@ struct ThreadScheduling {
 };
 // nullopt where /proc does not say (no /proc, a kernel without CONFIG_SCHED_INFO, the thread gone).
 std::optional<ThreadScheduling> thread_scheduling(const std::string& task_dir);
+// How a slot reads its thread's scheduling: thread_scheduling in production, a fake in tests.
+using SchedulingReader = std::function<std::optional<ThreadScheduling>(const std::string& task_dir)>;
 
 struct HungCall {
   std::size_t gpu = 0;         // the GPU's position among the caller's (the sampler's constructor order)
@@ -48,6 +52,10 @@ struct HungCall {
 
 class CallSlot {
  public:
+  // /proc's word on the thread, at times on the monotonic clock (the kernel counts waits in real time).
+  CallSlot();
+  // Tests: the scheduling as `read` says, at `clock`'s times (`clock` must outlive the slot).
+  CallSlot(SchedulingReader read, const Clock& clock);
   // On the thread whose calls the slot watches, before its first call (set_current_call_slot does it).
   void bind_this_thread();
   // On the sampling thread, around each call to the driver.
@@ -56,8 +64,8 @@ class CallSlot {
   [[nodiscard]] bool leave();
   // On the supervisor: the call in progress, when it began at or before `began_by`, its thread has used
   // less than kHungCallMaxCpu since and is not starved (kHungCallMaxRunQueueShare); the thread is then given
-  // up (its leave() says so). Called at every look, between calls too: a look outside a call notes the
-  // thread's run-queue wait so far, against which a later call's wait is measured.
+  // up (its leave() says so). Called at every look, between calls too: each look notes the thread's
+  // run-queue wait so far, and a call's wait is measured from the latest look before it began.
   std::optional<HungCall> give_up_if_begun_by(Nanos began_by);
 
  private:
@@ -67,14 +75,22 @@ class CallSlot {
   HungCall call_;
   std::optional<clockid_t> cpu_clock_;  // the watched thread's CPU clock
   Nanos cpu_at_enter_{0};
-  // The watched thread's /proc/self/task/TID/, and the run-queue wait a look outside a call (or a call's
-  // first look, if none came before it) saw, on the monotonic clock: the kernel counts waits in real time,
-  // whatever clock the caller runs on.
+  // The watched thread's /proc/self/task/TID/, and the run-queue waits its looks saw, at clock_'s times:
+  // the latest look's, and the latest look's before the call in progress (the call's first look, if none
+  // came before it). "Before the call" by the calls entered by then, not by whether a look fell between
+  // calls: a starved thread goes from call to call, and a wait measured from the last look between calls,
+  // long ago, kept a call blocked after a long starved stretch from being given up for as long again.
   std::string task_dir_;
+  std::uint64_t calls_entered_ = 0;
+  SchedulingReader read_scheduling_;
+  MonotonicClock monotonic_;
+  const Clock* clock_ = &monotonic_;
   struct RunQueueLook {
     Nanos at{0};
     Nanos waited{0};
+    std::uint64_t calls_entered = 0;  // by the look: it came before every call numbered higher
   };
+  std::optional<RunQueueLook> latest_look_;
   std::optional<RunQueueLook> before_call_;
 };
 
