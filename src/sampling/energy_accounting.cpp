@@ -44,7 +44,11 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
       average_(trace.power_average, PowerInterpolation::kTrapezoid),
       sample_gaps_(trace.sample_gaps) {
   // A gap is looked up by binary search at every window edge; drains record them in order, but a clock
-  // stepped between two drains need not leave them so, nor apart: overlapping ones are read as one.
+  // stepped between two drains need not leave them so, nor apart: overlapping ones are read as one. Nor the
+  // right way round: each end is mapped with its own drain's wall-clock offset, and a step forward longer
+  // than the gap inverts it (its energy then came off the bars, and an edge inside it was not found).
+  for (SampleGap& gap : sample_gaps_)
+    if (gap.before < gap.after) std::swap(gap.after, gap.before);
   std::sort(sample_gaps_.begin(), sample_gaps_.end(),
             [](const SampleGap& a, const SampleGap& b) { return a.after < b.after; });
   std::size_t kept = 0;

@@ -351,5 +351,23 @@ TEST(SampleGap, AnEdgeWithinTheOffsetsUncertaintyOfAGapCarriesItsEnergy) {
   }
 }
 
+// The sampler records a gap as (the last sample seen, the first new one), each mapped from the device's wall
+// clock with its own drain's offset: a wall clock stepped forward between the two drains by more than the gap
+// leaves it inverted. Its energy was then taken with its sign turned: samples alone, the 200 J of a gap
+// whose held sample was a burst's came off the bar instead of onto it (2.5-3.5 s: -186 J). The stretch is
+// read as the same gap the right way round.
+TEST(SampleGap, AGapRecordedInvertedWidensTheBarsAsTheRightWayRound) {
+  HeldUpReads gpu([](Nanos t) { return t >= 3040ms && t < 3060ms ? 1000.0 : 100.0; });
+  gpu.samples(6100ms, SampleGap{2860ms, 3060ms});
+  GpuTrace inverted = gpu.trace;
+  inverted.sample_gaps = {SampleGap{3060ms, 2860ms}};
+  const EnergyAccounting accounting(inverted), right(gpu.trace);
+  for (const auto& [t0, t1] : {std::pair{2900ms, 3000ms}, std::pair{2500ms, 3500ms}, std::pair{3100ms, 3500ms}}) {
+    const WindowEnergy window = accounting.energy(t0, t1);
+    EXPECT_EQ(window.uncertainty_j, right.energy(t0, t1).uncertainty_j) << t0 / 1ms;
+    EXPECT_LE(std::abs(*window.joules - gpu.energy_j(t0, t1)), window.uncertainty_j) << t0 / 1ms;
+  }
+}
+
 }  // namespace
 }  // namespace wattwise::sampling
