@@ -40,13 +40,13 @@ std::optional<ThreadScheduling> thread_scheduling(const std::string& task_dir) {
   if (close == std::string_view::npos || close + 2 >= text.size()) return std::nullopt;
   ThreadScheduling scheduling;
   scheduling.runnable = text[close + 2] == 'R';
+  // Without schedstat the state alone still tells a starved thread at most looks (before, both were lost).
   file = std::fopen((task_dir + "schedstat").c_str(), "re");
-  if (file == nullptr) return std::nullopt;
+  if (file == nullptr) return scheduling;
   unsigned long long on_cpu = 0, waited = 0;
   const int fields = std::fscanf(file, "%llu %llu", &on_cpu, &waited);
   std::fclose(file);
-  if (fields != 2) return std::nullopt;
-  scheduling.run_queue_wait = Nanos{static_cast<std::int64_t>(waited)};
+  if (fields == 2) scheduling.run_queue_wait = Nanos{static_cast<std::int64_t>(waited)};
   return scheduling;
 }
 
@@ -91,10 +91,10 @@ std::optional<HungCall> CallSlot::give_up_if_begun_by(Nanos began_by) {
   std::optional<ThreadScheduling> scheduling;
   if (!task_dir.empty()) scheduling = read_scheduling_(task_dir);
   std::lock_guard lock(mutex_);
-  if (scheduling) {
+  if (scheduling && scheduling->run_queue_wait) {
     // Counted under the lock, after the read: a call entered in between counts the read as its own, and
     // the baseline is then the look before, earlier: a starved call is not given up for it.
-    const RunQueueLook look{now, scheduling->run_queue_wait, calls_entered_};
+    const RunQueueLook look{now, *scheduling->run_queue_wait, calls_entered_};
     if (in_call_ && latest_look_ && latest_look_->calls_entered < calls_entered_) {
       before_call_ = latest_look_;
     } else if (in_call_ && !latest_look_) {
@@ -107,8 +107,8 @@ std::optional<HungCall> CallSlot::give_up_if_begun_by(Nanos began_by) {
   if (cpu_clock_ && cpu_time(*cpu_clock_) - cpu_at_enter_ >= kHungCallMaxCpu) return std::nullopt;
   // Starved, not blocked: slow, and still working.
   if (scheduling && scheduling->runnable) return std::nullopt;
-  if (scheduling && before_call_ && now > before_call_->at) {
-    const double waited = static_cast<double>((scheduling->run_queue_wait - before_call_->waited).count());
+  if (scheduling && scheduling->run_queue_wait && before_call_ && now > before_call_->at) {
+    const double waited = static_cast<double>((*scheduling->run_queue_wait - before_call_->waited).count());
     if (waited >= kHungCallMaxRunQueueShare * static_cast<double>((now - before_call_->at).count()))
       return std::nullopt;
   }

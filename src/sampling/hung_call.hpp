@@ -37,9 +37,11 @@ inline constexpr double kHungCallMaxRunQueueShare = 0.5;
 // What the kernel says of a thread's scheduling (/proc/self/task/TID/stat and schedstat).
 struct ThreadScheduling {
   bool runnable = false;  // state R: on a CPU or waiting for one
-  Nanos run_queue_wait{0};  // waited for a CPU so far (schedstat's second field), counted when it got one
+  // Waited for a CPU so far (schedstat's second field), counted when it got one; absent where the kernel
+  // does not say (built without CONFIG_SCHED_INFO: no schedstat), the state still telling a starved thread.
+  std::optional<Nanos> run_queue_wait;
 };
-// nullopt where /proc does not say (no /proc, a kernel without CONFIG_SCHED_INFO, the thread gone).
+// nullopt where /proc does not say (no /proc, the thread gone).
 std::optional<ThreadScheduling> thread_scheduling(const std::string& task_dir);
 // How a slot reads its thread's scheduling: thread_scheduling in production, a fake in tests.
 using SchedulingReader = std::function<std::optional<ThreadScheduling>(const std::string& task_dir)>;

@@ -3,11 +3,13 @@
 // a starved one is not.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <optional>
 #include <string>
 
 #include "core/clock.hpp"
 #include "sampling/hung_call.hpp"
+#include "../support/temp_dir.hpp"
 
 namespace wattwise::sampling {
 namespace {
@@ -26,7 +28,7 @@ class WatchedThread {
   // A look after `elapsed`, the thread having waited `waited` for a CPU meanwhile and being `runnable` now.
   std::optional<HungCall> look_after(Nanos elapsed, Nanos waited, bool runnable) {
     clock_.advance(elapsed);
-    state_.run_queue_wait += waited;
+    state_.run_queue_wait = *state_.run_queue_wait + waited;
     state_.runnable = runnable;
     return slot_.give_up_if_begun_by(clock_.now() - kDefaultHungCallAfter);
   }
@@ -36,7 +38,7 @@ class WatchedThread {
 
  private:
   VirtualClock clock_{100s};
-  ThreadScheduling state_;
+  ThreadScheduling state_{false, Nanos{0}};
   CallSlot slot_;
 };
 
@@ -96,6 +98,52 @@ TEST(HungCall, ACallBlockedFromItsStartIsGivenUpAtTheLimit) {
   while (!hung && thread.now() < blocked_at + 60s) hung = thread.look_after(500ms, 0ms, false);
   ASSERT_TRUE(hung);
   EXPECT_LE(thread.now() - blocked_at, kDefaultHungCallAfter + 500ms);
+}
+
+// /proc/self/task/TID/ as a kernel may leave it: a thread may name itself anything (a ')' and a state
+// letter included), and a kernel without CONFIG_SCHED_INFO has no schedstat.
+ThreadScheduling read_task(const std::string& stat, const std::optional<std::string>& schedstat) {
+  testing::TempDir dir;
+  std::ofstream(dir / "stat") << stat;
+  if (schedstat) std::ofstream(dir / "schedstat") << *schedstat;
+  const auto scheduling = thread_scheduling(dir.path().string() + "/");
+  if (!scheduling) throw std::runtime_error("no scheduling read from " + stat);
+  return scheduling.value();
+}
+
+TEST(HungCall, AThreadsStateFollowsItsNameWhateverTheNameHolds) {
+  const std::string rest = " 1 1 1 0 -1 4194560 0 0 0 0 3 1 0 0 20 0 2 0 100 0 0\n";
+  EXPECT_TRUE(read_task("4242 (a) S (b) R" + rest, "12 34 5\n").runnable);
+  EXPECT_FALSE(read_task("4242 (x) R) S" + rest, "12 34 5\n").runnable);
+  EXPECT_FALSE(read_task("4242 (ww sampler) D" + rest, "12 34 5\n").runnable);
+  EXPECT_EQ(read_task("4242 (ww) S" + rest, "12 34 5\n").run_queue_wait, Nanos{34});
+}
+
+TEST(HungCall, WithoutSchedstatTheStateStillSaysRunnable) {
+  // Before, a missing schedstat lost the state too: a starved thread, runnable at the look, was judged by
+  // its CPU time alone and given up.
+  const std::string stat = "4242 (ww-sampler) R 1 1 1 0 -1 4194560 0 0 0 0 3 1 0 0 39 19 2 0 100 0 0\n";
+  EXPECT_NO_THROW({
+    const ThreadScheduling scheduling = read_task(stat, std::nullopt);
+    EXPECT_TRUE(scheduling.runnable);
+    EXPECT_FALSE(scheduling.run_queue_wait);
+  });
+  EXPECT_FALSE(read_task(stat, "garbage\n").run_queue_wait);
+}
+
+TEST(HungCall, AStarvedThreadWithoutSchedstatIsNotGivenUpWhileRunnable) {
+  VirtualClock clock(100s);
+  ThreadScheduling state{true, std::nullopt};
+  CallSlot slot([&](const std::string&) { return std::optional(state); }, clock);
+  slot.bind_this_thread();
+  slot.enter(0, "energy_counter", clock.now());
+  for (int i = 0; i < 20; ++i) {
+    clock.advance(500ms);
+    EXPECT_FALSE(slot.give_up_if_begun_by(clock.now() - kDefaultHungCallAfter)) << i;
+  }
+  state.runnable = false;  // asleep for good: blocked
+  clock.advance(500ms);
+  EXPECT_TRUE(slot.give_up_if_begun_by(clock.now() - kDefaultHungCallAfter));
 }
 
 }  // namespace
