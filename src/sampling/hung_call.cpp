@@ -50,6 +50,15 @@ std::optional<ThreadScheduling> thread_scheduling(const std::string& task_dir) {
   return scheduling;
 }
 
+// /proc/thread-self links to "PID/task/TID" in /proc's own numbering; gettid() is the fallback of a /proc
+// too old to have the link.
+std::string this_threads_task_dir() {
+  char link[64] = {};
+  const ssize_t length = ::readlink("/proc/thread-self", link, sizeof link - 1);
+  if (length > 0) return "/proc/" + std::string(link, static_cast<std::size_t>(length)) + "/";
+  return "/proc/self/task/" + std::to_string(::gettid()) + "/";
+}
+
 CallSlot::CallSlot() : read_scheduling_(thread_scheduling) {}
 
 CallSlot::CallSlot(SchedulingReader read, const Clock& clock)
@@ -57,7 +66,7 @@ CallSlot::CallSlot(SchedulingReader read, const Clock& clock)
 
 void CallSlot::bind_this_thread() {
   clockid_t clock{};
-  std::string task_dir = "/proc/self/task/" + std::to_string(::gettid()) + "/";
+  std::string task_dir = this_threads_task_dir();
   std::lock_guard lock(mutex_);
   if (pthread_getcpuclockid(pthread_self(), &clock) == 0) cpu_clock_ = clock;
   task_dir_ = std::move(task_dir);

@@ -43,6 +43,9 @@ struct ThreadScheduling {
 };
 // nullopt where /proc does not say (no /proc, the thread gone).
 std::optional<ThreadScheduling> thread_scheduling(const std::string& task_dir);
+// The calling thread's /proc/.../task/TID/ as the mounted /proc names it (via /proc/thread-self: right in a
+// container whose /proc is another PID namespace's, where /proc/self/task/gettid() names another thread).
+std::string this_threads_task_dir();
 // How a slot reads its thread's scheduling: thread_scheduling in production, a fake in tests.
 using SchedulingReader = std::function<std::optional<ThreadScheduling>(const std::string& task_dir)>;
 

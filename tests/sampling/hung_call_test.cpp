@@ -2,10 +2,14 @@
 // says and a virtual clock: a thread blocked in the driver is given up once its call is older than the limit,
 // a starved one is not.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "core/clock.hpp"
 #include "sampling/hung_call.hpp"
@@ -144,6 +148,26 @@ TEST(HungCall, AStarvedThreadWithoutSchedstatIsNotGivenUpWhileRunnable) {
   state.runnable = false;  // asleep for good: blocked
   clock.advance(500ms);
   EXPECT_TRUE(slot.give_up_if_begun_by(clock.now() - kDefaultHungCallAfter));
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
+
+namespace wattwise::sampling {
+namespace {
+
+TEST(HungCall, ThisThreadsTaskDirIsTheOneProcNamesForIt) {
+  // Through /proc/thread-self: the same directory as /proc/self/task/gettid() where /proc is this PID
+  // namespace's (here), and still this thread's where it is not (a container's /proc).
+  const std::string dir = this_threads_task_dir();
+  char resolved[PATH_MAX] = {}, expected[PATH_MAX] = {};
+  ASSERT_NE(realpath(dir.c_str(), resolved), nullptr) << dir;
+  const std::string self = "/proc/self/task/" + std::to_string(::gettid());
+  ASSERT_NE(realpath(self.c_str(), expected), nullptr);
+  EXPECT_STREQ(resolved, expected);
+  std::string other_dir;
+  std::thread([&] { other_dir = this_threads_task_dir(); }).join();
+  EXPECT_NE(other_dir, dir) << "each thread has its own";
 }
 
 }  // namespace
