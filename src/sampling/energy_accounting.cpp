@@ -212,8 +212,9 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
         // the counter bounds it: the true energy lies in [0, the piece's energy].
         const Piece& piece = pieces_[first - 1];
         const Nanos length = piece.end - piece.begin;
-        const double knot_j = power_w(piece.energy_j, length) *
-                              to_seconds(std::max(piece.begin_uncertainty, piece.end_uncertainty));
+        const double knot_j = std::max(power_w(piece.energy_j, length) *
+                                           to_seconds(std::max(piece.begin_uncertainty, piece.end_uncertainty)),
+                                       knot_stretch_j(piece, use_fine));
         if (use_fine && piece.scale && length > Nanos{0}) {
           const double relative = alignment_.residual_relative + std::abs(*piece.scale / alignment_.scale - 1) +
                                   ratio(piece.begin_uncertainty + piece.end_uncertainty, length);
@@ -274,7 +275,8 @@ double EnergyAccounting::edge_uncertainty_j(Nanos t, bool use_fine) const {
   const Piece& piece = pieces_[after == 0 ? 0 : after - 1];
   const Nanos length = piece.end - piece.begin;
   const double power = power_w(piece.energy_j, length);
-  const double knot_j = power * to_seconds(std::max(piece.begin_uncertainty, piece.end_uncertainty));
+  const double knot_j = std::max(power * to_seconds(std::max(piece.begin_uncertainty, piece.end_uncertainty)),
+                                  knot_stretch_j(piece, use_fine));
   const double at_t = reconciled_cumulative_j(t, use_fine);
   if (t < piece.begin) return std::abs(piece.start_j - at_t) + knot_j;
   if (t > piece.end) return std::abs(at_t - (piece.start_j + piece.energy_j)) + knot_j;
@@ -293,6 +295,26 @@ double EnergyAccounting::edge_uncertainty_j(Nanos t, bool use_fine) const {
                                offset_uncertainty_j(t));
   }
   return split + knot_j;
+}
+
+// A knot off by its uncertainty moves the energy of the stretch it may move over across an edge. The piece's
+// mean power prices that stretch, unless the knot may be off by most of a period (a held-up read's whose
+// placement the samples could not settle): left a period late, it stretches its piece by a period (at a steady
+// 78 W the piece's mean read 39 W, its bar half the posting it missed; docs/evidence/pinned-h100.md). There,
+// with a fine trace, what it drew over the stretch either side of the knot (at the overall scale) is the price
+// where it is the larger. A knot known to the grid's few ms, or to half a period without a grid, keeps the
+// mean: its piece's length is right to that, and the bars' coverage was measured so (energy-checks.md).
+double EnergyAccounting::knot_stretch_j(const Piece& piece, bool use_fine) const {
+  if (!use_fine || fine_ == nullptr) return 0;
+  const Nanos offset = alignment_.offset;
+  const auto either_side_j = [&](Nanos knot, Nanos uncertainty) {
+    if (uncertainty < posting_period_ * 3 / 4) return 0.0;
+    const double at = fine_->cumulative_j(knot + offset);
+    return std::max(at - fine_->cumulative_j(knot + offset - uncertainty),
+                    fine_->cumulative_j(knot + offset + uncertainty) - at);
+  };
+  return alignment_.scale * std::max(either_side_j(piece.begin, piece.begin_uncertainty),
+                                     either_side_j(piece.end, piece.end_uncertainty));
 }
 
 // A window edge inside a stretch whose samples were dropped (GpuTrace::sample_gaps): the fine trace holds one

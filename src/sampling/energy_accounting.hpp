@@ -115,6 +115,7 @@ class EnergyAccounting {
   double reconciled_cumulative_j(Nanos t, bool use_fine) const;
   WindowEnergy unreconciled(Nanos t0, Nanos t1) const;
   double edge_uncertainty_j(Nanos t, bool use_fine) const;
+  double knot_stretch_j(const Piece& piece, bool use_fine) const;
   double unknown_uncertainty_j(Nanos t0, Nanos t1) const;
   double offset_uncertainty_j(Nanos t) const;
   // The energy of the dropped-sample stretches t0 or t1 falls inside, or within the offset's uncertainty of
