@@ -75,7 +75,11 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
     if (!read_times_.empty() && reads[i].t < read_times_.back()) continue;  // out of order: not a bracket
     read_times_.push_back(reads[i].t);
     read_cumulative_j_.push_back(cumulative_j);
+    read_costs_.push_back(std::max(Nanos{0}, reads[i].read_cost));
+    read_starts_.push_back(reads[i].t - read_costs_.back());
   }
+  for (std::size_t i = read_starts_.size(); i-- > 1;)
+    read_starts_[i - 1] = std::min(read_starts_[i - 1], read_starts_[i]);
   has_grid_ = counter_.has_grid;
   grid_known_at_ = counter_.grid_known_at;
   if (counter_.update_period > Nanos{0}) posting_period_ = counter_.update_period;
@@ -441,7 +445,10 @@ WindowEnergy EnergyAccounting::counter_only(Nanos t0, Nanos t1) const {
     const double power = power_about_w(t);
     const Nanos to_read = std::min(inside - read_times_[i - 1], read_times_[i] - inside);
     const double split = std::min(std::max(before, rise - before), kPeakToMean * power * to_seconds(to_read));
-    return split + kPeakToMean * power * to_seconds(posting_period_ + std::chrono::abs(outside));
+    // A read's value may be as old as its call is long: a read held up for seconds moves its cumulative
+    // value by that much time at the power about it.
+    const Nanos held_up = std::max(read_costs_[i - 1], read_costs_[i]);
+    return split + kPeakToMean * power * to_seconds(posting_period_ + held_up + std::chrono::abs(outside));
   };
   return WindowEnergy{std::max(0.0, joules), EnergyMethod::kCounter, edge_j(t0) + edge_j(t1)};
 }
@@ -450,19 +457,22 @@ CounterBrackets EnergyAccounting::brackets(Nanos t0, Nanos t1) const {
   CounterBrackets b;
   b.posting_period = posting_period_;
   if (read_times_.empty()) return b;
-  // Outer: the last read returned at or before t0 and the first at or after t1. (A read's value is taken
-  // somewhere inside the call; taking its return as its time keeps both bounds on the safe side once the
-  // period's widening is added.)
+  // A read's value is taken somewhere inside its call: a value surely from before t0 is a read returned by
+  // then, one surely from after t1 a read whose call began after it. Returns alone would not do: a read held
+  // up for seconds past t1 (a starved sampler: 4.5 s on an H100, docs/evidence/pinned-h100.md) may hold the
+  // value from before t1, and the outer bracket came out 1.5 kJ short of a right figure, which the check
+  // then replaced by a wrong one.
+  // Outer: the last read returned at or before t0 and the first begun at or after t1.
   const auto at_or_before_t0 = std::upper_bound(read_times_.begin(), read_times_.end(), t0);
-  const auto at_or_after_t1 = std::lower_bound(read_times_.begin(), read_times_.end(), t1);
-  if (at_or_before_t0 != read_times_.begin() && at_or_after_t1 != read_times_.end()) {
+  const auto begun_after_t1 = std::lower_bound(read_starts_.begin(), read_starts_.end(), t1);
+  if (at_or_before_t0 != read_times_.begin() && begun_after_t1 != read_starts_.end()) {
     const auto a = static_cast<std::size_t>(at_or_before_t0 - read_times_.begin()) - 1;
-    const auto z = static_cast<std::size_t>(at_or_after_t1 - read_times_.begin());
+    const auto z = static_cast<std::size_t>(begun_after_t1 - read_starts_.begin());
     b.outer_j = read_cumulative_j_[z] - read_cumulative_j_[a];
   }
-  // Inner: the first read at or after t0 and the last at or before t1.
-  const auto c = static_cast<std::size_t>(std::lower_bound(read_times_.begin(), read_times_.end(), t0) -
-                                          read_times_.begin());
+  // Inner: the first read begun at or after t0 and the last returned at or before t1.
+  const auto c = static_cast<std::size_t>(std::lower_bound(read_starts_.begin(), read_starts_.end(), t0) -
+                                          read_starts_.begin());
   const auto d_end = static_cast<std::size_t>(std::upper_bound(read_times_.begin(), read_times_.end(), t1) -
                                               read_times_.begin());
   if (d_end > 0 && c < d_end - 1) b.inner_j = read_cumulative_j_[d_end - 1] - read_cumulative_j_[c];

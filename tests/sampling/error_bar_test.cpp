@@ -79,6 +79,50 @@ TEST(ErrorBar, CounterOnlyLiesWithinTheCounterBracketsAndItsBarCoversTheTruth) {
   }
 }
 
+TEST(ErrorBar, ReadsHeldUpForSecondsKeepTheBracketsAndTheCounterOnlyBarAroundTheTruth) {
+  // A sampler starved to a sliver of a core (docs/evidence/pinned-h100.md, nice 19 beside 8 busy loops): a
+  // quick read, then one whose call lasts 2 s and returns the value from its start, every 3 s. Brackets
+  // that took a read's return as its time ended a window at a held-up read 2 s old, and came out short of
+  // the truth; the counter-only bar too.
+  SamplerConfig dense;
+  dense.counter_period = 10ms;
+  auto sim = simulate(square_wave(600, 300ms, 100, 400ms), {}, 14s, dense);
+  const auto value_at = [&](Nanos t) {  // the counter as it stood at t
+    CounterReading last = sim.trace.energy.front();
+    for (const CounterReading& r : sim.trace.energy)
+      if (r.t <= t) last = r;
+    return last;
+  };
+  GpuTrace starved = sim.trace;
+  starved.energy.clear();
+  for (Nanos cycle = 100ms; cycle < 12s; cycle += 3s) {
+    CounterReading quick = value_at(cycle);
+    quick.t = cycle + 5ms;
+    quick.read_cost = 5ms;
+    CounterReading held = value_at(cycle + 500ms);
+    held.t = cycle + 2500ms;
+    held.read_cost = 2s;
+    starved.energy.push_back(quick);
+    starved.energy.push_back(held);
+  }
+  const EnergyAccounting accounting(starved);
+  for (Nanos t0 : {3110ms, 3400ms}) {
+    for (Nanos t1 : {4000ms, 5000ms, 7000ms, 8200ms}) {
+      const double truth = sim.gpu->true_energy_j(t0, t1);
+      const CounterBrackets b = accounting.brackets(t0, t1);
+      const double slack_j = 600 * to_seconds(b.posting_period);
+      ASSERT_TRUE(b.outer_j) << to_seconds(t0) << "-" << to_seconds(t1);
+      EXPECT_LE(truth, *b.outer_j + slack_j) << to_seconds(t0) << "-" << to_seconds(t1);
+      EXPECT_GE(truth, b.inner_j - slack_j) << to_seconds(t0) << "-" << to_seconds(t1);
+      const WindowEnergy e = accounting.counter_only(t0, t1);
+      ASSERT_TRUE(e.joules);
+      EXPECT_LE(std::abs(*e.joules - truth), e.uncertainty_j)
+          << to_seconds(t0) << "-" << to_seconds(t1) << " s: " << *e.joules << " +- " << e.uncertainty_j
+          << " J, truth " << truth;
+    }
+  }
+}
+
 // Reads far apart and late, as a starved sampler leaves them: one read a second, no learning bursts.
 std::vector<CounterReading> every_nth(const std::vector<CounterReading>& reads, std::size_t n) {
   std::vector<CounterReading> kept;
