@@ -65,7 +65,7 @@ double Measurement::total_energy_uncertainty_j() const {
 }
 
 bool GpuEnergy::starved() const {
-  return late_counter_reads > 0 || sample_gaps > 0 || (!grid_learnt && had_time_to_learn);
+  return late_counter_reads > 0 || held_up_counter_reads > 0 || sample_gaps > 0 || (!grid_learnt && had_time_to_learn);
 }
 
 bool Measurement::complete() const {

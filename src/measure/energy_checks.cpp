@@ -125,6 +125,9 @@ std::string starvation_line(const Measurement& m, std::size_t gpu) {
   if (g.late_counter_reads > 0)
     what.push_back(fmt::format("{} counter read(s) came late (up to {:.0f} ms)", g.late_counter_reads,
                                to_seconds(g.max_counter_read_delay) * 1000));
+  if (g.held_up_counter_reads > 0)
+    what.push_back(fmt::format("{} counter read(s) were held up inside the driver call (up to {:.0f} ms)",
+                               g.held_up_counter_reads, to_seconds(g.max_counter_read_call) * 1000));
   if (g.sample_gaps > 0)
     what.push_back(fmt::format("{} stretch(es) of 20 ms samples were dropped (drained later than the GPU's "
                                "buffer holds)",
@@ -215,6 +218,12 @@ std::vector<std::string> account_checked(Measurement& m, bool judge_starvation) 
       const sampling::GpuTrace& trace = m.traces[i];
       g.late_counter_reads = trace.late_counter_reads;
       g.max_counter_read_delay = trace.max_counter_read_delay;
+      // A read begun on time may still be held up inside its call (the thread starved mid-call): the
+      // trace keeps each call's length.
+      for (const sampling::CounterReading& read : trace.energy) {
+        if (read.read_cost >= sampling::kHeldUpCounterRead) ++g.held_up_counter_reads;
+        g.max_counter_read_call = std::max(g.max_counter_read_call, read.read_cost);
+      }
       g.sample_gaps = trace.sample_gaps.size();
       g.grid_known_at = accountants[i].grid_known_at();
       // Only a counter that was read (and moved) can have a grid to learn.

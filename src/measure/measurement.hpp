@@ -51,6 +51,8 @@ struct GpuEnergy {
   // posting grid was learnt only after the job (or never). Figures stand, with wider bars and a warning.
   std::uint64_t late_counter_reads = 0;
   Nanos max_counter_read_delay{0};
+  std::uint64_t held_up_counter_reads = 0;  // calls that lasted sampling::kHeldUpCounterRead or more
+  Nanos max_counter_read_call{0};           // the longest counter read's call
   // Stretches whose buffered samples the device dropped (drains later than its buffer holds): a window
   // with an edge inside one carries the stretch's energy on its bar (sampling::SampleGap).
   std::uint64_t sample_gaps = 0;

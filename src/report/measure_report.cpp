@@ -124,11 +124,13 @@ std::string checks_lines(const measure::Measurement& m) {
   }
   for (const auto& g : m.gpu_energy) {
     if (!g.starved()) continue;
+    const std::string held_up =
+        g.held_up_counter_reads > 0 ? fmt::format(", {} held up", g.held_up_counter_reads) : "";
     const std::string dropped =
         g.sample_gaps > 0 ? fmt::format(", {} stretch(es) of samples dropped", g.sample_gaps) : "";
-    out += fmt::format("   warning: GPU {}'s sampler was starved of CPU ({} late counter read(s){}{}): wider "
+    out += fmt::format("   warning: GPU {}'s sampler was starved of CPU ({} late counter read(s){}{}{}): wider "
                        "error bars\n",
-                       g.gpu.index, g.late_counter_reads, dropped,
+                       g.gpu.index, g.late_counter_reads, held_up, dropped,
                        g.grid_learnt ? "" : ", posting grid learnt after the job or never");
   }
   return out;
@@ -146,6 +148,8 @@ nlohmann::json sampler_health_json(const measure::GpuEnergy& g, Nanos job_start)
   using nlohmann::json;
   return {{"starved", g.starved()},
           {"late_counter_reads", g.late_counter_reads},
+          {"held_up_counter_reads", g.held_up_counter_reads},
+          {"max_counter_read_ms", to_seconds(g.max_counter_read_call) * 1000},
           {"sample_gaps", g.sample_gaps},
           {"max_counter_read_delay_ms", to_seconds(g.max_counter_read_delay) * 1000},
           {"grid_learnt", g.grid_learnt},

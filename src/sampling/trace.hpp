@@ -71,6 +71,10 @@ struct GpuTrace {
 
 // A counter read this late was held up by something other than the driver's own ~4 ms.
 inline constexpr Nanos kLateCounterRead = std::chrono::milliseconds(50);
+// A counter read whose call lasted a posting period or more: its value may be from before a posting it
+// spans (a read costs 4-9 ms of CPU on an H100, 12-86 ms on a node whose every core is busy; on a sliver of
+// a core 0.1-4.5 s: docs/evidence/pinned-h100.md). Counted apart from late reads, which began late.
+inline constexpr Nanos kHeldUpCounterRead = std::chrono::milliseconds(100);
 
 // How a figure of energy was obtained; printed next to every number.
 enum class EnergyMethod {

@@ -165,6 +165,29 @@ TEST(EnergyChecks, AGridNeverLearntIsStarvationOnlyInAJobLongEnoughToLearnIt) {
   })) << quiet.front();
 }
 
+// A read begun on time whose driver call then lasted 300 ms (its thread starved inside the call: on an H100
+// at 2.6% of a core, 81 of 103 reads took over 100 ms while 6 had begun late): counted apart, said, starved.
+// A call of 60 ms, as a busy node's reads take, is not held up.
+TEST(EnergyChecks, AReadHeldUpInsideItsCallIsCountedAndCallsTheSamplerStarved) {
+  const auto hold_up = [](Nanos cost) {
+    return [cost](sampling::GpuTrace& t) { t.energy[t.energy.size() / 2].read_cost = cost; };
+  };
+  Measurement held = one_gpu_run([](Nanos) { return 300.0; }, 700, hold_up(300ms));
+  const auto lines = account_checked(held, true);
+  EXPECT_EQ(held.gpu_energy[0].late_counter_reads, 0u);
+  EXPECT_EQ(held.gpu_energy[0].held_up_counter_reads, 1u);
+  EXPECT_EQ(held.gpu_energy[0].max_counter_read_call, 300ms);
+  EXPECT_TRUE(held.gpu_energy[0].starved());
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("1 counter read(s) were held up inside the driver call (up to 300 ms)") != std::string::npos;
+  })) << (lines.empty() ? "no line" : lines.front());
+
+  Measurement busy = one_gpu_run([](Nanos) { return 300.0; }, 700, hold_up(60ms));
+  account_checked(busy, true);
+  EXPECT_EQ(busy.gpu_energy[0].held_up_counter_reads, 0u);
+  EXPECT_FALSE(busy.gpu_energy[0].starved());
+}
+
 TEST(EnergyChecks, TheStarvedIdleGpuOfTheFixtureIsChargedWithinItsCounterNotSixTimesIt) {
   ASSERT_TRUE(std::filesystem::exists(fixture("t.csv"))) << fixture("t.csv") << " missing: ../shared beside the clone";
   // The fake driver's configuration: GPUs 0 and 1 ran the job, GPU 2 idled at 300/60 W; limits up to 700 W.
