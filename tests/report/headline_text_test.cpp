@@ -3,20 +3,14 @@
 // interval, rather than nothing.
 #include <gtest/gtest.h>
 
+#include "../analysis/run_builders.hpp"
 #include "analysis/analysis.hpp"
 #include "report/analysis_report.hpp"
 
 namespace wattwise::report {
 namespace {
 
-analysis::RunRecord run_at(double power_limit_w, double energy_j, double time_s, int repeat = 0) {
-  analysis::RunRecord run;
-  run.setting = {{"power_limit_w", power_limit_w}};
-  run.energy_j = energy_j;
-  run.time_s = time_s;
-  run.repeat = repeat;
-  return run;
-}
+using analysis::testing::run_at;
 
 analysis::AnalysisOptions energy_headline() {
   analysis::AnalysisOptions options;

@@ -174,6 +174,18 @@ TEST(HeldUpRead, AChoiceThatTheOffsetsUncertaintyCouldTurnWidensTheKnot) {
 }
 
 
+// Every window from `from` (in 10 ms steps to 3.9 s) to 7.5 s holds the fake's true energy within its bar.
+void expect_windows_to_7500ms_within_their_bars(const EnergyAccounting& accounting, const HeldUpReads& gpu,
+                                                Nanos from) {
+  for (Nanos t0 = from; t0 < 3900ms; t0 += 10ms) {
+    const WindowEnergy window = accounting.energy(t0, 7500ms);
+    const double truth = gpu.energy_j(t0, 7500ms);
+    ASSERT_TRUE(window.joules);
+    EXPECT_LE(std::abs(*window.joules - truth), window.uncertainty_j)
+        << "from " << t0 / 1ms << " ms: " << *window.joules << " J against " << truth;
+  }
+}
+
 // pinned-n10-s4 (docs/evidence/pinned-h100.md): wattwise's threads at nice 10 beside busy loops on their core.
 // For seconds every counter read took 116-311 ms, back to back, and took its value a few ms into its call:
 // each knot snapped to the posting inside the call stands a period late. A knot's earlier placement was
@@ -201,13 +213,7 @@ TEST(HeldUpRead, ABackToBackRunOfLongHeldUpReadsKeepsEdgesWithinTheirBars) {
   gpu.samples(8100ms);
   const EnergyAccounting accounting(gpu.trace);
   ASSERT_EQ(accounting.reconciled_method(), EnergyMethod::kSamplesReconciled);
-  for (Nanos t0 = 1100ms; t0 < 3900ms; t0 += 10ms) {
-    const WindowEnergy window = accounting.energy(t0, 7500ms);
-    const double truth = gpu.energy_j(t0, 7500ms);
-    ASSERT_TRUE(window.joules);
-    EXPECT_LE(std::abs(*window.joules - truth), window.uncertainty_j)
-        << "from " << t0 / 1ms << " ms: " << *window.joules << " J against " << truth;
-  }
+  expect_windows_to_7500ms_within_their_bars(accounting, gpu, 1100ms);
   ASSERT_TRUE(accounting.alignment());
   EXPECT_LT(std::chrono::abs(accounting.alignment()->offset), 5ms);
 }
@@ -235,13 +241,7 @@ TEST(HeldUpRead, AKnotUncertainByAPeriodIsPricedAtThePowerBesideItNotItsStretche
   gpu.samples(8100ms);
   const EnergyAccounting accounting(gpu.trace);
   ASSERT_EQ(accounting.reconciled_method(), EnergyMethod::kSamplesReconciled);
-  for (Nanos t0 = 300ms; t0 < 3900ms; t0 += 10ms) {
-    const WindowEnergy window = accounting.energy(t0, 7500ms);
-    const double truth = gpu.energy_j(t0, 7500ms);
-    ASSERT_TRUE(window.joules);
-    EXPECT_LE(std::abs(*window.joules - truth), window.uncertainty_j)
-        << "from " << t0 / 1ms << " ms: " << *window.joules << " J against " << truth;
-  }
+  expect_windows_to_7500ms_within_their_bars(accounting, gpu, 300ms);
 }
 
 // The samples dropped over 2.86-3.06 s (a late drain), the one after the gap a 1 kW burst's 20 ms, 100 W
