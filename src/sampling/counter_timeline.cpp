@@ -90,6 +90,12 @@ std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots,
       if (knot->t + grid->uncertainty + kEdgeTolerance > knot->later_read_begin &&
           before >= knot->earlier_read_begin - kEdgeTolerance)
         knot->if_read_was_stale = before;
+      // A call held up across more postings than the two placements above can tell apart (on a sliver of a
+      // core an H100's reads took 1.8-7.9 s, 18-80 postings: docs/evidence/pinned-h100.md) may hold the value
+      // of any posting from a period before it began: the knot is as uncertain as that.
+      const Nanos held_since = knot->later_read_begin - grid->period;
+      if (knot->t - held_since > 3 * grid->period)
+        knot->uncertainty = std::max(knot->uncertainty, knot->t - std::max(held_since, knot->earliest));
     } else {
       next_instant = grid->at_or_before(knot->t);
     }

@@ -403,3 +403,35 @@ TEST(SampleGap, AGapRecordedInvertedWidensTheBarsAsTheRightWayRound) {
 
 }  // namespace
 }  // namespace wattwise::sampling
+
+namespace wattwise::sampling {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A call held up for 3 s, 30 postings, returning the value from its start (an H100's reads took 1.8-7.9 s
+// at 0.18% of a core: docs/evidence/pinned-h100.md, call 3, a window 491.6 J off with a bar of 124.2 J): the
+// two placements a held-up knot is offered (the posting before the read's return or the one before that) are
+// both seconds late, and the knot must carry the call's length as its uncertainty.
+TEST(HeldUpRead, AKnotOfACallHeldUpAcrossManyPostingsIsAsUncertainAsTheCall) {
+  HeldUpReads gpu([](Nanos t) { return ((t - 0s) / 350ms) % 2 ? 120.0 : 400.0; });
+  gpu.burst(105ms, 405ms);
+  for (Nanos p = 1s; p <= 2s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
+  gpu.read(2103ms, 3s, 2103ms);
+  for (Nanos p = 5200ms; p <= 8s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
+  gpu.samples(8100ms);
+  const EnergyAccounting accounting(gpu.trace);
+  for (Nanos t0 = 2000ms; t0 < 5200ms; t0 += 50ms) {
+    for (Nanos t1 : {5150ms, 7500ms}) {
+      if (t1 <= t0) continue;
+      const WindowEnergy window = accounting.energy(t0, t1);
+      const double truth = gpu.energy_j(t0, t1);
+      ASSERT_TRUE(window.joules);
+      EXPECT_LE(std::abs(*window.joules - truth), window.uncertainty_j)
+          << t0 / 1ms << "-" << t1 / 1ms << " ms: " << *window.joules << " J against " << truth;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
