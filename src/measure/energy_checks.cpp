@@ -219,7 +219,10 @@ std::vector<std::string> account_checked(Measurement& m, bool judge_starvation) 
       g.late_counter_reads = trace.late_counter_reads;
       g.max_counter_read_delay = trace.max_counter_read_delay;
       // A read begun on time may still be held up inside its call (the thread starved mid-call): the
-      // trace keeps each call's length.
+      // trace keeps each call's length. Set, not added to, as the fields beside it: accounted again, a
+      // measurement keeps its counts.
+      g.held_up_counter_reads = 0;
+      g.max_counter_read_call = Nanos{0};
       for (const sampling::CounterReading& read : trace.energy) {
         if (read.read_cost >= sampling::kHeldUpCounterRead) ++g.held_up_counter_reads;
         g.max_counter_read_call = std::max(g.max_counter_read_call, read.read_cost);
