@@ -62,11 +62,4 @@ std::optional<SlowdownInterval> slowdown_interval95(const Summary& time_s, const
   return SlowdownInterval{{100 * std::expm1(log_ratio - half), 100 * std::expm1(log_ratio + half)}, pooled};
 }
 
-std::optional<std::pair<double, double>> slowdown_interval95_pct(const Summary& time_s,
-                                                                 const Summary& ref_time_s) {
-  const auto interval = slowdown_interval95(time_s, ref_time_s, std::nullopt);
-  if (!interval) return std::nullopt;
-  return interval->pct;
-}
-
 }  // namespace wattwise::analysis

@@ -36,8 +36,4 @@ struct SlowdownInterval {
 std::optional<SlowdownInterval> slowdown_interval95(const Summary& time_s, const Summary& ref_time_s,
                                                     const std::optional<PooledSpread>& pool);
 
-// The same from both sides' own repeats only (no pool): absent without two runs on each side.
-std::optional<std::pair<double, double>> slowdown_interval95_pct(const Summary& time_s,
-                                                                 const Summary& ref_time_s);
-
 }  // namespace wattwise::analysis

@@ -138,8 +138,8 @@ class EnergyAccounting {
   double unknown_total_j_ = 0;  // of total_j_, estimated across breaks
   std::vector<Nanos> read_times_;        // every counter read, and the counter's cumulative increase there
   std::vector<double> read_cumulative_j_;
-  // When each read's call began at the latest: its value was taken somewhere inside the call, at or after
-  // this (the least start of it and every later read: never after the true start, and sorted for searches).
+  // No later than each read's call began: its value was taken somewhere inside the call, at or after this
+  // (the least start of it and every later read: never after the true start, and sorted for searches).
   std::vector<Nanos> read_starts_;
   std::vector<Nanos> read_costs_;  // how long each read's call took: how old its value may be
   bool has_grid_ = false;

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <string_view>
-#include <utility>
 #include <thread>
+#include <utility>
 
 namespace wattwise::sampling {
 
