@@ -131,21 +131,9 @@ TraceFile read_trace_file(const std::string& path, std::optional<unsigned> only_
   for (auto& [gpu, trace] : file.gpus) {
     auto by_time = [](const sampling::PowerReading& a, const sampling::PowerReading& b) { return a.t < b.t; };
     std::stable_sort(trace.power_samples.begin(), trace.power_samples.end(), by_time);
-    std::sort(trace.sample_gaps.begin(), trace.sample_gaps.end(),
-              [](const sampling::SampleGap& a, const sampling::SampleGap& b) { return a.after < b.after; });
-    // Gaps that overlap are one: the accounting finds an edge's gap as the last one begun before it
-    // (sampling::EnergyAccounting, which takes them disjoint), so of [0.2, 1.0] and [0.3, 0.4] an edge at 0.6
-    // found the inner one, which ends before it, and its bar lost the gap. The sampler never writes such
-    // lines; a file put together by hand or from two runs may hold them.
-    std::vector<sampling::SampleGap> merged;
-    for (const sampling::SampleGap& gap : trace.sample_gaps) {
-      if (!merged.empty() && gap.after < merged.back().before) {
-        merged.back().before = std::max(merged.back().before, gap.before);
-      } else {
-        merged.push_back(gap);
-      }
-    }
-    trace.sample_gaps = std::move(merged);
+    // Gaps that overlap are one, as the accounting reads them (the sampler never writes such lines; a file
+    // put together by hand or from two runs may hold them): the trace read says so, its gaps counted once.
+    trace.sample_gaps = sampling::disjoint_sample_gaps(std::move(trace.sample_gaps));
   }
   return file;
 }

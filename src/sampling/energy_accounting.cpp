@@ -42,25 +42,8 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
       samples_(trace.power_samples, PowerInterpolation::kIntervalMean),
       instant_(trace.power_instant, PowerInterpolation::kTrapezoid),
       average_(trace.power_average, PowerInterpolation::kTrapezoid),
-      sample_gaps_(trace.sample_gaps) {
-  // A gap is looked up by binary search at every window edge; drains record them in order, but a clock
-  // stepped between two drains need not leave them so, nor apart: overlapping ones are read as one. Nor the
-  // right way round: each end is mapped with its own drain's wall-clock offset, and a step forward longer
-  // than the gap inverts it (its energy then came off the bars, and an edge inside it was not found).
-  for (SampleGap& gap : sample_gaps_)
-    if (gap.before < gap.after) std::swap(gap.after, gap.before);
-  std::sort(sample_gaps_.begin(), sample_gaps_.end(),
-            [](const SampleGap& a, const SampleGap& b) { return a.after < b.after; });
-  std::size_t kept = 0;
-  for (const SampleGap& gap : sample_gaps_) {
-    if (kept > 0 && gap.after < sample_gaps_[kept - 1].before) {
-      sample_gaps_[kept - 1].before = std::max(sample_gaps_[kept - 1].before, gap.before);
-    } else {
-      sample_gaps_[kept++] = gap;
-    }
-  }
-  sample_gaps_.resize(kept);
-  gaps_cumulative_j_.reserve(kept + 1);
+      sample_gaps_(disjoint_sample_gaps(trace.sample_gaps)) {
+  gaps_cumulative_j_.reserve(sample_gaps_.size() + 1);
   gaps_cumulative_j_.push_back(0);
   for (const SampleGap& gap : sample_gaps_)
     gaps_cumulative_j_.push_back(gaps_cumulative_j_.back() + samples_.integral_j(gap.after, gap.before));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,27 @@ struct SampleGap {
   Nanos after{0};
   Nanos before{0};
 };
+
+// Gaps as the accounting looks them up (a binary search at every window edge): each the right way round,
+// sorted, and apart. Drains record them in order, but a clock stepped between two drains need not leave
+// them so, nor apart: overlapping ones are one. Nor the right way round: each end is mapped with its own
+// drain's wall-clock offset, and a step forward longer than the gap inverts it (its energy then came off the
+// bars, and an edge inside it was not found). A file put together by hand may hold overlapping ones too.
+inline std::vector<SampleGap> disjoint_sample_gaps(std::vector<SampleGap> gaps) {
+  for (SampleGap& gap : gaps)
+    if (gap.before < gap.after) std::swap(gap.after, gap.before);
+  std::sort(gaps.begin(), gaps.end(), [](const SampleGap& a, const SampleGap& b) { return a.after < b.after; });
+  std::size_t kept = 0;
+  for (const SampleGap& gap : gaps) {
+    if (kept > 0 && gap.after < gaps[kept - 1].before) {
+      gaps[kept - 1].before = std::max(gaps[kept - 1].before, gap.before);
+    } else {
+      gaps[kept++] = gap;
+    }
+  }
+  gaps.resize(kept);
+  return gaps;
+}
 
 // Everything sampled from one GPU during one measurement.
 struct GpuTrace {
