@@ -44,13 +44,6 @@ std::string change_text(const analysis::Recommendation& r) {
   return fmt::format("{} energy, {} time", format_percent(r.energy_vs_ref_pct), format_percent(r.time_vs_ref_pct));
 }
 
-// Where the slowdown's interval borrowed the spread of the settings run more than once, the reader should
-// know that it or the reference was run once.
-std::string pooled_words(const analysis::Recommendation& r) {
-  return r.time_vs_ref_ci95_from == "pooled spread" ? ", from the time spread of the settings run more than once"
-                                                    : "";
-}
-
 std::string metric_phrase(const analysis::Headline& h) {
   const std::string what = h.metric.kind == analysis::MetricKind::kEnergy ? "the lowest energy"
                                                                            : "the best " + h.metric.name();
@@ -60,6 +53,28 @@ std::string metric_phrase(const analysis::Headline& h) {
 }
 
 }  // namespace
+
+std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style) {
+  const bool box = style == CaveatStyle::kBoxSentence;
+  const char* its = box ? "Its" : "its";
+  const char* of_the = box ? "of the" : "the";
+  const analysis::Recommendation& r = h.pick;
+  if (analysis::may_exceed_limit(h)) {
+    // Borrowed from the settings run more than once: the reader should know that it or the reference ran once.
+    const char* pooled =
+        r.time_vs_ref_ci95_from == "pooled spread" ? ", from the time spread of the settings run more than once" : "";
+    return fmt::format("{} time may be over the {:g}% limit within the noise: {} (95% interval {} to {}{}); more "
+                       "runs of it and {} reference would tell",
+                       its, *h.max_slowdown * 100, format_percent(r.time_vs_ref_pct),
+                       format_percent(r.time_vs_ref_ci95_pct->first), format_percent(r.time_vs_ref_ci95_pct->second),
+                       pooled, of_the);
+  }
+  if (analysis::slowdown_unknown(h))
+    return fmt::format("{} slowdown, {}, has no interval (no repeats): within the noise its time may be over the "
+                       "{:g}% limit; repeats of it and {} reference would tell",
+                       its, format_percent(r.time_vs_ref_pct), *h.max_slowdown * 100, of_the);
+  return "";
+}
 
 std::string headline_text(const analysis::Analysis& a) {
   const analysis::Headline& h = a.headline;
@@ -78,16 +93,8 @@ std::string headline_text(const analysis::Analysis& a) {
     out = fmt::format(" Recommended ({}): {}, {}{}\n", metric_phrase(h), for_terminal(setting_text(r.setting)),
                       change_text(r), r.significant ? "" : " (no repeats: noise unknown)");
   }
-  if (analysis::may_exceed_limit(h))
-    out += fmt::format("   its time may be over the {:g}% limit within the noise: {} (95% interval {} to {}{}); "
-                       "more runs of it and the reference would tell\n",
-                       *h.max_slowdown * 100, format_percent(r.time_vs_ref_pct),
-                       format_percent(r.time_vs_ref_ci95_pct->first), format_percent(r.time_vs_ref_ci95_pct->second),
-                       pooled_words(r));
-  else if (analysis::slowdown_unknown(h))
-    out += fmt::format("   its slowdown, {}, has no interval (no repeats): within the noise its time may be over "
-                       "the {:g}% limit; repeats of it and the reference would tell\n",
-                       format_percent(r.time_vs_ref_pct), *h.max_slowdown * 100);
+  if (const std::string caveat = slowdown_caveat(h, CaveatStyle::kHeadlineLine); !caveat.empty())
+    out += "   " + caveat + "\n";
   if (h.unconstrained) {
     const analysis::Recommendation& u = *h.unconstrained;
     out += u.setting_index == r.setting_index

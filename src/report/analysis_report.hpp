@@ -16,4 +16,14 @@ std::string analysis_text(const analysis::Analysis& a);
 // may lie beyond the range measured.
 std::string headline_text(const analysis::Analysis& a);
 
+// How slowdown_caveat words it: a line under the terminal's headline, or a sentence of the HTML report's box.
+enum class CaveatStyle { kHeadlineLine, kBoxSentence };
+
+// What the headline says of its pick's slowdown against the limit, where there is something to say (empty
+// otherwise): its 95% interval reaches past the limit (and where that interval borrowed the time spread of
+// the settings run more than once, that too), or it has no interval at all, no setting having been run twice.
+// One text for the closing lines, `analyze` and the HTML box, so that they say the same; without the line's
+// indent and end or the sentence's full stop, which each caller adds.
+std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style);
+
 }  // namespace wattwise::report

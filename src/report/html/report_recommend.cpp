@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/analysis_report.hpp"
 #include "report/html/html_escape.hpp"
 
 namespace wattwise::report::html {
@@ -225,20 +226,9 @@ std::string recommendation_box_html(const ReportModel& model) {
                         change_words(r.time_vs_ref_pct, "faster", "slower"),
                         escape_html(setting_words(ref.setting)), noise);
   }
-  if (model.lead && analysis::may_exceed_limit(*model.lead))
-    body += fmt::format(
-        "<p class=\"edge\">&#9888; Its time may be over the {:g}% limit within the noise: {} (95% interval "
-        "{} to {}{}); more runs of it and of the reference would tell.</p>\n",
-        *limit * 100, escape_html(format_percent(r.time_vs_ref_pct)),
-        escape_html(format_percent(r.time_vs_ref_ci95_pct->first)),
-        escape_html(format_percent(r.time_vs_ref_ci95_pct->second)),
-        r.time_vs_ref_ci95_from == "pooled spread" ? ", from the time spread of the settings run more than once"
-                                                   : "");
-  else if (model.lead && analysis::slowdown_unknown(*model.lead))
-    body += fmt::format(
-        "<p class=\"edge\">&#9888; Its slowdown, {}, has no interval (no repeats): within the noise its time may "
-        "be over the {:g}% limit; repeats of it and of the reference would tell.</p>\n",
-        escape_html(format_percent(r.time_vs_ref_pct)), *limit * 100);
+  if (const std::string caveat = model.lead ? slowdown_caveat(*model.lead, CaveatStyle::kBoxSentence) : "";
+      !caveat.empty())
+    body += "<p class=\"edge\">&#9888; " + escape_html(caveat) + ".</p>\n";
   if (model.lead && model.lead->unconstrained) {
     const auto& u = *model.lead->unconstrained;
     body += u.setting_index == r.setting_index
