@@ -121,7 +121,7 @@ struct AnalysisPicks {
   double headline_w = 0;  // the headline's pick (E within 10% of the reference's time: headline_tally.hpp)
   bool headline_flagged = false;  // its time may be over the limit within the noise (may_exceed_limit)
   std::optional<std::pair<double, double>> headline_interval;  // its slowdown's 95% interval
-  std::string headline_interval_from;                          // how that was made (time_vs_ref_ci95_from)
+  std::optional<ww::analysis::SlowdownIntervalFrom> headline_interval_from;  // how (time_vs_ref_ci95_from)
   std::vector<double> measured_w;  // the limits the sweep ran
 };
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/slowdown_interval.hpp"
 #include "sim/unsampled_run.hpp"
 
 namespace wattwise::bench {
@@ -40,7 +41,7 @@ struct HeadlineJudgement {
   // The pick's 95% slowdown interval (Recommendation::time_vs_ref_ci95_pct) and how it was made
   // (time_vs_ref_ci95_from): whether it holds true_slowdown_pct is tallied apart for each way.
   std::optional<std::pair<double, double>> interval;
-  std::string interval_from;
+  std::optional<analysis::SlowdownIntervalFrom> interval_from;
 };
 
 // `measured_w`: the limits the sweep ran.
@@ -70,9 +71,9 @@ struct HeadlineTally {
   double max_regret_pct = -std::numeric_limits<double>::infinity();
   double max_true_slowdown_pct = -std::numeric_limits<double>::infinity();
   double sum_regret_pct = 0;
-  // Per way the interval was made ("repeats", "pooled spread", "no repeats"; "" for a pick that is the
-  // reference): the picks, and those whose interval holds the true slowdown.
-  std::map<std::string, std::pair<std::size_t, std::size_t>> interval_held;
+  // Per way the interval was made (absent for a pick that is the reference): the picks, and those whose
+  // interval holds the true slowdown.
+  std::map<std::optional<analysis::SlowdownIntervalFrom>, std::pair<std::size_t, std::size_t>> interval_held;
 
   bool over(const HeadlineJudgement& j) const {
     return j.true_slowdown_pct > max_slowdown_pct + kHeadlineSlowdownSlackPct;
@@ -123,19 +124,20 @@ inline std::string interval_header() {
 }
 
 inline std::string interval_row(const std::string& name, const HeadlineTally& t) {
-  const auto count = [&](const char* from) {
+  using analysis::SlowdownIntervalFrom;
+  const auto count = [&](std::optional<SlowdownIntervalFrom> from) {
     const auto it = t.interval_held.find(from);
     return it == t.interval_held.end() ? std::pair<std::size_t, std::size_t>{0, 0} : it->second;
   };
-  const auto held = [&](const char* from) {
+  const auto held = [&](SlowdownIntervalFrom from) {
     const auto [picks, in] = count(from);
     return std::pair{fmt::format("{}/{}", in, picks),
                      picks ? fmt::format("{:.1f}%", 100.0 * double(in) / double(picks)) : std::string("-")};
   };
-  const auto [repeats, repeats_pct] = held("repeats");
-  const auto [pooled, pooled_pct] = held("pooled spread");
+  const auto [repeats, repeats_pct] = held(SlowdownIntervalFrom::kRepeats);
+  const auto [pooled, pooled_pct] = held(SlowdownIntervalFrom::kPooledSpread);
   return fmt::format("# {:<26} {:>14} {:>8} {:>14} {:>8} {:>11} {:>9}\n", name, repeats, repeats_pct, pooled,
-                     pooled_pct, count("no repeats").first, count("").first);
+                     pooled_pct, count(SlowdownIntervalFrom::kNoRepeats).first, count(std::nullopt).first);
 }
 
 }  // namespace wattwise::bench

@@ -66,7 +66,7 @@ bool may_exceed_limit(const Headline& headline) {
 }
 
 bool slowdown_unknown(const Headline& headline) {
-  return headline.max_slowdown && headline.pick.time_vs_ref_ci95_from == "no repeats";
+  return headline.max_slowdown && headline.pick.time_vs_ref_ci95_from == SlowdownIntervalFrom::kNoRepeats;
 }
 
 }  // namespace wattwise::analysis

@@ -47,7 +47,7 @@ bool may_exceed_limit(const Headline& headline);
 
 // Whether the headline has a limit and a pick other than the reference whose slowdown has no interval at all:
 // no setting was run twice, so nothing says how noisy its time is. Said in the box and the closing lines
-// rather than left out: a pick run once is the least sure of all (time_vs_ref_ci95_from "no repeats").
+// rather than left out: a pick run once is the least sure of all (time_vs_ref_ci95_from kNoRepeats).
 bool slowdown_unknown(const Headline& headline);
 
 // Everything `wattwise analyze` prints, whatever the data's origin.

@@ -86,7 +86,7 @@ json recommendation_json(const Recommendation& r, const Analysis& analysis) {
                                        ? json::array({r.time_vs_ref_ci95_pct->first, r.time_vs_ref_ci95_pct->second})
                                        : json(nullptr)},
           {"time_vs_ref_ci95_from",
-           r.time_vs_ref_ci95_from.empty() ? json(nullptr) : json(r.time_vs_ref_ci95_from)},
+           r.time_vs_ref_ci95_from ? json(to_string(*r.time_vs_ref_ci95_from)) : json(nullptr)},
           {"metric_value", r.metric_value},
           {"significant", r.significant ? json(*r.significant) : json(nullptr)},
           {"note", r.note},

@@ -231,7 +231,9 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
     const auto interval =
         slowdown_interval95(chosen.time_s, settings[reference_index].time_s, pooled_time_spread(settings));
     if (interval) recommendation.time_vs_ref_ci95_pct = interval->pct;
-    recommendation.time_vs_ref_ci95_from = !interval ? "no repeats" : interval->pooled ? "pooled spread" : "repeats";
+    recommendation.time_vs_ref_ci95_from = !interval          ? SlowdownIntervalFrom::kNoRepeats
+                                           : interval->pooled ? SlowdownIntervalFrom::kPooledSpread
+                                                              : SlowdownIntervalFrom::kRepeats;
   }
   judge_significance(recommendation, settings, reference_index);
   if (!fit.knob && pick != best) {

@@ -54,9 +54,9 @@ struct Recommendation {
   // side has one run, from the time spread pooled over the settings with repeats. Absent for the reference
   // itself, and where no setting has two runs.
   std::optional<std::pair<double, double>> time_vs_ref_ci95_pct;
-  // How that interval was made: "repeats" (both sides' own), "pooled spread" (a side's is the pool's), "no
-  // repeats" (no setting has two runs: there is none); empty for the reference itself.
-  std::string time_vs_ref_ci95_from;
+  // How that interval was made (both sides' own repeats, the pooled spread for a side, or none for want of
+  // repeats); absent for the reference itself.
+  std::optional<SlowdownIntervalFrom> time_vs_ref_ci95_from;
   std::optional<bool> significant;  // absent: no repeats, unknown
   std::string note;
   std::size_t best_index = 0;  // the lowest metric on the means (highest for gain-loss)

@@ -62,4 +62,16 @@ std::optional<SlowdownInterval> slowdown_interval95(const Summary& time_s, const
   return SlowdownInterval{{100 * std::expm1(log_ratio - half), 100 * std::expm1(log_ratio + half)}, pooled};
 }
 
+std::string to_string(SlowdownIntervalFrom from) {
+  switch (from) {
+    case SlowdownIntervalFrom::kRepeats:
+      return "repeats";
+    case SlowdownIntervalFrom::kPooledSpread:
+      return "pooled spread";
+    case SlowdownIntervalFrom::kNoRepeats:
+      return "no repeats";
+  }
+  return "";  // not reached: every enumerator is named above
+}
+
 }  // namespace wattwise::analysis

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -35,5 +36,15 @@ struct SlowdownInterval {
 // one estimate, so the pool's alone. Absent where a side has neither its own spread nor a pool.
 std::optional<SlowdownInterval> slowdown_interval95(const Summary& time_s, const Summary& ref_time_s,
                                                     const std::optional<PooledSpread>& pool);
+
+// How a recommendation's slowdown interval was made (Recommendation::time_vs_ref_ci95_from).
+enum class SlowdownIntervalFrom {
+  kRepeats,       // both sides' own repeats
+  kPooledSpread,  // at least one side's spread is the pool's (it ran once, or its runs agreed exactly)
+  kNoRepeats,     // no setting has two runs: there is no interval
+};
+
+// "repeats", "pooled spread" or "no repeats", as the JSON spells them (docs/analysis-json.md).
+std::string to_string(SlowdownIntervalFrom from);
 
 }  // namespace wattwise::analysis

@@ -62,7 +62,9 @@ std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style) {
   if (analysis::may_exceed_limit(h)) {
     // Borrowed from the settings run more than once: the reader should know that it or the reference ran once.
     const char* pooled =
-        r.time_vs_ref_ci95_from == "pooled spread" ? ", from the time spread of the settings run more than once" : "";
+        r.time_vs_ref_ci95_from == analysis::SlowdownIntervalFrom::kPooledSpread
+            ? ", from the time spread of the settings run more than once"
+            : "";
     return fmt::format("{} time may be over the {:g}% limit within the noise: {} (95% interval {} to {}{}); more "
                        "runs of it and {} reference would tell",
                        its, *h.max_slowdown * 100, format_percent(r.time_vs_ref_pct),

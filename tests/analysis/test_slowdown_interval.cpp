@@ -44,7 +44,7 @@ TEST(SlowdownInterval, HoldsTheTrueSlowdownInAbout95PercentWhereASideRanOnce) {
       const Recommendation r = recommend(settings, settings.size() - 1, {MetricKind::kEnergy}, 0.10);
       ASSERT_DOUBLE_EQ(r.setting.at("power_limit_w"), 250);
       ASSERT_TRUE(r.time_vs_ref_ci95_pct.has_value());
-      ASSERT_EQ(r.time_vs_ref_ci95_from, "pooled spread");
+      ASSERT_EQ(r.time_vs_ref_ci95_from, SlowdownIntervalFrom::kPooledSpread);
       const auto [low, high] = *r.time_vs_ref_ci95_pct;
       ASSERT_TRUE(low < r.time_vs_ref_pct && r.time_vs_ref_pct < high);
       held += low <= 1 && 1 <= high;
@@ -70,7 +70,7 @@ TEST(SlowdownInterval, ASideWithItsOwnRepeatsKeepsItsOwnSpread) {
     const auto settings = aggregate_runs(runs);
     const Recommendation r = recommend(settings, settings.size() - 1, {MetricKind::kEnergy}, 0.10);
     ASSERT_DOUBLE_EQ(r.setting.at("power_limit_w"), 250);
-    ASSERT_EQ(r.time_vs_ref_ci95_from, "repeats");
+    ASSERT_EQ(r.time_vs_ref_ci95_from, SlowdownIntervalFrom::kRepeats);
     held += r.time_vs_ref_ci95_pct->first <= 3 && 3 <= r.time_vs_ref_ci95_pct->second;
   }
   EXPECT_NEAR(double(held) / trials, 0.95, 0.02);
@@ -97,7 +97,7 @@ TEST(SlowdownInterval, AnAaSweepRunMostlyOnceIsNeverSaidToBeOverTheLimit) {
     const Recommendation& pick = a.headline.pick;
     if (pick.setting_index == a.reference_index) continue;
     ASSERT_TRUE(pick.time_vs_ref_ci95_pct.has_value()) << "sweep " << sweep;
-    ASSERT_EQ(pick.time_vs_ref_ci95_from, "pooled spread");  // the reference ran once
+    ASSERT_EQ(pick.time_vs_ref_ci95_from, SlowdownIntervalFrom::kPooledSpread);  // the reference ran once
     ASSERT_FALSE(may_exceed_limit(a.headline))
         << "sweep " << sweep << ": " << pick.time_vs_ref_ci95_pct->second;
     ++pooled;
@@ -117,20 +117,27 @@ TEST(SlowdownInterval, ASweepWithoutRepeatsSaysItsSlowdownHasNoInterval) {
       {run_at(300, 1000, 100), run_at(250, 850, 109), run_at(200, 750, 112), run_at(150, 700, 140)}, options);
   ASSERT_DOUBLE_EQ(a.headline.pick.setting.at("power_limit_w"), 250);
   EXPECT_FALSE(a.headline.pick.time_vs_ref_ci95_pct.has_value());
-  EXPECT_EQ(a.headline.pick.time_vs_ref_ci95_from, "no repeats");
+  EXPECT_EQ(a.headline.pick.time_vs_ref_ci95_from, SlowdownIntervalFrom::kNoRepeats);
   EXPECT_TRUE(slowdown_unknown(a.headline));
   EXPECT_FALSE(may_exceed_limit(a.headline));
   // One repeat anywhere gives the pool a degree of freedom, and the pick an interval.
   const Analysis repeated = analyze({run_at(300, 1000, 100), run_at(250, 850, 109), run_at(200, 750, 112),
                                      run_at(200, 750, 113, 1), run_at(150, 700, 140)},
                                     options);
-  EXPECT_EQ(repeated.headline.pick.time_vs_ref_ci95_from, "pooled spread");
+  EXPECT_EQ(repeated.headline.pick.time_vs_ref_ci95_from, SlowdownIntervalFrom::kPooledSpread);
   EXPECT_FALSE(slowdown_unknown(repeated.headline));
   // The reference as the pick has no slowdown to judge.
   options.headline_max_slowdown = 0.0;
   const Analysis kept = analyze({run_at(300, 1000, 100), run_at(250, 850, 109)}, options);
-  EXPECT_EQ(kept.headline.pick.time_vs_ref_ci95_from, "");
+  EXPECT_FALSE(kept.headline.pick.time_vs_ref_ci95_from.has_value());
   EXPECT_FALSE(slowdown_unknown(kept.headline));
+}
+
+// The JSON's time_vs_ref_ci95_from strings, which docs/analysis-json.md documents and scripts may match on.
+TEST(SlowdownInterval, HowItWasMadeIsSpeltAsTheJsonDocumentsIt) {
+  EXPECT_EQ(to_string(SlowdownIntervalFrom::kRepeats), "repeats");
+  EXPECT_EQ(to_string(SlowdownIntervalFrom::kPooledSpread), "pooled spread");
+  EXPECT_EQ(to_string(SlowdownIntervalFrom::kNoRepeats), "no repeats");
 }
 
 // Two equal times say the timer's grain, not a noise of zero: where other settings show a spread, such a side
@@ -142,7 +149,7 @@ TEST(SlowdownInterval, TwoEqualTimesBorrowThePooledSpread) {
   const auto settings = aggregate_runs(runs);
   const Recommendation r = recommend(settings, settings.size() - 1, {MetricKind::kEnergy}, 0.10);
   ASSERT_DOUBLE_EQ(r.setting.at("power_limit_w"), 250);
-  EXPECT_EQ(r.time_vs_ref_ci95_from, "pooled spread");
+  EXPECT_EQ(r.time_vs_ref_ci95_from, SlowdownIntervalFrom::kPooledSpread);
   ASSERT_TRUE(r.time_vs_ref_ci95_pct.has_value());
   EXPECT_LT(r.time_vs_ref_ci95_pct->first, 4);
   EXPECT_GT(r.time_vs_ref_ci95_pct->second, 6);
@@ -150,7 +157,7 @@ TEST(SlowdownInterval, TwoEqualTimesBorrowThePooledSpread) {
                                         run_at(250, 850, 105), run_at(250, 850, 105, 1)};
   const auto exact_settings = aggregate_runs(exact);
   const Recommendation e = recommend(exact_settings, 1, {MetricKind::kEnergy}, 0.10);
-  EXPECT_EQ(e.time_vs_ref_ci95_from, "repeats");
+  EXPECT_EQ(e.time_vs_ref_ci95_from, SlowdownIntervalFrom::kRepeats);
   EXPECT_NEAR(e.time_vs_ref_ci95_pct->first, 5, 1e-9);
   EXPECT_NEAR(e.time_vs_ref_ci95_pct->second, 5, 1e-9);
 }

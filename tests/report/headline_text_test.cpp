@@ -43,7 +43,7 @@ TEST(HeadlineText, AnIntervalFromThePooledSpreadSaysSo) {
     runs.push_back(run_at(150, 700, 140 * wobble[k], k));
   }
   const auto a = analysis::analyze(runs, energy_headline());
-  ASSERT_EQ(a.headline.pick.time_vs_ref_ci95_from, "pooled spread");
+  ASSERT_EQ(a.headline.pick.time_vs_ref_ci95_from, analysis::SlowdownIntervalFrom::kPooledSpread);
   const std::string text = headline_text(a);
   EXPECT_NE(text.find("its time may be over the 10% limit within the noise: +9.0% (95% interval"),
             std::string::npos)
