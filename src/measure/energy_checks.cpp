@@ -219,14 +219,11 @@ std::vector<std::string> account_checked(Measurement& m, bool judge_starvation) 
       g.late_counter_reads = trace.late_counter_reads;
       g.max_counter_read_delay = trace.max_counter_read_delay;
       // A read begun on time may still be held up inside its call (the thread starved mid-call): the
-      // trace keeps each call's length. Set, not added to, as the fields beside it: accounted again, a
-      // measurement keeps its counts.
-      g.held_up_counter_reads = 0;
-      g.max_counter_read_call = Nanos{0};
-      for (const sampling::CounterReading& read : trace.energy) {
-        if (read.read_cost >= sampling::kHeldUpCounterRead) ++g.held_up_counter_reads;
-        g.max_counter_read_call = std::max(g.max_counter_read_call, read.read_cost);
-      }
+      // trace keeps each call's length, and counts those a long job's coarsening thinned away. Set, not
+      // added to, as the fields beside it: accounted again, a measurement keeps its counts.
+      const sampling::HeldUpCalls kept = sampling::held_up_calls(trace.energy, 0, trace.energy.size());
+      g.held_up_counter_reads = kept.reads + trace.thinned_held_up.reads;
+      g.max_counter_read_call = std::max(kept.longest, trace.thinned_held_up.longest);
       g.sample_gaps = trace.sample_gaps.size();
       g.grid_known_at = accountants[i].grid_known_at();
       // Only a counter that was read (and moved) can have a grid to learn.

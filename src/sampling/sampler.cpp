@@ -139,6 +139,7 @@ void Sampler::reset_stores() {
   counters_.readings.resize(n);
   counters_.late_reads.assign(n, 0);
   counters_.max_delay.assign(n, Nanos{0});
+  counters_.thinned_held_up.assign(n, HeldUpCalls{});
   counters_.coarsened.assign(n, 0);
   fast_ = FastStore{};
   fast_.instant.resize(n);
@@ -206,9 +207,15 @@ void Sampler::read_counter(std::size_t gpu, Nanos before) {
     std::lock_guard lock(stores_mutex_);
     record(counters_.readings[gpu], CounterReading{after, after - before, *energy_mj},
            config_.drop_repeated_readings);
+    // The held-up reads it thins away are counted first: the measurement's count is of every read.
     coarsen_old(counters_.readings[gpu], counters_.coarsened[gpu], nullptr,
-                [](auto& r, std::size_t from, std::size_t to, const CompactionRule& rule) {
-                  return thin_counter_reads(r, from, to, rule);
+                [&thinned = counters_.thinned_held_up[gpu]](std::vector<CounterReading>& r, std::size_t from,
+                                                            std::size_t to, const CompactionRule& rule) {
+                  const HeldUpCalls before = held_up_calls(r, from, to);
+                  const std::size_t kept_to = thin_counter_reads(r, from, to, rule);
+                  thinned.reads += before.reads - held_up_calls(r, from, kept_to).reads;
+                  thinned.longest = std::max(thinned.longest, before.longest);
+                  return kept_to;
                 },
                 nullptr);
   });

@@ -132,6 +132,7 @@ class Sampler {
     std::vector<std::size_t> coarsened;  // per GPU: reads before this index are thinned to kCoarseSpan
     std::vector<std::uint64_t> late_reads;  // per GPU: reads begun kLateCounterRead or more after due
     std::vector<Nanos> max_delay;
+    std::vector<HeldUpCalls> thinned_held_up;  // per GPU: of the reads the coarsening removed
     Health health;
   };
   struct FastStore {

@@ -69,6 +69,7 @@ std::vector<GpuTrace> Sampler::take_traces() {
     trace.sample_gaps = std::move(drain_.gaps[i]);
     trace.late_counter_reads = counters_.late_reads[i];
     trace.max_counter_read_delay = counters_.max_delay[i];
+    trace.thinned_held_up = counters_.thinned_held_up[i];
     trace.coarsened_peak_w =
         !trace.power_samples.empty() ? drain_.coarsened_peak_w[i] : fast_.coarsened_peak_w[i];
     for (const Health* health : {&counters_.health, &fast_.health, &telemetry_.health, &drain_.health})

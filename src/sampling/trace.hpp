@@ -71,6 +71,13 @@ inline std::vector<SampleGap> disjoint_sample_gaps(std::vector<SampleGap> gaps) 
   return gaps;
 }
 
+// Counter reads held up inside their call (kHeldUpCounterRead or more), and the longest call of those counted
+// over, held up or not.
+struct HeldUpCalls {
+  std::uint64_t reads = 0;
+  Nanos longest{0};
+};
+
 // Everything sampled from one GPU during one measurement.
 struct GpuTrace {
   unsigned gpu_index = 0;
@@ -86,6 +93,10 @@ struct GpuTrace {
   // get the CPU when it asked (a starved node). Their brackets are wider than planned; so are the bars.
   std::uint64_t late_counter_reads = 0;
   Nanos max_counter_read_delay{0};
+  // Of the counter reads a long job's coarsening thinned away (Sampler::coarsen_before), those held up and
+  // the longest call of the stretches it thinned: `energy` no longer holds them, and a count of held-up reads
+  // is of them all.
+  HeldUpCalls thinned_held_up;
   // The peak of the finest power readings (the buffered samples, else the instantaneous power) that a long
   // job's coarsening merged away (Sampler::coarsen_before); absent when none was.
   std::optional<double> coarsened_peak_w;
@@ -97,6 +108,16 @@ inline constexpr Nanos kLateCounterRead = std::chrono::milliseconds(50);
 // spans (a read costs 4-9 ms of CPU on an H100, 12-86 ms on a node whose every core is busy; on a sliver of
 // a core 0.1-4.5 s: docs/evidence/pinned-h100.md). Counted apart from late reads, which began late.
 inline constexpr Nanos kHeldUpCounterRead = std::chrono::milliseconds(100);
+
+// Of reads[from, to).
+inline HeldUpCalls held_up_calls(const std::vector<CounterReading>& reads, std::size_t from, std::size_t to) {
+  HeldUpCalls calls;
+  for (std::size_t i = from; i < std::min(to, reads.size()); ++i) {
+    calls.reads += reads[i].read_cost >= kHeldUpCounterRead;
+    calls.longest = std::max(calls.longest, reads[i].read_cost);
+  }
+  return calls;
+}
 
 // How a figure of energy was obtained; printed next to every number.
 enum class EnergyMethod {
