@@ -7,6 +7,7 @@
 
 #include "measure/attribution.hpp"
 #include "sampling/counter_schedule.hpp"
+#include "sampling/trace.hpp"
 
 namespace wattwise::measure {
 
@@ -224,7 +225,8 @@ std::vector<std::string> account_checked(Measurement& m, bool judge_starvation) 
       const sampling::HeldUpCalls kept = sampling::held_up_calls(trace.energy, 0, trace.energy.size());
       g.held_up_counter_reads = kept.reads + trace.thinned_held_up.reads;
       g.max_counter_read_call = std::max(kept.longest, trace.thinned_held_up.longest);
-      g.sample_gaps = trace.sample_gaps.size();
+      // As the accounting reads them: overlapping ones are one stretch.
+      g.sample_gaps = sampling::disjoint_sample_gaps(trace.sample_gaps).size();
       g.grid_known_at = accountants[i].grid_known_at();
       // Only a counter that was read (and moved) can have a grid to learn.
       if (trace.energy.size() >= 2 && trace.energy.front().energy_mj != trace.energy.back().energy_mj)

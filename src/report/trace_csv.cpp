@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sampling/trace.hpp"
+
 namespace wattwise::report {
 
 namespace {
@@ -119,11 +121,12 @@ void write_trace_csv(std::ostream& out, const measure::Measurement& m, std::opti
   out << fmt::format("# job_start_s={:.6f}\n# job_end_s={:.6f}\n", 0.0, m.wall_s());
   // Where a late drain lost buffered samples (the sample after a gap is held over it): a replay of the file
   // widens the bars of windows with an edge inside one as the live measurement did. Comment lines, so that
-  // the columns and their readers are unchanged.
+  // the columns and their readers are unchanged. As the accounting read them (the right way round, overlapping
+  // ones as one): a gap recorded inverted (a clock stepped between drains) is no line a reader takes.
   for (std::size_t i = 0; i < m.traces.size(); ++i) {
     const unsigned gpu = i < m.gpus.size() ? m.gpus[i].index : m.traces[i].gpu_index;
     if (only_gpu && gpu != *only_gpu) continue;
-    for (const auto& gap : m.traces[i].sample_gaps)
+    for (const auto& gap : sampling::disjoint_sample_gaps(m.traces[i].sample_gaps))
       out << fmt::format("{}gpu={} after_s={:.6f} before_s={:.6f}\n", kSampleGapLine, gpu,
                          to_seconds(gap.after - m.job_start), to_seconds(gap.before - m.job_start));
   }

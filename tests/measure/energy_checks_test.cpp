@@ -227,6 +227,32 @@ TEST(EnergyChecks, HeldUpReadsThatALongJobsCoarseningThinnedAwayStillCount) {
   EXPECT_EQ(coarsened.max_counter_read_call, 150ms);
 }
 
+// Two gaps recorded overlapping, one of them inverted (a clock stepped between two drains may leave them so),
+// are one stretch of dropped samples, as the accounting reads them (sampling::disjoint_sample_gaps): the
+// count says one, and the trace file holds it the right way round, so that its replay reads and counts it
+// alike. On 163a32e live said 2, and the file's inverted sample_gap line made its reader refuse the file.
+TEST(EnergyChecks, OverlappingOrInvertedSampleGapsAreOneStretchLiveAndInTheWrittenTrace) {
+  const auto drop_samples = [](sampling::GpuTrace& trace) {
+    trace.sample_gaps = {{2000ms, 2200ms}, {2300ms, 2100ms}};  // the second recorded inverted too
+    std::erase_if(trace.power_samples, [](const sampling::PowerReading& r) { return r.t > 2000ms && r.t < 2300ms; });
+  };
+  Measurement live = one_gpu_run([](Nanos) { return 300.0; }, 700, drop_samples);
+  account_checked(live, true);
+  EXPECT_EQ(live.gpu_energy[0].sample_gaps, 1u);
+  EXPECT_TRUE(live.gpu_energy[0].starved());
+
+  const auto dir = std::filesystem::path(::testing::TempDir());
+  {
+    std::ofstream trace(dir / "overlapping-gaps.csv"), phases(dir / "overlapping-gaps.phases.csv");
+    report::write_trace_csv(trace, live);
+    report::write_phases_csv(phases, live);
+  }
+  report::ReplayedRun run = report::read_replayed_run((dir / "overlapping-gaps.csv").string(),
+                                                      (dir / "overlapping-gaps.phases.csv").string(), {0, 700.0});
+  account_checked(run.measurement, true);
+  EXPECT_EQ(run.measurement.gpu_energy[0].sample_gaps, live.gpu_energy[0].sample_gaps);
+}
+
 TEST(EnergyChecks, TheStarvedIdleGpuOfTheFixtureIsChargedWithinItsCounterNotSixTimesIt) {
   ASSERT_TRUE(std::filesystem::exists(fixture("t.csv"))) << fixture("t.csv") << " missing: ../shared beside the clone";
   // The fake driver's configuration: GPUs 0 and 1 ran the job, GPU 2 idled at 300/60 W; limits up to 700 W.
