@@ -94,7 +94,7 @@ std::optional<PostingGrid> snap_knots_to_update_grid(std::vector<Knot>& knots,
       // core an H100's reads took 1.8-7.9 s, 18-80 postings: docs/evidence/pinned-h100.md) may hold the value
       // of any posting from a period before it began: the knot is as uncertain as that.
       const Nanos held_since = knot->later_read_begin - grid->period;
-      if (knot->t - held_since > 3 * grid->period)
+      if (knot->t - held_since > kLooseKnotPostings * grid->period)
         knot->uncertainty = std::max(knot->uncertainty, knot->t - std::max(held_since, knot->earliest));
     } else {
       next_instant = grid->at_or_before(knot->t);
@@ -117,6 +117,36 @@ Nanos update_period_of(const std::vector<Knot>& knots) {
 }
 
 }  // namespace
+
+bool ends_at_loose_knot(const CounterPiece& piece, Nanos update_period) {
+  return piece.end_uncertainty > kLooseKnotPostings * update_period;
+}
+
+bool has_loose_knots(const CounterTimeline& counter) {
+  return std::any_of(counter.pieces.begin(), counter.pieces.end(), [&](const CounterPiece& piece) {
+    return ends_at_loose_knot(piece, counter.update_period);
+  });
+}
+
+CounterTimeline without_loose_knots(const CounterTimeline& counter) {
+  CounterTimeline merged = counter;
+  merged.pieces.clear();
+  bool joining = false;  // the last piece kept ends at a loose knot: this one joins it
+  for (const CounterPiece& piece : counter.pieces) {
+    if (joining) {
+      CounterPiece& last = merged.pieces.back();
+      last.end = piece.end;
+      last.energy_j =
+          last.energy_j && piece.energy_j ? std::optional(*last.energy_j + *piece.energy_j) : std::nullopt;
+      last.end_uncertainty = piece.end_uncertainty;
+      last.end_if_read_was_stale = piece.end_if_read_was_stale;
+    } else {
+      merged.pieces.push_back(piece);
+    }
+    joining = ends_at_loose_knot(piece, counter.update_period);
+  }
+  return merged;
+}
 
 std::vector<PostingBracket> posting_brackets(const std::vector<CounterReading>& readings) {
   std::size_t changes = 0;  // millions on a long job: reserve exactly rather than grow by doubling

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -35,6 +36,11 @@ struct CounterPiece {
   std::optional<Nanos> end_if_read_was_stale;
 };
 
+// A knot whose read's call spans more than this many postings is as uncertain as the call (a sliver of a core
+// held an H100's reads for 1.7-7.9 s: docs/evidence/pinned-h100.md): a "loose" knot, which the accounting
+// neither fits the samples' offset to nor anchors a window's edge on (energy_accounting_edges.cpp).
+inline constexpr std::int64_t kLooseKnotPostings = 3;
+
 struct CounterTimeline {
   std::vector<CounterPiece> pieces;  // contiguous and in time order; empty if the value never changed
   Nanos first_read{0};
@@ -55,6 +61,14 @@ struct CounterTimeline {
 // PostingGridLearner) instead of one fitted to these reads.
 CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readings,
                                        const std::optional<PostingGrid>& known_grid = std::nullopt);
+// Whether a piece ends at a loose knot (kLooseKnotPostings), whether any does, and `counter` with every loose
+// knot taken out, its two pieces merged into one: what the accounting fits the samples' offset and scale to
+// (placed seconds from its posting, a loose knot's pieces mislead the scale: 1.0775 for samples exact to the
+// J in the held-up test, HeldUpRead.AnEdgeBesideAKnotHeldUpAcrossManyPostings...).
+bool ends_at_loose_knot(const CounterPiece& piece, Nanos update_period);
+bool has_loose_knots(const CounterTimeline& counter);
+CounterTimeline without_loose_knots(const CounterTimeline& counter);
+
 // The brackets the timeline fits its grid to: for each change of the value, from the midpoint of the read
 // before to that of the read after (the wide ones included; the fit leaves them out).
 std::vector<PostingBracket> posting_brackets(const std::vector<CounterReading>& readings);

@@ -63,6 +63,9 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
   }
   for (std::size_t i = read_starts_.size(); i-- > 1;)
     read_starts_[i - 1] = std::min(read_starts_[i - 1], read_starts_[i]);
+  for (const auto* readings : {&trace.power_samples, &trace.power_instant})
+    for (const PowerReading& reading : *readings) peak_power_w_ = std::max(peak_power_w_, reading.power_w);
+  peak_power_w_ = std::max(peak_power_w_, trace.coarsened_peak_w.value_or(0.0));
   has_grid_ = counter_.has_grid;
   grid_known_at_ = counter_.grid_known_at;
   if (counter_.update_period > Nanos{0}) posting_period_ = counter_.update_period;
@@ -81,9 +84,14 @@ EnergyAccounting::EnergyAccounting(const GpuTrace& trace, std::optional<Nanos> k
   // Knots a held-up read leaves a period late or not (held_up_reads.hpp): the offset is fitted without them,
   // the fine trace places them, and the fit is redone on the knots as placed (its scale and residuals are
   // what every piece is judged against).
+  // Nor to a loose knot (kLooseKnotPostings, without_loose_knots).
   const bool ambiguous = has_ambiguous_knots(counter_);
+  const bool loose = has_loose_knots(counter_);
   const auto align = [&](const CounterTimeline& counter) {
-    return known_offset ? alignment_at(counter, *fine_, *known_offset) : estimate_alignment(counter, *fine_);
+    const auto fit = [&](const CounterTimeline& on) {
+      return known_offset ? alignment_at(on, *fine_, *known_offset) : estimate_alignment(on, *fine_);
+    };
+    return loose ? fit(without_loose_knots(counter)) : fit(counter);
   };
   if (fine_ != nullptr) alignment_ = align(ambiguous ? without_ambiguous_knots(counter_) : counter_);
   place_ambiguous_knots(counter_.pieces, fine_, alignment_);
@@ -211,6 +219,9 @@ WindowEnergy EnergyAccounting::energy(Nanos t0, Nanos t1) const {
         bar = std::min(bar, std::max(joules, piece.energy_j - joules) + knot_j);
       }
       WindowEnergy e{std::max(0.0, joules), use_fine ? reconciled_method_ : EnergyMethod::kCounter, bar};
+      // Beside a knot as uncertain as a call held up across many postings, an edge may be known better from
+      // the knots beyond it through the samples, or from the reads alone (energy_accounting_edges.cpp).
+      if (const auto narrowed = beside_loose_knots(t0, t1, use_fine, e)) e = *narrowed;
       e.pieces = std::pair{pieces_[first == 0 ? 0 : first - 1].begin, pieces_[last == 0 ? 0 : last - 1].begin};
       return e;
     }

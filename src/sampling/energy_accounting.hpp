@@ -123,6 +123,23 @@ class EnergyAccounting {
   double sample_gaps_uncertainty_j(Nanos t0, Nanos t1, Nanos offset, bool reconciled) const;
   double counter_cumulative_j(Nanos t) const;
 
+  // An edge's cumulative energy and how wrong it may be (energy_accounting_edges.cpp): where a knot beside
+  // the edge is as uncertain as a call held up across many postings, the edge may be better placed from a
+  // well-placed knot through the samples, or from the reads alone.
+  struct EdgeEstimate {
+    double cumulative_j = 0;
+    double uncertainty_j = 0;
+  };
+  bool beside_loose_knot(Nanos t) const;
+  std::optional<EdgeEstimate> samples_over(Nanos lo, Nanos hi) const;
+  std::optional<EdgeEstimate> anchored_edge(Nanos t, Nanos knot, Nanos knot_uncertainty, double knot_j) const;
+  std::optional<EdgeEstimate> read_bracket_edge(Nanos t) const;
+  EdgeEstimate best_edge(Nanos t, bool use_fine) const;
+  // Where either edge lies beside a loose knot, the window narrowed by the edges' other estimates and by the
+  // samples alone; nullopt elsewhere (every other window keeps the reconciled figure and bar).
+  std::optional<WindowEnergy> beside_loose_knots(Nanos t0, Nanos t1, bool use_fine,
+                                                 const WindowEnergy& reconciled) const;
+
   CounterTimeline counter_;
   PowerCurve samples_;
   PowerCurve instant_;
@@ -145,6 +162,9 @@ class EnergyAccounting {
   bool has_grid_ = false;
   std::optional<Nanos> grid_known_at_;
   Nanos posting_period_ = kAssumedPostingPeriod;
+  // The most the GPU was seen to draw (any sample, instantaneous reading or coarsened peak): what a stretch
+  // of dropped samples may have drawn at most.
+  double peak_power_w_ = 0;
 };
 
 // Convenience for a single window; builds the index each call.

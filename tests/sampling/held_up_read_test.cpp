@@ -435,3 +435,93 @@ TEST(HeldUpRead, AKnotOfACallHeldUpAcrossManyPostingsIsAsUncertainAsTheCall) {
 
 }  // namespace
 }  // namespace wattwise::sampling
+
+namespace wattwise::sampling {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The same 3 s call as above (2.1-5.1 s, returning the value from its start), the GPU swinging 120/400 W
+// every 350 ms. Its knot stays as uncertain as the call, but an edge beside it need not be: the counter at
+// the well-placed knot on either side (2.0 s, 5.2 s) and the samples between that knot and the edge fix the
+// edge to the samples' few %, whatever the held-up knot. On an H100 at 0.18% of a core
+// (docs/evidence/pinned-h100.md, call 3) the window's bar was +-1056 J that way; here, on main at ed97d68,
+// the windows from inside the call to 5.15 s or 7.5 s carried up to 1609 J of bar (1432 J with the gap),
+// inside. `gap`: the samples dropped over 3.0-4.0 s (a late drain, as beside such calls on the H100): edges
+// there are known only to what the GPU may have drawn meanwhile, and must stay inside.
+HeldUpReads a_call_held_up_across_thirty_postings(bool gap) {
+  HeldUpReads gpu([](Nanos t) { return ((t - 0s) / 350ms) % 2 ? 120.0 : 400.0; });
+  gpu.burst(105ms, 405ms);
+  for (Nanos p = 1s; p <= 2s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
+  gpu.read(2103ms, 3s, 2103ms);
+  for (Nanos p = 5200ms; p <= 8s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
+  gpu.samples(8100ms, gap ? std::optional(SampleGap{3000ms, 4000ms}) : std::nullopt);
+  return gpu;
+}
+
+TEST(HeldUpRead, AnEdgeBesideAKnotHeldUpAcrossManyPostingsIsPlacedFromTheSamplesAndTheKnotsBeyondIt) {
+  for (bool gap : {false, true}) {
+    const HeldUpReads gpu = a_call_held_up_across_thirty_postings(gap);
+    const EnergyAccounting accounting(gpu.trace);
+    const double call_j = gpu.energy_j(2103ms, 5103ms);  // ~800 J: what a bar as wide as the call spans
+    double widest_j = 0;
+    int windows = 0;
+    for (Nanos t0 = 2000ms; t0 < 5200ms; t0 += 50ms) {
+      for (Nanos t1 : {5150ms, 7500ms}) {
+        if (t1 <= t0) continue;
+        const WindowEnergy window = accounting.energy(t0, t1);
+        const double truth = gpu.energy_j(t0, t1);
+        ASSERT_TRUE(window.joules);
+        EXPECT_LE(std::abs(*window.joules - truth), window.uncertainty_j)
+            << "gap " << gap << ", " << t0 / 1ms << "-" << t1 / 1ms << " ms: " << *window.joules
+            << " J against " << truth;
+        // Away from the dropped samples (and the offset's reach about them), narrow.
+        if (!gap || t0 < 2900ms || t0 > 4100ms) {
+          widest_j = std::max(widest_j, window.uncertainty_j);
+          ++windows;
+        }
+      }
+    }
+    EXPECT_GT(windows, 40);
+    EXPECT_LT(widest_j, 0.1 * call_j)
+        << "gap " << gap << ": the widest bar against " << call_j << " J over the call";
+  }
+}
+
+// A 3 s call that took its value at 0.9 of its length, not at its start (where real reads take it is not
+// known: docs/evidence/held-up-value-position.md). The reconciled split, assuming the first half, scaled the
+// pieces either side 4-10x off and 397 of 8220 windows missed their bars there (up to 2.24x); the estimates
+// beside a loose knot do not depend on where the value was taken, so the windows stay inside.
+TEST(HeldUpRead, AValueTakenLateInACallHeldUpForSecondsLeavesEveryWindowInsideItsBar) {
+  int outside = 0, windows = 0;
+  for (Nanos begin = 2103ms; begin < 2200ms; begin += 30ms) {
+    HeldUpReads gpu([](Nanos t) { return ((t - 0s) / 350ms) % 2 ? 120.0 : 400.0; });
+    gpu.burst(105ms, 405ms);
+    for (Nanos p = 1s; p <= 2s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
+    gpu.read(begin, 3s, begin + 2700ms);
+    const Nanos resume = (begin + 3s) / 100ms * 100ms + 100ms;
+    for (Nanos p = resume; p <= resume + 6s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
+    gpu.samples(resume + 6100ms);
+    const EnergyAccounting accounting(gpu.trace);
+    for (Nanos t0 = 1500ms; t0 < resume + 500ms; t0 += 25ms) {
+      for (Nanos t1 : {resume + 50ms, resume + 5s, t0 + 100ms, t0 + 300ms, t0 + 1000ms}) {
+        if (t1 <= t0) continue;
+        const WindowEnergy window = accounting.energy(t0, t1);
+        const double truth = gpu.energy_j(t0, t1);
+        ASSERT_TRUE(window.joules);
+        ++windows;
+        if (std::abs(*window.joules - truth) > window.uncertainty_j) {
+          ++outside;
+          ADD_FAILURE() << "call from " << begin / 1ms << " ms, " << t0 / 1ms << "-" << t1 / 1ms
+                        << " ms: " << *window.joules << " +- " << window.uncertainty_j << " J against "
+                        << truth;
+          if (outside > 10) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(windows, 3000);
+}
+
+}  // namespace
+}  // namespace wattwise::sampling
