@@ -129,6 +129,7 @@ class EnergyAccounting {
   struct EdgeEstimate {
     double cumulative_j = 0;
     double uncertainty_j = 0;
+    bool reconciled = false;  // the reconciled split's, there being no other
   };
   bool beside_loose_knot(Nanos t) const;
   std::optional<EdgeEstimate> samples_over(Nanos lo, Nanos hi) const;

@@ -151,7 +151,7 @@ EnergyAccounting::EdgeEstimate EnergyAccounting::best_edge(Nanos t, bool use_fin
   }
   if (!(low_j <= high_j) || std::isinf(high_j - low_j)) {
     // The reconciled split, its bar with the dropped samples about t that the window's would add.
-    EdgeEstimate split{reconciled_cumulative_j(t, use_fine), edge_uncertainty_j(t, use_fine)};
+    EdgeEstimate split{reconciled_cumulative_j(t, use_fine), edge_uncertainty_j(t, use_fine), true};
     if (use_fine && fine_ == &samples_)
       split.uncertainty_j += sample_gaps_uncertainty_j(t, t, alignment_.offset, true);
     return split;
@@ -173,9 +173,11 @@ std::optional<WindowEnergy> EnergyAccounting::beside_loose_knots(Nanos t0, Nanos
   };
   const EdgeEstimate begin = best_edge(t0, use_fine);
   const EdgeEstimate end = best_edge(t1, use_fine);
+  const auto alone = samples_over(t0, t1);
+  if (begin.reconciled && end.reconciled && !alone) return std::nullopt;  // nothing but the reconciled split
   meet({end.cumulative_j - begin.cumulative_j,
         begin.uncertainty_j + end.uncertainty_j + unknown_uncertainty_j(t0, t1)});
-  if (const auto alone = samples_over(t0, t1)) meet(*alone);
+  if (alone) meet(*alone);
   if (low_j > high_j) return std::nullopt;  // one of them wrong after all: the reconciled figure stands
   // The figure of the narrowest estimate where the others allow it, its bar reaching both ends: no wider than
   // that estimate's own. Else the middle of what they allow.
