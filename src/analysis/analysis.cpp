@@ -65,6 +65,11 @@ bool may_exceed_limit(const Headline& headline) {
   return headline.max_slowdown && interval && interval->second > *headline.max_slowdown * 100;
 }
 
+bool judged_within_on_the_curve_only(const Headline& headline) {
+  const Recommendation& r = headline.pick;
+  return headline.max_slowdown && r.time_vs_ref_curve_pct && r.time_vs_ref_pct > *headline.max_slowdown * 100;
+}
+
 bool slowdown_unknown(const Headline& headline) {
   return headline.max_slowdown && headline.pick.time_vs_ref_ci95_from == SlowdownIntervalFrom::kNoRepeats;
 }

@@ -87,6 +87,7 @@ json recommendation_json(const Recommendation& r, const Analysis& analysis) {
                                        : json(nullptr)},
           {"time_vs_ref_ci95_from",
            r.time_vs_ref_ci95_from ? json(to_string(*r.time_vs_ref_ci95_from)) : json(nullptr)},
+          {"time_vs_ref_curve_pct", r.time_vs_ref_curve_pct ? json(*r.time_vs_ref_curve_pct) : json(nullptr)},
           {"metric_value", r.metric_value},
           {"significant", r.significant ? json(*r.significant) : json(nullptr)},
           {"note", r.note},

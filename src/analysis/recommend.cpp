@@ -12,6 +12,7 @@
 #include "analysis/band.hpp"
 #include "analysis/curve_model.hpp"
 #include "analysis/statistics.hpp"
+#include "analysis/time_curve.hpp"
 
 namespace wattwise::analysis {
 namespace {
@@ -134,6 +135,24 @@ Fittable fittable(const std::vector<SettingAggregate>& settings) {
   return {knob, ""};
 }
 
+std::vector<double> mean_times(const std::vector<SettingAggregate>& settings) {
+  std::vector<double> times;
+  for (const SettingAggregate& s : settings) times.push_back(s.time_s.mean);
+  return times;
+}
+
+// Each setting's time on the curve through its neighbours' runs; settings are in setting order, so
+// ascending in the one knob that varies.
+std::vector<double> curve_times(const std::vector<SettingAggregate>& settings, const std::string& knob) {
+  std::vector<TimeCurvePoint> points;
+  for (const SettingAggregate& s : settings) {
+    TimeCurvePoint p{s.setting.at(knob), {}};
+    for (const RunPoint& run : s.runs) p.times_s.push_back(run.time_s);
+    points.push_back(std::move(p));
+  }
+  return smoothed_times(points);
+}
+
 // The pick of the decision model; settings are in setting order, so ascending in the one knob that varies.
 std::size_t fitted_pick(Recommendation& r, const std::vector<SettingAggregate>& settings,
                         const ReferencePoint& ref, const std::vector<bool>& eligible, const std::string& knob) {
@@ -194,8 +213,13 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   const ReferencePoint ref = reference_point(reference);
   std::vector<bool> eligible(settings.size(), true);
   std::size_t best = reference_index;
+  const Fittable fit = fittable(settings);
+  // "At most X% slower" is judged on the time curve where one hardware knob can be fitted (time_curve.hpp),
+  // else on each setting's mean.
+  const std::vector<double> judged_time = max_slowdown && fit.knob ? curve_times(settings, *fit.knob)
+                                                                   : mean_times(settings);
   for (std::size_t i = 0; i < settings.size(); ++i) {
-    eligible[i] = !max_slowdown || settings[i].time_s.mean <= (1 + *max_slowdown) * ref.time_s;
+    eligible[i] = !max_slowdown || judged_time[i] <= (1 + *max_slowdown) * judged_time[reference_index];
     if (!eligible[i]) continue;
     const double candidate = score(metric, settings[i], ref);
     const double incumbent = score(metric, settings[best], ref);
@@ -211,7 +235,6 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   recommendation.best_metric_value =
       metric_value(metric, settings[best].energy_j.mean, settings[best].time_s.mean, ref);
   fill_band(recommendation, settings, ref, eligible);
-  const Fittable fit = fittable(settings);
   if (fit.knob)
     recommendation.setting_index = fitted_pick(recommendation, settings, ref, eligible, *fit.knob);
   else
@@ -224,6 +247,8 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   recommendation.time_s = chosen.time_s.mean;
   recommendation.energy_vs_ref_pct = 100 * (chosen.energy_j.mean / ref.energy_j - 1);
   recommendation.time_vs_ref_pct = 100 * (chosen.time_s.mean / ref.time_s - 1);
+  if (max_slowdown && fit.knob)
+    recommendation.time_vs_ref_curve_pct = 100 * (judged_time[pick] / judged_time[reference_index] - 1);
   if (pick != reference_index) {
     // A pick run once is the least sure of all, not one to say nothing about: the job's pooled spread stands
     // in for the repeats it lacks (docs/evidence/adaptive-sweep.md "A slowdown interval for picks without
@@ -243,8 +268,10 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   }
   recommendation.note += "; " + recommendation.decision.text();
   if (max_slowdown) {
-    recommendation.note +=
-        fmt::format("; only settings at most {}% slower than the reference qualified", *max_slowdown * 100);
+    recommendation.note += fmt::format("; only settings at most {}% slower than the reference qualified{}",
+                                       *max_slowdown * 100,
+                                       fit.knob ? ", judged on the time curve through each setting's neighbours"
+                                                : "");
   }
   return recommendation;
 }

@@ -50,6 +50,10 @@ struct Recommendation {
   double time_s = 0;                // mean
   double energy_vs_ref_pct = 0;     // 100 * (E / E_ref - 1): negative = saves energy
   double time_vs_ref_pct = 0;       // 100 * (t / t_ref - 1): positive = slower
+  // With a slowdown limit over a fitted knob: the slowdown on the time curve (time_curve.hpp), the pick's
+  // fitted time against the reference's, by which "at most X% slower" was judged; absent where it was
+  // judged on the means.
+  std::optional<double> time_vs_ref_curve_pct;
   // The 95% interval of time_vs_ref_pct (slowdown_interval95): from both settings' own repeats, or where a
   // side has one run, from the time spread pooled over the settings with repeats. Absent for the reference
   // itself, and where no setting has two runs.
@@ -71,8 +75,10 @@ struct Recommendation {
 // hardware knob varies over at least kMinFitValues values, the pick comes from the decision model
 // (curve_model.hpp: the fastest setting whose fitted metric is within kFitTieMargin of the fitted
 // optimum); otherwise from the band by the tie rule (pick_in_band: the fastest within 0.5% of the best),
-// and decision.reason says why. setting_index, setting and the figures are the pick's. With `max_slowdown` (0.10 = 10%) only settings with
-// t <= (1 + max_slowdown) * t_ref qualify; the reference always does, so there is always an answer.
+// and decision.reason says why. setting_index, setting and the figures are the pick's. With `max_slowdown`
+// (0.10 = 10%) only settings with t <= (1 + max_slowdown) * t_ref qualify, t read off the time curve where
+// the decision model fits (time_curve.hpp), else each setting's mean; the reference always qualifies, so
+// there is always an answer.
 // Ties: the lowest metric wins (highest for gain-loss); values equal within 1e-12 relative are a tie, broken
 // in favour of the setting closer to the reference (sum over knobs of |v - v_ref| / |v_ref|), then the
 // earlier setting in setting order. Only exact ties are broken this way: near-ties such as the published

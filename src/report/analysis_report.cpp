@@ -78,6 +78,15 @@ std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style) {
   return "";
 }
 
+std::string curve_judgement(const analysis::Headline& h, CaveatStyle style) {
+  if (!analysis::judged_within_on_the_curve_only(h)) return "";
+  const analysis::Recommendation& r = h.pick;
+  return fmt::format("{} the time curve through its neighbours' runs it is {} ({:g}% allowed); its own runs' mean, "
+                     "{}, is over the limit by their noise",
+                     style == CaveatStyle::kBoxSentence ? "On" : "on", format_percent(*r.time_vs_ref_curve_pct),
+                     *h.max_slowdown * 100, format_percent(r.time_vs_ref_pct));
+}
+
 std::string headline_text(const analysis::Analysis& a) {
   const analysis::Headline& h = a.headline;
   const analysis::Recommendation& r = h.pick;
@@ -97,6 +106,8 @@ std::string headline_text(const analysis::Analysis& a) {
   }
   if (const std::string caveat = slowdown_caveat(h, CaveatStyle::kHeadlineLine); !caveat.empty())
     out += "   " + caveat + "\n";
+  if (const std::string judged = curve_judgement(h, CaveatStyle::kHeadlineLine); !judged.empty())
+    out += "   " + judged + "\n";
   if (h.unconstrained) {
     const analysis::Recommendation& u = *h.unconstrained;
     out += u.setting_index == r.setting_index

@@ -26,4 +26,9 @@ enum class CaveatStyle { kHeadlineLine, kBoxSentence };
 // indent and end or the sentence's full stop, which each caller adds.
 std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style);
 
+// Where the headline's pick qualified on the time curve while its own runs' mean is over the limit
+// (analysis::judged_within_on_the_curve_only): both figures, so that the table's +10.4% beside an "at most
+// 10% slower" headline is explained; empty otherwise. Worded and ended like slowdown_caveat.
+std::string curve_judgement(const analysis::Headline& h, CaveatStyle style);
+
 }  // namespace wattwise::report

@@ -130,6 +130,31 @@ TEST(RecommendationBox, ASweepWithoutRepeatsSaysItsSlowdownHasNoInterval) {
       << box;
 }
 
+// 230 W qualifies on the time curve (9.8% slower) while its own two runs came in 10.4% slower: the box says
+// both, as the terminal's closing lines do (tests/report/headline_text_test.cpp).
+TEST(RecommendationBox, APickWithinTheLimitOnTheTimeCurveOnlySaysBoth) {
+  std::vector<analysis::RunRecord> runs;
+  for (double w = 150; w <= 300; w += 5) {
+    const double slowdown = w == 230 ? 0.104 : 0.45 * ((300 - w) / 150) * ((300 - w) / 150);
+    for (int k = 0; k < 2; ++k) {
+      analysis::RunRecord run;
+      run.setting = {{"power_limit_w", w}};
+      run.energy_j = 700 + 2 * (w - 150);
+      run.time_s = 100 * (1 + slowdown) * (k ? 1.005 : 0.995);
+      run.repeat = k;
+      runs.push_back(run);
+    }
+  }
+  analysis::AnalysisOptions options;
+  options.default_setting = analysis::Setting{{"power_limit_w", 300}};
+  ReportInfo info;
+  const auto model = build_report_model(analysis::analyze(runs, options), {}, info, {});
+  const auto box = box_of(render_html_report(model));
+  EXPECT_NE(box.find("On the time curve through its neighbours' runs it is +9.9% (10% allowed)"), std::string::npos) << box;
+  EXPECT_NE(box.find("its own runs' mean, +10.4%, is over the limit by their noise."), std::string::npos)
+      << box;
+}
+
 TEST(ApplyCommands, LocksClocksAndResetsThemToUndo) {
   const auto c = apply_commands({{"sm_clock_mhz", 1200}, {"mem_clock_mhz", 877}},
                                 {{"sm_clock_mhz", 1410}, {"mem_clock_mhz", 1215}}, {1}, std::nullopt);

@@ -229,6 +229,9 @@ std::string recommendation_box_html(const ReportModel& model) {
   if (const std::string caveat = model.lead ? slowdown_caveat(*model.lead, CaveatStyle::kBoxSentence) : "";
       !caveat.empty())
     body += "<p class=\"edge\">&#9888; " + escape_html(caveat) + ".</p>\n";
+  if (const std::string judged = model.lead ? curve_judgement(*model.lead, CaveatStyle::kBoxSentence) : "";
+      !judged.empty())
+    body += "<p class=\"edge\">" + escape_html(judged) + ".</p>\n";
   if (model.lead && model.lead->unconstrained) {
     const auto& u = *model.lead->unconstrained;
     body += u.setting_index == r.setting_index
