@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "sampling/posting_grid.hpp"
 
@@ -128,10 +129,11 @@ bool has_loose_knots(const CounterTimeline& counter) {
   });
 }
 
-CounterTimeline without_loose_knots(const CounterTimeline& counter) {
+CounterTimeline without_knots(const CounterTimeline& counter,
+                              const std::function<bool(const CounterPiece&)>& drop_end) {
   CounterTimeline merged = counter;
   merged.pieces.clear();
-  bool joining = false;  // the last piece kept ends at a loose knot: this one joins it
+  bool joining = false;  // the last piece kept ends at a knot taken out: this one joins it
   for (const CounterPiece& piece : counter.pieces) {
     if (joining) {
       CounterPiece& last = merged.pieces.back();
@@ -143,9 +145,14 @@ CounterTimeline without_loose_knots(const CounterTimeline& counter) {
     } else {
       merged.pieces.push_back(piece);
     }
-    joining = ends_at_loose_knot(piece, counter.update_period);
+    joining = drop_end(piece);
   }
   return merged;
+}
+
+CounterTimeline without_loose_knots(const CounterTimeline& counter) {
+  return without_knots(counter,
+                       [&](const CounterPiece& piece) { return ends_at_loose_knot(piece, counter.update_period); });
 }
 
 std::vector<PostingBracket> posting_brackets(const std::vector<CounterReading>& readings) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -66,6 +67,10 @@ CounterTimeline build_counter_timeline(const std::vector<CounterReading>& readin
 // (placed seconds from its posting, a loose knot's pieces mislead the scale: 1.0775 for samples exact to the
 // J in the held-up test, HeldUpRead.AnEdgeBesideAKnotHeldUpAcrossManyPostings...).
 bool ends_at_loose_knot(const CounterPiece& piece, Nanos update_period);
+// `counter` with the knot at the end of every piece `drop_end` names taken out: that piece and the next merge
+// into one (energies summed; the next's end, its uncertainty and its stale-read alternative kept).
+CounterTimeline without_knots(const CounterTimeline& counter,
+                              const std::function<bool(const CounterPiece&)>& drop_end);
 bool has_loose_knots(const CounterTimeline& counter);
 CounterTimeline without_loose_knots(const CounterTimeline& counter);
 

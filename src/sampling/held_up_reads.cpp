@@ -117,22 +117,10 @@ bool has_ambiguous_knots(const CounterTimeline& counter) {
 }
 
 CounterTimeline without_ambiguous_knots(const CounterTimeline& counter) {
-  CounterTimeline merged = counter;
-  merged.pieces.clear();
-  bool joining = false;  // the last piece kept ends at an ambiguous knot: this one joins it
-  for (const CounterPiece& piece : counter.pieces) {
-    if (joining) {
-      CounterPiece& last = merged.pieces.back();
-      last.end = piece.end;
-      last.energy_j =
-          last.energy_j && piece.energy_j ? std::optional(*last.energy_j + *piece.energy_j) : std::nullopt;
-      last.end_uncertainty = piece.end_uncertainty;
-    } else {
-      merged.pieces.push_back(piece);
-    }
-    joining = piece.end_if_read_was_stale.has_value();
-    merged.pieces.back().end_if_read_was_stale.reset();
-  }
+  CounterTimeline merged = without_knots(
+      counter, [](const CounterPiece& piece) { return piece.end_if_read_was_stale.has_value(); });
+  // A last piece still ambiguous (no piece after it to join) has nothing left to choose between.
+  for (CounterPiece& piece : merged.pieces) piece.end_if_read_was_stale.reset();
   return merged;
 }
 
