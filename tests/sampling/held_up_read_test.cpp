@@ -409,17 +409,30 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A call held up for 3 s, 30 postings, returning the value from its start (an H100's reads took 1.8-7.9 s
-// at 0.18% of a core: docs/evidence/pinned-h100.md, call 3, a window 491.6 J off with a bar of 124.2 J): the
-// two placements a held-up knot is offered (the posting before the read's return or the one before that) are
-// both seconds late, and the knot must carry the call's length as its uncertainty.
-TEST(HeldUpRead, AKnotOfACallHeldUpAcrossManyPostingsIsAsUncertainAsTheCall) {
+// A call held up for 3 s (2.1-5.1 s, returning the value from its start), the GPU swinging 120/400 W every
+// 350 ms. Its knot stays as uncertain as the call (the first test below), but an edge beside it need not
+// be: the counter at the well-placed knot on either side (2.0 s, 5.2 s) and the samples between that knot
+// and the edge fix the edge to the samples' few %, whatever the held-up knot. On an H100 at 0.18% of a core
+// (docs/evidence/pinned-h100.md, call 3) the window's bar was +-1056 J that way; here, on main at ed97d68,
+// the windows from inside the call to 5.15 s or 7.5 s carried up to 1609 J of bar (1432 J with the gap),
+// inside. `gap`: the samples dropped over 3.0-4.0 s (a late drain, as beside such calls on the H100): edges
+// there are known only to what the GPU may have drawn meanwhile, and must stay inside.
+HeldUpReads a_call_held_up_across_thirty_postings(bool gap) {
   HeldUpReads gpu([](Nanos t) { return ((t - 0s) / 350ms) % 2 ? 120.0 : 400.0; });
   gpu.burst(105ms, 405ms);
   for (Nanos p = 1s; p <= 2s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
   gpu.read(2103ms, 3s, 2103ms);
   for (Nanos p = 5200ms; p <= 8s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
-  gpu.samples(8100ms);
+  gpu.samples(8100ms, gap ? std::optional(SampleGap{3000ms, 4000ms}) : std::nullopt);
+  return gpu;
+}
+
+// A call held up for 3 s, 30 postings, returning the value from its start (an H100's reads took 1.8-7.9 s
+// at 0.18% of a core: docs/evidence/pinned-h100.md, call 3, a window 491.6 J off with a bar of 124.2 J): the
+// two placements a held-up knot is offered (the posting before the read's return or the one before that) are
+// both seconds late, and the knot must carry the call's length as its uncertainty.
+TEST(HeldUpRead, AKnotOfACallHeldUpAcrossManyPostingsIsAsUncertainAsTheCall) {
+  const HeldUpReads gpu = a_call_held_up_across_thirty_postings(false);
   const EnergyAccounting accounting(gpu.trace);
   for (Nanos t0 = 2000ms; t0 < 5200ms; t0 += 50ms) {
     for (Nanos t1 : {5150ms, 7500ms}) {
@@ -440,24 +453,6 @@ namespace wattwise::sampling {
 namespace {
 
 using namespace std::chrono_literals;
-
-// The same 3 s call as above (2.1-5.1 s, returning the value from its start), the GPU swinging 120/400 W
-// every 350 ms. Its knot stays as uncertain as the call, but an edge beside it need not be: the counter at
-// the well-placed knot on either side (2.0 s, 5.2 s) and the samples between that knot and the edge fix the
-// edge to the samples' few %, whatever the held-up knot. On an H100 at 0.18% of a core
-// (docs/evidence/pinned-h100.md, call 3) the window's bar was +-1056 J that way; here, on main at ed97d68,
-// the windows from inside the call to 5.15 s or 7.5 s carried up to 1609 J of bar (1432 J with the gap),
-// inside. `gap`: the samples dropped over 3.0-4.0 s (a late drain, as beside such calls on the H100): edges
-// there are known only to what the GPU may have drawn meanwhile, and must stay inside.
-HeldUpReads a_call_held_up_across_thirty_postings(bool gap) {
-  HeldUpReads gpu([](Nanos t) { return ((t - 0s) / 350ms) % 2 ? 120.0 : 400.0; });
-  gpu.burst(105ms, 405ms);
-  for (Nanos p = 1s; p <= 2s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
-  gpu.read(2103ms, 3s, 2103ms);
-  for (Nanos p = 5200ms; p <= 8s; p += 500ms) gpu.read(p + 3ms, 1ms, p + 3ms);
-  gpu.samples(8100ms, gap ? std::optional(SampleGap{3000ms, 4000ms}) : std::nullopt);
-  return gpu;
-}
 
 TEST(HeldUpRead, AnEdgeBesideAKnotHeldUpAcrossManyPostingsIsPlacedFromTheSamplesAndTheKnotsBeyondIt) {
   for (bool gap : {false, true}) {
