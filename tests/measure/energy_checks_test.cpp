@@ -45,6 +45,18 @@ Measurement one_gpu_run(wattwise::testing::PowerFunction power, std::optional<do
   return m;
 }
 
+// `live` written as a trace and phases CSV (as `measure --trace` writes them) and read back, as `replay` does.
+report::ReplayedRun written_and_replayed(const Measurement& live, const std::string& name) {
+  const auto dir = std::filesystem::path(::testing::TempDir());
+  const auto trace_path = dir / (name + ".csv"), phases_path = dir / (name + ".phases.csv");
+  {
+    std::ofstream trace(trace_path), phases(phases_path);
+    report::write_trace_csv(trace, live);
+    report::write_phases_csv(phases, live);
+  }
+  return report::read_replayed_run(trace_path.string(), phases_path.string(), {0, 700.0});
+}
+
 TEST(EnergyChecks, AWellMeasuredRunPassesEveryCheckWithItsTruthInsideTheBar) {
   auto sim_truth = [](Nanos t) { return square_wave(600, 200ms, 100, 500ms)(t); };
   Measurement m = one_gpu_run(sim_truth, 700);
@@ -241,14 +253,7 @@ TEST(EnergyChecks, OverlappingOrInvertedSampleGapsAreOneStretchLiveAndInTheWritt
   EXPECT_EQ(live.gpu_energy[0].sample_gaps, 1u);
   EXPECT_TRUE(live.gpu_energy[0].starved());
 
-  const auto dir = std::filesystem::path(::testing::TempDir());
-  {
-    std::ofstream trace(dir / "overlapping-gaps.csv"), phases(dir / "overlapping-gaps.phases.csv");
-    report::write_trace_csv(trace, live);
-    report::write_phases_csv(phases, live);
-  }
-  report::ReplayedRun run = report::read_replayed_run((dir / "overlapping-gaps.csv").string(),
-                                                      (dir / "overlapping-gaps.phases.csv").string(), {0, 700.0});
+  report::ReplayedRun run = written_and_replayed(live, "overlapping-gaps");
   account_checked(run.measurement, true);
   EXPECT_EQ(run.measurement.gpu_energy[0].sample_gaps, live.gpu_energy[0].sample_gaps);
 }
@@ -322,14 +327,7 @@ TEST(EnergyChecks, AReplayOfTheWrittenTraceWidensAPhaseWithAnEdgeInASampleGapAsL
   const double live_bar = live.phase_instances[0].uncertainty_j;
   EXPECT_GT(live_bar, unrecorded.phase_instances[0].uncertainty_j + 10) << "the gap widens the live bar";
 
-  const auto dir = std::filesystem::path(::testing::TempDir());
-  {
-    std::ofstream trace(dir / "gap-replay.csv"), phases(dir / "gap-replay.phases.csv");
-    report::write_trace_csv(trace, live);
-    report::write_phases_csv(phases, live);
-  }
-  report::ReplayedRun run = report::read_replayed_run((dir / "gap-replay.csv").string(),
-                                                      (dir / "gap-replay.phases.csv").string(), {0, 700.0});
+  report::ReplayedRun run = written_and_replayed(live, "gap-replay");
   Measurement& replayed = run.measurement;
   ASSERT_EQ(replayed.traces.size(), 1u);
   ASSERT_EQ(replayed.traces[0].sample_gaps.size(), 1u);
