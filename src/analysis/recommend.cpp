@@ -142,14 +142,16 @@ std::vector<double> mean_times(const std::vector<SettingAggregate>& settings) {
 }
 
 // Each setting's time on the curve through its neighbours' runs; settings are in setting order, so
-// ascending in the one knob that varies.
-std::vector<double> curve_times(const std::vector<SettingAggregate>& settings, const std::string& knob) {
+// ascending in the one knob that varies. None where a run has no positive time (times_fittable).
+std::optional<std::vector<double>> curve_times(const std::vector<SettingAggregate>& settings,
+                                               const std::string& knob) {
   std::vector<TimeCurvePoint> points;
   for (const SettingAggregate& s : settings) {
     TimeCurvePoint p{s.setting.at(knob), {}};
     for (const RunPoint& run : s.runs) p.times_s.push_back(run.time_s);
     points.push_back(std::move(p));
   }
+  if (!times_fittable(points)) return std::nullopt;
   return smoothed_times(points);
 }
 
@@ -216,8 +218,9 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   const Fittable fit = fittable(settings);
   // "At most X% slower" is judged on the time curve where one hardware knob can be fitted (time_curve.hpp),
   // else on each setting's mean.
-  const std::vector<double> judged_time = max_slowdown && fit.knob ? curve_times(settings, *fit.knob)
-                                                                   : mean_times(settings);
+  const std::optional<std::vector<double>> curve =
+      max_slowdown && fit.knob ? curve_times(settings, *fit.knob) : std::nullopt;
+  const std::vector<double> judged_time = curve ? *curve : mean_times(settings);
   for (std::size_t i = 0; i < settings.size(); ++i) {
     eligible[i] = !max_slowdown || judged_time[i] <= (1 + *max_slowdown) * judged_time[reference_index];
     if (!eligible[i]) continue;
@@ -247,7 +250,7 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   recommendation.time_s = chosen.time_s.mean;
   recommendation.energy_vs_ref_pct = 100 * (chosen.energy_j.mean / ref.energy_j - 1);
   recommendation.time_vs_ref_pct = 100 * (chosen.time_s.mean / ref.time_s - 1);
-  if (max_slowdown && fit.knob)
+  if (curve)
     recommendation.time_vs_ref_curve_pct = 100 * (judged_time[pick] / judged_time[reference_index] - 1);
   if (pick != reference_index) {
     // A pick run once is the least sure of all, not one to say nothing about: the job's pooled spread stands
@@ -268,10 +271,11 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   }
   recommendation.note += "; " + recommendation.decision.text();
   if (max_slowdown) {
-    recommendation.note += fmt::format("; only settings at most {}% slower than the reference qualified{}",
-                                       *max_slowdown * 100,
-                                       fit.knob ? ", judged on the time curve through each setting's neighbours"
-                                                : "");
+    recommendation.note += fmt::format(
+        "; only settings at most {}% slower than the reference qualified{}", *max_slowdown * 100,
+        curve      ? ", judged on the time curve through each setting's neighbours"
+        : fit.knob ? ", judged on the means: a run's time is not positive, which the time curve cannot take"
+                   : "");
   }
   return recommendation;
 }

@@ -1,5 +1,6 @@
 #include "analysis/time_curve.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -26,7 +27,15 @@ double fitted_log_time(const std::array<double, 5>& s, const std::array<double, 
   return sy[0] / s[0];
 }
 
+bool positive_time(double t) { return t > 0 && std::isfinite(t); }
+
 }  // namespace
+
+bool times_fittable(std::span<const TimeCurvePoint> points) {
+  for (const TimeCurvePoint& p : points)
+    if (p.times_s.empty() || !std::all_of(p.times_s.begin(), p.times_s.end(), positive_time)) return false;
+  return true;
+}
 
 std::vector<double> smoothed_times(std::span<const TimeCurvePoint> points, double half_width_fraction) {
   if (points.empty()) return {};
@@ -47,7 +56,8 @@ std::vector<double> smoothed_times(std::span<const TimeCurvePoint> points, doubl
       if (p.times_s.empty()) throw Error(ErrorKind::kInternal, "smoothed_times: a value without runs");
       ++values;
       for (double t : p.times_s) {
-        if (!(t > 0)) throw Error(ErrorKind::kInternal, "smoothed_times: a run without a positive time");
+        if (!positive_time(t))
+          throw Error(ErrorKind::kInternal, "smoothed_times: a run without a positive, finite time");
         const double y = std::log(t);
         for (std::size_t k = 0; k < 5; ++k) s[k] += std::pow(u, double(k));
         for (std::size_t k = 0; k < 3; ++k) sy[k] += std::pow(u, double(k)) * y;

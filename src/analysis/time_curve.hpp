@@ -25,10 +25,15 @@ struct TimeCurvePoint {
 // noisy as its own mean; the local linear bends too little and judges values near the limit too slow.
 inline constexpr double kTimeFitHalfWidthFraction = 0.3;
 
-// Points ascending in x, distinct. The fitted time of each point: a least-squares quadratic of log time
-// against x over every run of the points within kTimeFitHalfWidthFraction x (the range) of it (each run one
-// observation, so repeats weigh in), evaluated at the point; a straight line where only two values are
-// within reach, and the point's own (geometric) mean where it is alone.
+// Whether smoothed_times can take these points: every value has runs and every run a positive, finite time.
+// A run stored by another tool, or edited by hand, may have a time of 0; callers then judge on the means
+// (and say so) rather than hand it on.
+bool times_fittable(std::span<const TimeCurvePoint> points);
+
+// Points ascending in x, distinct, times_fittable. The fitted time of each point: a least-squares quadratic
+// of log time against x over every run of the points within kTimeFitHalfWidthFraction x (the range) of it
+// (each run one observation, so repeats weigh in), evaluated at the point; a straight line where only two
+// values are within reach, and the point's own (geometric) mean where it is alone.
 std::vector<double> smoothed_times(std::span<const TimeCurvePoint> points,
                                    double half_width_fraction = kTimeFitHalfWidthFraction);
 

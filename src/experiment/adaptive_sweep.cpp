@@ -131,9 +131,9 @@ unsigned repeats_needed(const State& s) {
 
 // Where the headline's slowdown limit binds (the unconstrained best of its metric is over the limit): the
 // pairs of measured values, neighbours in the knob's order, of which one is within the limit (time at most
-// (1 + max_slowdown) x the reference's, on the time curve as analyze judges it) and the other over it. The headline's pick is at one of them:
-// near the limit one 5 W step is 1.0-1.7% of energy (bench_adaptive_regret), so each pair is refined to one
-// grid step. Repeating both sides as well was tried and picked no better (docs/evidence/adaptive-sweep.md
+// (1 + max_slowdown) x the reference's, on the time curve as analyze judges it) and the other over it. The
+// headline's pick is at one of them: near the limit one 5 W step is 1.0-1.7% of energy
+// (bench_adaptive_regret), so each pair is refined to one grid step. Repeating both sides as well was tried and picked no better (docs/evidence/adaptive-sweep.md
 // "The headline").
 // `best`: the metrics' bests so far, reused where the headline's metric is one of them.
 std::vector<std::pair<std::size_t, std::size_t>> headline_crossings(const State& s,
@@ -142,15 +142,15 @@ std::vector<std::pair<std::size_t, std::size_t>> headline_crossings(const State&
   const auto& h = s.config.headline;
   if (!h || s.measured.size() < 2) return pairs;
   // Judged as analyze judges it (analysis::recommend): on the time curve where the values are enough for
-  // the decision model, else on the means.
+  // the decision model and every run has a positive time, else on the means.
   std::vector<double> judged(s.config.grid.size(), 0);
-  if (s.measured.size() >= analysis::kMinFitValues) {
-    std::vector<analysis::TimeCurvePoint> points;
-    for (std::size_t i : s.measured) {
-      analysis::TimeCurvePoint p{s.config.grid[i], {}};
-      for (const auto& r : s.by_index[i].runs) p.times_s.push_back(r.time_s);
-      points.push_back(std::move(p));
-    }
+  std::vector<analysis::TimeCurvePoint> points;
+  for (std::size_t i : s.measured) {
+    analysis::TimeCurvePoint p{s.config.grid[i], {}};
+    for (const auto& r : s.by_index[i].runs) p.times_s.push_back(r.time_s);
+    points.push_back(std::move(p));
+  }
+  if (s.measured.size() >= analysis::kMinFitValues && analysis::times_fittable(points)) {
     const auto fitted = analysis::smoothed_times(points);
     for (std::size_t k = 0; k < s.measured.size(); ++k) judged[s.measured[k]] = fitted[k];
   } else {

@@ -37,7 +37,30 @@ TEST(SmoothedTimes, AValueAloneKeepsItsGeometricMean) {
 TEST(SmoothedTimes, RejectsARunWithoutATimeAndAValueWithoutRuns) {
   EXPECT_THROW(smoothed_times(std::vector<TimeCurvePoint>{{150, {100}}, {200, {0}}, {300, {90}}}), Error);
   EXPECT_THROW(smoothed_times(std::vector<TimeCurvePoint>{{150, {100}}, {200, {}}, {300, {90}}}), Error);
+  EXPECT_THROW(smoothed_times(std::vector<TimeCurvePoint>{{150, {100}}, {200, {HUGE_VAL}}, {300, {90}}}),
+               Error);
   EXPECT_TRUE(smoothed_times(std::vector<TimeCurvePoint>{}).empty());
+  EXPECT_FALSE(times_fittable(std::vector<TimeCurvePoint>{{150, {100}}, {200, {0}}, {300, {90}}}));
+  EXPECT_FALSE(times_fittable(std::vector<TimeCurvePoint>{{150, {100}}, {200, {HUGE_VAL}}, {300, {90}}}));
+  EXPECT_FALSE(times_fittable(std::vector<TimeCurvePoint>{{150, {100}}, {200, {}}, {300, {90}}}));
+  EXPECT_TRUE(times_fittable(std::vector<TimeCurvePoint>{{150, {100}}, {200, {95}}, {300, {90}}}));
+}
+
+// A database can hold a successful run whose time is 0 (written by another tool, or edited by hand): the
+// time curve takes logs, so there the limit is judged on the means, as before the curve, and the note says
+// so, rather than every `analyze` of it ending in an internal error ("a bug in wattwise", exit 70).
+TEST(HeadlineTest, ARunWithoutAPositiveTimeIsJudgedOnTheMeansNotAnInternalError) {
+  std::vector<RunRecord> runs;
+  for (double w = 150; w <= 300; w += 10)
+    for (int k = 0; k < 2; ++k)
+      runs.push_back(run_at(w, 700 + 2 * (w - 150), 100 * (1 + 0.45 * std::pow((300 - w) / 150, 2)), k));
+  runs[2].time_s = 0;  // 160 W, its first run
+  AnalysisOptions options;
+  Analysis a;
+  ASSERT_NO_THROW(a = analyze(runs, options));
+  EXPECT_FALSE(a.headline.pick.time_vs_ref_curve_pct.has_value());
+  EXPECT_NE(a.headline.pick.note.find("judged on the means"), std::string::npos) << a.headline.pick.note;
+  EXPECT_EQ(a.headline.pick.note.find("judged on the time curve"), std::string::npos) << a.headline.pick.note;
 }
 
 // The headline (the lowest energy at most 10% slower) on 400 noisy sweeps of 150..300 W, 3 runs a value at

@@ -240,6 +240,20 @@ TEST(AdaptiveSweep, WhereTheHeadlinesSlowdownLimitBindsTheSweepRunsBothSidesOfIt
   EXPECT_FALSE(ran(before, 210) && ran(before, 215));  // what the refinement adds
 }
 
+// A run stored with a time of 0 (a database resumed after another tool or a hand wrote it) leaves the
+// headline's limit judged on the means, as analyze judges it then, rather than ending the sweep in an
+// internal error from the time curve, which takes logs.
+TEST(AdaptiveSweep, ARunWithoutAPositiveTimeDoesNotEndTheSweepInAnInternalError) {
+  const auto job = [](double w) {
+    AdaptiveObservation r = slower_below(w);
+    if (w == 250) r.time_s = 0;
+    return r;
+  };
+  std::vector<AdaptiveObservation> runs;
+  ASSERT_NO_THROW(runs = run_to_end(energy_config(), job));
+  EXPECT_TRUE(ran(runs, 250));
+}
+
 TEST(AdaptiveSweep, WhereTheHeadlinesLimitDoesNotBindNothingIsRunForIt) {
   // The same slowdown, but the energy is lowest at 250 W, 5.7% slower than 300 W: that is the headline, the
   // limit's crossing (212.5 W) is beside the point and the sweep runs what it runs without the limit.
