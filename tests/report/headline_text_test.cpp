@@ -92,3 +92,29 @@ TEST(HeadlineText, APickWithinTheLimitOnBothSaysNothingOfTheCurve) {
 
 }  // namespace
 }  // namespace wattwise::report
+
+namespace wattwise::report {
+namespace {
+
+// A mean a hair over the limit (+10.03% against 10%) is printed so that it reads over it: "+10.0%, is over
+// the limit" beside "(10% allowed)" says a figure is over a limit it equals.
+TEST(HeadlineText, AMeanJustOverTheLimitIsPrintedOverIt) {
+  analysis::Headline h;
+  h.max_slowdown = 0.10;
+  h.pick.time_vs_ref_pct = 10.03;
+  h.pick.time_vs_ref_curve_pct = 9.84;
+  const std::string line = curve_judgement(h, CaveatStyle::kHeadlineLine);
+  EXPECT_NE(line.find("it is +9.8% (10% allowed); its own runs' mean, +10.03%, is over the limit"),
+            std::string::npos)
+      << line;
+  h.pick.time_vs_ref_pct = 10.4;  // one decimal where one shows it over
+  EXPECT_NE(curve_judgement(h, CaveatStyle::kHeadlineLine).find("mean, +10.4%, is over"), std::string::npos);
+  h.max_slowdown = 0;  // --max-slowdown 0%: +0.02% is over it, "+0.0%" would not read so
+  h.pick.time_vs_ref_pct = 0.02;
+  h.pick.time_vs_ref_curve_pct = -0.4;
+  EXPECT_NE(curve_judgement(h, CaveatStyle::kHeadlineLine).find("mean, +0.02%, is over"), std::string::npos)
+      << curve_judgement(h, CaveatStyle::kHeadlineLine);
+}
+
+}  // namespace
+}  // namespace wattwise::report
