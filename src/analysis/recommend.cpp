@@ -272,7 +272,7 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   recommendation.note += "; " + recommendation.decision.text();
   if (max_slowdown) {
     recommendation.note += fmt::format(
-        "; only settings at most {}% slower than the reference qualified{}", *max_slowdown * 100,
+        "; only settings at most {:g}% slower than the reference qualified{}", *max_slowdown * 100,
         curve      ? ", judged on the time curve through each setting's neighbours"
         : fit.knob ? ", judged on the means: a run's time is not positive, which the time curve cannot take"
                    : "");

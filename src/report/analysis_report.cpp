@@ -199,7 +199,7 @@ std::string analysis_text(const analysis::Analysis& a) {
 
   out += fmt::format("\n Best setting per metric{}:\n\n",
                      a.max_slowdown
-                         ? fmt::format(" (at most {:.0f}% slower than the reference)", *a.max_slowdown * 100)
+                         ? fmt::format(" (at most {:g}% slower than the reference)", *a.max_slowdown * 100)
                          : std::string());
   std::vector<std::string> best_headers = {"metric", "setting", "energy",       "vs ref",
                                            "time",   "vs ref",  "beyond noise", "band"};

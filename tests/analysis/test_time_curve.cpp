@@ -98,3 +98,25 @@ TEST(HeadlineTest, TheSlowdownLimitIsJudgedOnTheTimeCurveNotOnOneValuesMean) {
 
 }  // namespace
 }  // namespace wattwise::analysis
+
+namespace wattwise::analysis {
+namespace {
+
+// The limit in the note is the one given: --max-slowdown 7% is 0.07, and 0.07 x 100 is 7.000000000000001 in
+// binary, which "{}" printed whole ("at most 7.000000000000001% slower").
+TEST(HeadlineTest, TheNoteSaysTheLimitAsGiven) {
+  std::vector<RunRecord> runs;
+  for (double w = 150; w <= 300; w += 10)
+    for (int k = 0; k < 2; ++k)
+      runs.push_back(run_at(w, 700 + 2 * (w - 150), 100 * (1 + 0.45 * std::pow((300 - w) / 150, 2)), k));
+  AnalysisOptions options;
+  options.max_slowdown = parse_max_slowdown("7%");
+  options.headline_max_slowdown = options.max_slowdown;
+  const Analysis a = analyze(runs, options);
+  EXPECT_NE(a.headline.pick.note.find("only settings at most 7% slower than the reference qualified"),
+            std::string::npos)
+      << a.headline.pick.note;
+}
+
+}  // namespace
+}  // namespace wattwise::analysis

@@ -118,3 +118,20 @@ TEST(HeadlineText, AMeanJustOverTheLimitIsPrintedOverIt) {
 
 }  // namespace
 }  // namespace wattwise::report
+
+namespace wattwise::report {
+namespace {
+
+// The per-metric table's heading says the limit as given: --max-slowdown 2.5% read "at most 2% slower".
+TEST(AnalysisText, TheBestPerMetricHeadingSaysTheLimitAsGiven) {
+  auto options = energy_headline();
+  options.max_slowdown = analysis::parse_max_slowdown("2.5%");
+  const auto a = analysis::analyze(
+      {run_at(300, 1000, 100), run_at(250, 850, 102), run_at(200, 750, 112), run_at(150, 700, 140)}, options);
+  const std::string text = analysis_text(a);
+  EXPECT_NE(text.find("Best setting per metric (at most 2.5% slower than the reference)"), std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace wattwise::report
