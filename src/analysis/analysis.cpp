@@ -66,8 +66,7 @@ bool may_exceed_limit(const Headline& headline) {
 }
 
 bool judged_within_on_the_curve_only(const Headline& headline) {
-  const Recommendation& r = headline.pick;
-  return headline.max_slowdown && r.time_vs_ref_curve_pct && r.time_vs_ref_pct > *headline.max_slowdown * 100;
+  return within_on_the_curve_only(headline.pick, headline.max_slowdown);
 }
 
 bool slowdown_unknown(const Headline& headline) {

@@ -13,6 +13,7 @@
 #include "analysis/curve_model.hpp"
 #include "analysis/statistics.hpp"
 #include "analysis/time_curve.hpp"
+#include "core/units.hpp"
 
 namespace wattwise::analysis {
 namespace {
@@ -271,13 +272,22 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   }
   recommendation.note += "; " + recommendation.decision.text();
   if (max_slowdown) {
+    const double limit_pct = *max_slowdown * 100;
     recommendation.note += fmt::format(
-        "; only settings at most {:g}% slower than the reference qualified{}", *max_slowdown * 100,
+        "; only settings at most {:g}% slower than the reference qualified{}", limit_pct,
         curve      ? ", judged on the time curve through each setting's neighbours"
         : fit.knob ? ", judged on the means: a run's time is not positive, which the time curve cannot take"
                    : "");
+    if (within_on_the_curve_only(recommendation, max_slowdown))
+      recommendation.note += fmt::format(": this one is {} on it, its own runs' mean {}",
+                                         format_percent(recommendation.time_vs_ref_curve_pct),
+                                         format_percent_over(recommendation.time_vs_ref_pct, limit_pct));
   }
   return recommendation;
+}
+
+bool within_on_the_curve_only(const Recommendation& r, std::optional<double> max_slowdown) {
+  return max_slowdown && r.time_vs_ref_curve_pct && r.time_vs_ref_pct > *max_slowdown * 100;
 }
 
 }  // namespace wattwise::analysis

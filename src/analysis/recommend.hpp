@@ -88,4 +88,9 @@ struct Recommendation {
 Recommendation recommend(const std::vector<SettingAggregate>& settings, std::size_t reference_index,
                          const MetricSpec& metric, std::optional<double> max_slowdown = std::nullopt);
 
+// Whether `r`, recommended within `max_slowdown`, qualified on the time curve (time_vs_ref_curve_pct within
+// the limit) while its own runs' mean is over the limit: where it is printed under "at most X% slower", its
+// curve figure is said beside its mean's.
+bool within_on_the_curve_only(const Recommendation& r, std::optional<double> max_slowdown);
+
 }  // namespace wattwise::analysis

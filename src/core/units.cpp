@@ -77,6 +77,13 @@ std::string format_percent(std::optional<double> percent, bool with_sign) {
   return with_sign ? fmt::format("{:+.1f}%", *percent) : fmt::format("{:.1f}%", *percent);
 }
 
+std::string format_percent_over(double percent, double limit_pct) {
+  int decimals = 1;
+  while (decimals < 4 && !(std::round(percent * std::pow(10, decimals)) / std::pow(10, decimals) > limit_pct))
+    ++decimals;
+  return fmt::format("{:+.{}f}%", percent, decimals);
+}
+
 std::string format_number(std::optional<double> value, int decimals) {
   if (!value) return kAbsent;
   return fmt::format("{:.{}f}", *value, decimals);

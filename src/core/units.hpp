@@ -17,6 +17,9 @@ std::string format_seconds_spread(std::optional<double> mean_s, std::optional<do
 std::string format_power_w(std::optional<double> watts);    // "245.1 W"
 std::string format_seconds(std::optional<double> seconds);  // "0.512 s", "12.34 s", "5 min 03 s"
 std::string format_percent(std::optional<double> percent, bool with_sign = true);  // "+4.2%"
+// A signed percentage said to be over `limit_pct`, with the decimals (one to four) that show it over: +10.03
+// against 10 is "+10.03%", not "+10.0%", which reads as equal to the limit.
+std::string format_percent_over(double percent, double limit_pct);
 std::string format_number(std::optional<double> value, int decimals);
 
 }  // namespace wattwise

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 
 #include "core/text.hpp"
@@ -53,15 +52,6 @@ std::string metric_phrase(const analysis::Headline& h) {
              : what;
 }
 
-// A slowdown said to be over the limit, with the decimals that show it over: a mean of +10.03% printed as
-// "+10.0%" beside "10% allowed" reads as equal to the limit, not over it.
-std::string percent_over(double pct, double limit_pct) {
-  int decimals = 1;
-  while (decimals < 4 && !(std::round(pct * std::pow(10, decimals)) / std::pow(10, decimals) > limit_pct))
-    ++decimals;
-  return fmt::format("{:+.{}f}%", pct, decimals);
-}
-
 }  // namespace
 
 std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style) {
@@ -96,7 +86,7 @@ std::string curve_judgement(const analysis::Headline& h, CaveatStyle style) {
       "{} the time curve through its neighbours' runs it is {} ({:g}% allowed); its own runs' mean, {}, is "
       "over the limit by their noise",
       style == CaveatStyle::kBoxSentence ? "On" : "on", format_percent(*r.time_vs_ref_curve_pct), limit_pct,
-      percent_over(r.time_vs_ref_pct, limit_pct));
+      format_percent_over(r.time_vs_ref_pct, limit_pct));
 }
 
 std::string headline_text(const analysis::Analysis& a) {

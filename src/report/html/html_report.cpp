@@ -139,9 +139,17 @@ std::string recommendations_html(const ReportModel& model) {
                           model.scope.scope == analysis::EnergyScope::kNode ? "job's GPUs'" : "node's",
                           escape_html(model.other_scope_picks[k]))
             : std::string();
-    items += fmt::format("<li><b>{}</b>: {} &mdash; energy {}%, time {}% ({}){}{}</li>\n",
+    // Under "only settings at most X% slower qualify", a pick whose own mean is over it says the figure it
+    // qualified on.
+    const std::string curve =
+        analysis::within_on_the_curve_only(r, model.max_slowdown)
+            ? fmt::format(
+                  "; {}% on the time curve through its neighbours' runs, on which the limit is judged",
+                  table_percent(r.time_vs_ref_curve_pct))
+            : std::string();
+    items += fmt::format("<li><b>{}</b>: {} &mdash; energy {}%, time {}% ({}{}){}{}</li>\n",
                          escape_html(r.metric.name()), escape_html(model.settings.at(r.setting_index).label),
-                         table_percent(r.energy_vs_ref_pct), table_percent(r.time_vs_ref_pct), noise,
+                         table_percent(r.energy_vs_ref_pct), table_percent(r.time_vs_ref_pct), noise, curve,
                          band_html(model, r), other);
   }
   const std::string headline = model.headline < model.recommendations.size()
