@@ -7,16 +7,6 @@
 
 namespace wattwise::store {
 
-namespace {
-
-bool has_column(sqlite3* db, const std::string& path, const char* table, const std::string& column) {
-  Statement query(db, path, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
-  query.bind(1, std::string(table)).bind(2, column);
-  return query.step();
-}
-
-}  // namespace
-
 bool has_energy_uncertainty_columns(sqlite3* db, const std::string& path) {
   return has_column(db, path, "runs", "energy_uncertainty_j") &&
          has_column(db, path, "run_phases", "energy_uncertainty_j");
@@ -30,7 +20,8 @@ void add_energy_uncertainty_columns(sqlite3* db, const std::string& path) {
   }
 }
 
-void write_energy_uncertainty(sqlite3* db, const std::string& path, std::int64_t run_id, const RunRecord& run) {
+void write_energy_uncertainty(sqlite3* db, const std::string& path, std::int64_t run_id,
+                              const RunRecord& run) {
   Statement s(db, path, "UPDATE runs SET energy_uncertainty_j = ? WHERE id = ?");
   s.bind(1, run.energy_uncertainty_j).bind(2, run_id).run();
   for (const auto& phase : run.phases) {

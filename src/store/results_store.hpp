@@ -28,8 +28,8 @@ namespace wattwise::store {
 // GPUs, store/node_energy_table.hpp). Older files are read as they are and upgraded in place when resumed
 // (each version only adds). Version 5: table run_cluster_nodes (a multi-node run's nodes, `sweep --slurm`).
 // Version 7: energy_uncertainty_j columns. Version 8: table run_output (the end of each run's stdout and
-// stderr, store/run_output_table.hpp).
-inline constexpr int kResultsSchemaVersion = 8;
+// stderr, store/run_output_table.hpp). Version 9: column tune_decisions.estimate_of (store/tune_table.hpp).
+inline constexpr int kResultsSchemaVersion = 9;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 // How long a statement waits for another program's lock on the database before it fails (SQLite's busy
 // timeout); a run's commit is then tried kCommitAttempts times in all before the sweep gives up.

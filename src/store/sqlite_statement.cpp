@@ -108,7 +108,8 @@ std::string Statement::text(int column) const {
 std::string Statement::blob(int column) const {
   const void* bytes = sqlite3_column_blob(statement_, column);
   const int size = sqlite3_column_bytes(statement_, column);
-  return bytes == nullptr ? std::string() : std::string(static_cast<const char*>(bytes), static_cast<std::size_t>(size));
+  return bytes == nullptr ? std::string()
+                          : std::string(static_cast<const char*>(bytes), static_cast<std::size_t>(size));
 }
 std::optional<double> Statement::optional_real(int column) const {
   return is_null(column) ? std::nullopt : std::optional<double>(real(column));
@@ -120,6 +121,12 @@ std::optional<std::int64_t> Statement::optional_integer(int column) const {
 void exec_sql(sqlite3* db, const std::string& path, const char* sql) {
   if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
     throw sqlite_failure(db, path, "statement", sqlite3_extended_errcode(db));
+}
+
+bool has_column(sqlite3* db, const std::string& path, const std::string& table, const std::string& column) {
+  Statement query(db, path, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+  query.bind(1, table).bind(2, column);
+  return query.step();
 }
 
 Transaction::Transaction(sqlite3* db, std::string path, const char* begin) : db_(db), path_(std::move(path)) {

@@ -70,6 +70,10 @@ class Statement {
 // Runs SQL without results (schema, transactions).
 void exec_sql(sqlite3* db, const std::string& path, const char* sql);
 
+// Whether `table` has a column named `column`: a column added by a later schema version is missing from an
+// older file read without being upgraded.
+bool has_column(sqlite3* db, const std::string& path, const std::string& table, const std::string& column);
+
 // One transaction: begun by the constructor ("BEGIN IMMEDIATE" takes the write lock at once, so a busy
 // database fails here rather than at the commit), committed by commit(), rolled back by the destructor
 // when an exception leaves before that.

@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS tune (
 CREATE TABLE IF NOT EXISTS tune_decisions (
   seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, value REAL NOT NULL, at_iteration INTEGER NOT NULL,
   estimate REAL NOT NULL, interval_low REAL NOT NULL, interval_high REAL NOT NULL,
-  iterations INTEGER NOT NULL, reason TEXT NOT NULL);
+  iterations INTEGER NOT NULL, reason TEXT NOT NULL, estimate_of REAL);
 CREATE TABLE IF NOT EXISTS tune_changes (
   seq INTEGER PRIMARY KEY, value REAL NOT NULL, at_s REAL NOT NULL, at_iteration INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS tune_settings (
@@ -34,6 +34,9 @@ std::uint64_t as_count(std::int64_t n) {
 
 void create_tune_tables(sqlite3* db, const std::string& path) {
   exec_sql(db, path, kTuneTables);
+  // Version 9: the setting each decision's estimate is of. A version 4-8 file has the table without it.
+  if (!has_column(db, path, "tune_decisions", "estimate_of"))
+    exec_sql(db, path, "ALTER TABLE tune_decisions ADD COLUMN estimate_of REAL");
 }
 
 void insert_tune_trace(sqlite3* db, const std::string& path, const TuneTrace& t) {
@@ -48,9 +51,10 @@ void insert_tune_trace(sqlite3* db, const std::string& path, const TuneTrace& t)
   for (const auto& d : t.decisions) {
     Statement s(db, path,
                 "INSERT INTO tune_decisions (seq, kind, value, at_iteration, estimate, interval_low, "
-                "interval_high, iterations, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                "interval_high, iterations, reason, estimate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     s.bind(1, seq++).bind(2, d.kind).bind(3, d.value).bind(4, as_int(d.at_iteration)).bind(5, d.estimate);
-    s.bind(6, d.interval_low).bind(7, d.interval_high).bind(8, as_int(d.iterations)).bind(9, d.reason).run();
+    s.bind(6, d.interval_low).bind(7, d.interval_high).bind(8, as_int(d.iterations)).bind(9, d.reason);
+    s.bind(10, d.estimate_of).run();
   }
   seq = 0;
   for (const auto& c : t.changes) {
@@ -82,13 +86,17 @@ std::optional<TuneTrace> read_tune_trace(sqlite3* db, const std::string& path) {
   t.profiling_iterations = as_count(head.integer(5));
   t.iterations = as_count(head.integer(6));
   t.dry_run = head.integer(7) != 0;
-  Statement decisions(db, path,
-                      "SELECT kind, value, at_iteration, estimate, interval_low, interval_high, iterations, "
-                      "reason FROM tune_decisions ORDER BY seq");
+  // A file of version 4-8 read without being upgraded has no estimate_of: NULL, read as unknown.
+  const std::string decisions_sql =
+      std::string(
+          "SELECT kind, value, at_iteration, estimate, interval_low, interval_high, iterations, reason, ") +
+      (has_column(db, path, "tune_decisions", "estimate_of") ? "estimate_of" : "NULL") +
+      " FROM tune_decisions ORDER BY seq";
+  Statement decisions(db, path, decisions_sql.c_str());
   while (decisions.step())
     t.decisions.push_back({decisions.text(0), decisions.real(1), as_count(decisions.integer(2)),
                            decisions.real(3), decisions.real(4), decisions.real(5),
-                           as_count(decisions.integer(6)), decisions.text(7)});
+                           as_count(decisions.integer(6)), decisions.text(7), decisions.optional_real(8)});
   Statement changes(db, path, "SELECT value, at_s, at_iteration FROM tune_changes ORDER BY seq");
   while (changes.step())
     t.changes.push_back({changes.real(0), changes.real(1), as_count(changes.integer(2))});

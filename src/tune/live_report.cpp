@@ -92,17 +92,17 @@ std::optional<std::uint64_t> iterations_for_precision(double mean, double std, d
 
 std::string decision_line(TuneKnob knob, const Decision& d, bool dry_run, bool changes) {
   const std::string action = !changes ? "holds" : (dry_run ? "would set" : "sets");
-  return fmt::format("{}: {} {} {} (iteration {}; estimate {:.3f} [{:.3f}, {:.3f}] over {} iterations){}{}",
-                     to_string(d.kind), action, knob_words(knob), value_text(knob, d.value), d.at_iteration,
-                     d.estimate, d.interval_low, d.interval_high, d.iterations, d.reason.empty() ? "" : ": ",
-                     d.reason);
+  return fmt::format(
+      "{}: {} {} {} (iteration {}; estimate of {}: {:.3f} [{:.3f}, {:.3f}] over {} iterations){}{}",
+      to_string(d.kind), action, knob_words(knob), value_text(knob, d.value), d.at_iteration,
+      value_text(knob, d.estimate_of), d.estimate, d.interval_low, d.interval_high, d.iterations,
+      d.reason.empty() ? "" : ": ", d.reason);
 }
 
 nlohmann::json decision_json(TuneKnob knob, const Decision& d) {
-  return {{"kind", to_string(d.kind)},      {knob_key(knob), d.value},
-          {"at_iteration", d.at_iteration}, {"estimate", d.estimate},
-          {"interval_low", d.interval_low}, {"interval_high", d.interval_high},
-          {"iterations", d.iterations},     {"reason", d.reason}};
+  return {{"kind", to_string(d.kind)},        {knob_key(knob), d.value},    {"at_iteration", d.at_iteration},
+          {"estimate_of", d.estimate_of},     {"estimate", d.estimate},     {"interval_low", d.interval_low},
+          {"interval_high", d.interval_high}, {"iterations", d.iterations}, {"reason", d.reason}};
 }
 
 nlohmann::json tune_json(const LiveTuningResult& r) {
@@ -166,14 +166,20 @@ std::string tune_summary(const LiveTuningResult& r) {
                       value_text(r.knob, r.start_value), r.iterations_seen, r.iterations_fed,
                       r.iterations_discarded);
   if (!r.decisions.empty()) {
-    report::Table decisions({"decision", "iteration", r.dry_run ? "would hold" : "holds", "estimate",
-                             "interval", "over", "reason"});
-    decisions.set_align(6, report::Table::Align::kLeft);
+    // Left to right as it happened: the setting measured, what its iterations say of it (normalised to the
+    // start's), then the setting held from the decision on. The estimate is not of the setting held next,
+    // and not always of the one just left: a re-measurement of the start value decides on the candidate
+    // before it. In a dry run every iteration ran at the captured setting: "measured as" is what the tuner
+    // took them for.
+    report::Table decisions({"decision", "iteration", r.dry_run ? "measured as" : "measured", "estimate",
+                             "interval", "iterations", r.dry_run ? "then would hold" : "then holds",
+                             "reason"});
+    decisions.set_align(7, report::Table::Align::kLeft);
     for (const auto& d : r.decisions)
-      decisions.add_row({to_string(d.kind), std::to_string(d.at_iteration), value_text(r.knob, d.value),
+      decisions.add_row({to_string(d.kind), std::to_string(d.at_iteration), value_text(r.knob, d.estimate_of),
                          fmt::format("{:.3f}", d.estimate),
                          fmt::format("[{:.3f}, {:.3f}]", d.interval_low, d.interval_high),
-                         std::to_string(d.iterations), d.reason});
+                         std::to_string(d.iterations), value_text(r.knob, d.value), d.reason});
     text += decisions.render("   ");
   }
   if (!r.settings.empty()) {

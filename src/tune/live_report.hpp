@@ -18,8 +18,8 @@ const char* knob_flag(TuneKnob knob);      // power-limit, sm-clock (the --knob 
 const char* knob_key(TuneKnob knob);       // power_limit_w, sm_clock_mhz (JSON keys, with their unit)
 const char* knob_unit(TuneKnob knob);      // W, MHz
 
-// One decision, for people: "probe: sets power limit 250 W (estimate at 300 W: 0.950 [0.940, 0.961] over
-// 20 iterations; bracket [200, 300] W)".
+// One decision, for people: "probe: sets power limit 250 W (iteration 40; estimate of 300 W: 0.950 [0.940,
+// 0.961] over 20 iterations): bracket [200, 300] W".
 std::string decision_line(TuneKnob knob, const Decision& decision, bool dry_run, bool changes);
 
 nlohmann::json decision_json(TuneKnob knob, const Decision& decision);

@@ -26,7 +26,7 @@ store::TuneTrace tune_trace_of(const LiveTuningResult& r) {
   t.dry_run = r.dry_run;
   for (const auto& d : r.decisions)
     t.decisions.push_back({to_string(d.kind), d.value, d.at_iteration, d.estimate, d.interval_low,
-                           d.interval_high, d.iterations, d.reason});
+                           d.interval_high, d.iterations, d.reason, d.estimate_of});
   for (const auto& c : r.changes) t.changes.push_back({c.value, c.at_s, c.at_iteration});
   for (const auto& s : r.settings) {
     store::TuneSettingRow row{s.value, s.iterations, s.time_s_mean, s.time_s_std, std::nullopt, std::nullopt};

@@ -68,6 +68,7 @@ std::optional<ProbeEstimate> Probe::estimate(const analysis::MetricSpec& metric,
   if (energies_j_.empty()) return std::nullopt;
   const double sign = metric.higher_is_better() ? -1.0 : 1.0;
   ProbeEstimate e;
+  e.value = value_;
   e.iterations = energies_j_.size();
   e.mean_time_s = mean_of(times_s_);
   e.mean_energy_j = mean_of(energies_j_);

@@ -17,6 +17,10 @@ namespace wattwise::tune {
 double t_quantile(double confidence, double df);
 
 struct ProbeEstimate {
+  // The setting the iterations were measured at (Probe::value()): what a decision made on this estimate
+  // names as measured (Decision::estimate_of), which need not be the setting just left (the start value's
+  // re-measurements decide on the candidates measured before them).
+  double value = 0;
   std::uint64_t iterations = 0;  // with energy (those the metric rests on)
   double mean_time_s = 0;
   double time_half_s = 0;  // half-width of the mean time's interval (0 with fewer than 2 iterations)
@@ -69,6 +73,13 @@ class Probe {
   // Absent until an iteration with energy arrived.
   std::optional<ProbeEstimate> estimate(const analysis::MetricSpec& metric,
                                         const analysis::ReferencePoint& ref, double confidence) const;
+  // An estimate of no iterations at this probe's setting, for a probe whose energy never came: a decision
+  // made on it still names the setting it was measured at.
+  ProbeEstimate no_estimate() const {
+    ProbeEstimate e;
+    e.value = value_;
+    return e;
+  }
   // The reference point this probe gives as a baseline (its mean energy and time).
   std::optional<analysis::ReferencePoint> reference() const;
   const std::vector<double>& times_s() const { return times_s_; }

@@ -97,6 +97,7 @@ Decision Tuner::State::decision(DecisionKind kind, double value, const ProbeEsti
   d.kind = kind;
   d.value = value;
   d.at_iteration = seen;
+  d.estimate_of = e.value;
   d.estimate = sign * e.score;
   d.interval_low = std::min(sign * e.low(), sign * e.high());
   d.interval_high = std::max(sign * e.low(), sign * e.high());
@@ -238,7 +239,8 @@ std::optional<Decision> Tuner::State::watch_drift(const IterationObservation& it
 
   const std::string reason = time_moved ? fmt::format("drift: {:+.1f}% time", 100 * time_shift)
                                         : fmt::format("drift: {:+.1f}% energy", 100 * energy_shift);
-  const ProbeEstimate e = window.estimate(config.metric, *ref, config.confidence).value_or(ProbeEstimate{});
+  const ProbeEstimate e =
+      window.estimate(config.metric, *ref, config.confidence).value_or(window.no_estimate());
   Decision d = decision(DecisionKind::kRetune, config.start_value, e, reason);
   start_search();
   return d;
@@ -309,7 +311,7 @@ std::optional<Decision> Tuner::observe(const IterationObservation& iteration) {
     // Time only so far: end on the cap alone, and skip the candidate (the baseline waits: without its
     // energy there is no reference, and a job whose iterations never carry energy is never tuned).
     if (s.probe->iterations() < 3 * s.config.max_probe_iterations || !s.ref) return std::nullopt;
-    e = ProbeEstimate{};
+    e = s.probe->no_estimate();
   }
   const ProbeEnd why = s.probe_end(*e);
   if (why == ProbeEnd::kNotYet) return std::nullopt;

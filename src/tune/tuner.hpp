@@ -37,7 +37,7 @@ struct TunerConfig {
   double step = 5;         // the knob's resolution: candidates are min + k * step, and max
   double start_value = 0;  // the setting the job starts at (its captured value): the reference point
   analysis::MetricSpec metric{analysis::MetricKind::kEnergy, 0};
-  std::optional<double> max_slowdown;   // 0.10: iteration time at most 10% above the start's
+  std::optional<double> max_slowdown;  // 0.10: iteration time at most 10% above the start's
   // How closely the budget is kept (relative to the budget's time): a setting whose estimated time is within
   // budget * (1 + budget_tolerance) counts as within it. A probe's mean time is known to about +-0.4% (1%
   // noise per iteration, neighbours correlated by 0.4), and the best setting under a budget often lies
@@ -112,8 +112,11 @@ struct Decision {
   DecisionKind kind = DecisionKind::kProbe;
   double value = 0;                // the setting to hold from now on
   std::uint64_t at_iteration = 0;  // the job's iteration count when decided
-  // The estimate behind the decision, for the setting just left (metric value normalised to the start's,
-  // and its confidence interval), with how many iterations it rests on.
+  // The estimate behind the decision (metric value normalised to the start's, and its confidence interval),
+  // with how many iterations it rests on, and the setting it is of: the setting just measured, except after
+  // a re-measurement of the start value, whose decision rests on the candidate measured before it, judged
+  // against the start value measured on both sides (and the baseline's, which is the start value's own).
+  double estimate_of = 0;
   double estimate = 0;
   double interval_low = 0;
   double interval_high = 0;

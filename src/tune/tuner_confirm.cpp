@@ -66,7 +66,7 @@ std::optional<Decision> Tuner::State::end_confirm(const ProbeEstimate&) {
       return d;
     }
   }
-  return settle_on_start(e, value_text(chosen) + " again",
+  return settle_on_start(e.value_or(probe->no_estimate()), value_text(chosen) + " again",
                          over_budget ? "measured just before, over the budget" : "measured just before");
 }
 
@@ -83,13 +83,13 @@ std::optional<Decision> Tuner::State::end_confirm_check(const ProbeEstimate& e) 
                               "confirmed",
                               value_text(c.index), again->score, again->low(), again->high()));
   }
-  return settle_on_start(again, value_text(c.index), "measured before and after it");
+  return settle_on_start(again.value_or(c.probe.no_estimate()), value_text(c.index),
+                         "measured before and after it");
 }
 
-Decision Tuner::State::settle_on_start(const std::optional<ProbeEstimate>& e, const std::string& choice,
+Decision Tuner::State::settle_on_start(const ProbeEstimate& shown, const std::string& choice,
                                        const std::string& measured) {
   held_start = true;
-  const ProbeEstimate shown = e.value_or(ProbeEstimate{});
   return settle(start_index, shown,
                 fmt::format("{}: {:.3f} [{:.3f}, {:.3f}] of the start value {}: not confirmed; no setting "
                             "beats the start value within the noise",

@@ -252,8 +252,7 @@ struct Tuner::State {
   Decision settle(std::size_t index, const ProbeEstimate& e, std::string reason);
   // The choice did not beat the start value measured beside it: the start value is held. `measured` names
   // how the choice was compared ("{} again" ... "of the start value measured just before").
-  Decision settle_on_start(const std::optional<ProbeEstimate>& e, const std::string& choice,
-                           const std::string& measured);
+  Decision settle_on_start(const ProbeEstimate& e, const std::string& choice, const std::string& measured);
   std::optional<Decision> watch_drift(const IterationObservation& it);
   Decision decision(DecisionKind kind, double value, const ProbeEstimate& e, std::string reason) const;
   // A probe's slowdown against the start value's pooled time, with its interval: "time +9.9% [+9.1%, +10.7%]"

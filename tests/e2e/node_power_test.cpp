@@ -163,7 +163,7 @@ TEST_F(NodePowerTest, SweepStoresNodeEnergyPerRunAndTheMeterForResume) {
                          "SELECT value FROM meta WHERE key = 'schema_version'; "
                          "SELECT json_extract(value, '$.meter_cmd') FROM meta WHERE key = 'sweep_json';"});
   ASSERT_EQ(rows.exit_code, 0) << rows.err;
-  EXPECT_EQ(rows.out, "2\n8\n" + meter("watts.sh") + "\n");  // 8: kResultsSchemaVersion
+  EXPECT_EQ(rows.out, "2\n9\n" + meter("watts.sh") + "\n");  // 9: kResultsSchemaVersion
 }
 
 }  // namespace

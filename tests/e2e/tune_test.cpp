@@ -122,6 +122,16 @@ TEST_F(TuneTest, ChangesTheLimitWhileTheJobRunsAndRestoresItAfterANormalExit) {
   // The captured 650 W lies outside --range 250:450: the search started from 450 W, applied first.
   EXPECT_EQ(j.at("tuning").at("start_value").get<double>(), 450);
   EXPECT_EQ(changes[0].at("value").get<double>(), 450);
+  // Every decision names the setting its estimate is of: the baseline's is the start value, every one a
+  // candidate of the range; the summary's table shows it before the setting held next.
+  const auto& decisions = j.at("decisions");
+  EXPECT_EQ(decisions[0].at("estimate_of").get<double>(), 450) << decisions.dump();
+  for (const auto& d : decisions) {
+    EXPECT_GE(d.at("estimate_of").get<double>(), 250) << d.dump();
+    EXPECT_LE(d.at("estimate_of").get<double>(), 450) << d.dump();
+  }
+  EXPECT_NE(r.err.find("measured  estimate"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("then holds  reason"), std::string::npos) << r.err;
 }
 
 TEST_F(TuneTest, SettlesAndSaysSoInTheJson) {

@@ -234,7 +234,7 @@ TEST_F(VisibleGpusSweepTest, ASweepMeasuresTheJobsGpuAndStoresWhereTheJobWasSeen
       query(db, "SELECT gpu_index, expected, measured, job_seen FROM run_gpu_usage ORDER BY 1");
   EXPECT_EQ(usage, (std::vector<std::vector<std::string>>{{"0", "0", "0", "0"}, {"1", "1", "1", "1"}}));
   EXPECT_EQ(query(db, "SELECT value FROM meta WHERE key = 'schema_version'"),
-            (std::vector<std::vector<std::string>>{{"8"}}));  // kResultsSchemaVersion
+            (std::vector<std::vector<std::string>>{{"9"}}));  // kResultsSchemaVersion
 }
 
 }  // namespace

@@ -42,6 +42,8 @@ store::TuneTrace trace() {
   t.profiling_iterations = 80;
   t.decisions.push_back(decision("probe", 400, 10, 1.0, 0.99, 1.01, "start <700 W>"));
   t.decisions.push_back(decision("settle", 300, 60, 0.8, 0.79, 0.81, "precise enough"));
+  t.decisions[0].estimate_of = 700;  // the baseline's estimate is of the start, not of 400 W held next
+  t.decisions[1].estimate_of = 310;
   t.changes = {{400, 1.5, 12}, {300, 4.0, 70}};
   t.settings = {{300, 500, 0.1, 0.001, 30.0, 0.5},
                 {400, 20, 0.1, 0.001, 40.0, 0.4},
@@ -64,6 +66,33 @@ TEST(TuneSection, ListsEveryDecisionWithItsReasonEscaped) {
   EXPECT_NE(html.find("start &lt;700 W&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<700 W>"), std::string::npos);
   EXPECT_NE(html.find("[0.790, 0.810]"), std::string::npos);
+}
+
+// Left to right as it happened: the setting measured, its estimate, then the setting held from then on.
+TEST(TuneSection, EachDecisionNamesTheSettingItsEstimateIsOfBeforeTheSettingItHoldsNext) {
+  const std::string html = tune_section_html(trace());
+  EXPECT_NE(
+      html.find("<th>measured</th><th>estimate</th><th>interval</th><th>iterations</th><th>then holds</th>"),
+      std::string::npos)
+      << html;
+  EXPECT_NE(
+      html.find("<td>10</td><td>700 W</td><td>1.000</td><td>[0.990, 1.010]</td><td>5</td><td>400 W</td>"),
+      std::string::npos)
+      << html;
+  EXPECT_NE(
+      html.find("<td>60</td><td>310 W</td><td>0.800</td><td>[0.790, 0.810]</td><td>5</td><td>300 W</td>"),
+      std::string::npos)
+      << html;
+  // A trace stored before schema version 9 does not say: "?", never 0.
+  auto old = trace();
+  for (auto& d : old.decisions) d.estimate_of.reset();
+  const std::string old_html = tune_section_html(old);
+  EXPECT_EQ(count(old_html, "<td>?</td>"), 2u) << old_html;
+  EXPECT_EQ(old_html.find("<td>0 W</td>"), std::string::npos);
+  auto dry = trace();
+  dry.dry_run = true;
+  EXPECT_NE(tune_section_html(dry).find("<th>measured as</th>"), std::string::npos);
+  EXPECT_NE(tune_section_html(dry).find("<th>then would hold</th>"), std::string::npos);
 }
 
 TEST(TuneSection, ADryRunSaysNothingWasChanged) {

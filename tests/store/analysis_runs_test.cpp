@@ -283,7 +283,7 @@ TEST_F(AnalysisRunsTest, ADatabaseBeforeTheErrorBarsReadsThemAsUnknownAndGainsTh
 TEST_F(AnalysisRunsTest, TheEndOfARunsOutputIsStoredAndReadBackAndReplacedWithTheRun) {
   {
     ResultsStore store = create();
-    EXPECT_EQ(store.schema_version(), 8);
+    EXPECT_EQ(store.schema_version(), kResultsSchemaVersion);
     RunRecord failed = stored_run(0, "64", 3, 600);
     failed.exit_status = 7;
     failed.error = "exit status 7";
@@ -335,7 +335,7 @@ TEST_F(AnalysisRunsTest, ADatabaseBeforeRunOutputReadsNoneAndGainsTheTableOnResu
   }
   {
     ResultsStore resumed = ResultsStore::open_for_resume(dir.path() / "sweep.db", plan_json(true));
-    EXPECT_EQ(resumed.schema_version(), 8);
+    EXPECT_EQ(resumed.schema_version(), kResultsSchemaVersion);
     RunRecord run = stored_run(1, "64", 31, 6100);
     run.output = {{"stderr", "warning\n", 8, false}};
     resumed.add_run(run);

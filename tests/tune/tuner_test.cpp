@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
+#include <iostream>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -66,7 +69,8 @@ DrivenJob drive(Tuner& tuner, const Curve& curve, std::uint64_t iterations, std:
       tuner, [&](double w, std::uint64_t) { return curve(w); }, iterations, seed);
 }
 
-// The tuner after 1500 iterations of the bowl; it should have settled (settled_value().value() throws if not).
+// The tuner after 1500 iterations of the bowl; it should have settled (settled_value().value() throws if
+// not).
 Tuner settle_on_bowl(const TunerConfig& config, std::uint64_t seed) {
   Tuner tuner(config);
   drive(tuner, bowl, 1500, seed);
@@ -239,7 +243,7 @@ TEST(Tuner, WithoutAFitOfTimeAtTheEdgeHoldsNoCandidateWhoseOwnMeanTimeIsOverTheB
     const Tuner tuner = settle_on_bowl(config, seed);
     over += tuner.settled_value().value() == 200;
   }
-    EXPECT_LE(over, 4);
+  EXPECT_LE(over, 4);
 }
 
 TEST(Tuner, CapsTheBudgetsEdgeProbesByWhatIsLeftOfTheProfilingBudget) {
@@ -458,6 +462,77 @@ TEST(Tuner, TracesEveryDecisionWithItsEstimateAndInterval) {
   EXPECT_EQ(trace.back().value, *tuner.settled_value());
 }
 
+// The setting named in a reason right after `prefix` ("...; 160 W: 0.711 [0.696, 0.727]"), with the
+// estimate printed after it; the last such in the reason.
+struct NamedEstimate {
+  double value = 0;
+  double estimate = 0;
+};
+std::optional<NamedEstimate> last_named_estimate(const std::string& reason) {
+  std::optional<NamedEstimate> last;
+  for (auto at = reason.find("; "); at != std::string::npos; at = reason.find("; ", at + 1)) {
+    double value = 0, estimate = 0;
+    char unit[8] = {};
+    if (std::sscanf(reason.c_str() + at + 2, "%lf %7[A-Z]: %lf [", &value, unit, &estimate) == 3)
+      last = NamedEstimate{value, estimate};
+  }
+  return last;
+}
+
+TEST(Tuner, EachDecisionNamesTheSettingItsEstimateIsOf) {
+  // The estimate is of the setting just measured, which is not the one held next; after a measurement of
+  // the start value between candidates, it is of the candidate before it (named in the reason, judged
+  // against the start value on both sides), not of the start value just left.
+  std::size_t start_again_with_candidate = 0, settles_after_a_check = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    TunerConfig config = power_config();
+    Tuner tuner(config);
+    sim::Noise noise(300 + seed);
+    bool first = true;
+    for (int i = 0; i < 2000; ++i) {
+      const double held = tuner.current_value();
+      const Point p = bowl(held);
+      const auto d =
+          tuner.observe({p.time_s * (1 + 0.01 * noise.normal()), p.energy_j * (1 + 0.02 * noise.normal())});
+      if (!d) continue;
+      if (first) {
+        // The baseline: the start value's estimate against itself.
+        EXPECT_EQ(d->estimate_of, config.start_value) << d->reason;
+        EXPECT_NEAR(d->estimate, 1.0, 1e-12);
+        EXPECT_NE(d->value, config.start_value);
+        first = false;
+        continue;
+      }
+      if (held != config.start_value) {
+        // A candidate just measured (or its confirmation): the estimate is its own.
+        EXPECT_EQ(d->estimate_of, held) << "seed " << seed << ": " << d->reason;
+        continue;
+      }
+      // The start value was just measured again: its decision rests on the last candidate whose estimate it
+      // names, if any, else on the start value's own measurement.
+      const auto named = last_named_estimate(d->reason);
+      if (named && d->reason.rfind("start 300 W again", 0) == 0) {
+        ++start_again_with_candidate;
+        EXPECT_EQ(d->estimate_of, named->value) << "seed " << seed << ": " << d->reason;
+        EXPECT_NEAR(d->estimate, named->estimate, 0.0005 + 1e-9) << d->reason;
+        EXPECT_NE(d->estimate_of, config.start_value) << d->reason;
+      } else if (d->reason.find("measured before and after it") != std::string::npos) {
+        // A confirmation checked against the start value after it: of the candidate confirmed.
+        ++settles_after_a_check;
+        EXPECT_NE(d->estimate_of, config.start_value) << d->reason;
+        EXPECT_EQ(d->estimate_of, std::stod(d->reason)) << d->reason;
+      } else {
+        EXPECT_EQ(d->estimate_of, config.start_value) << "seed " << seed << ": " << d->reason;
+      }
+    }
+    EXPECT_FALSE(first) << "seed " << seed;
+  }
+  // The cases that differ from "the setting just left" occurred.
+  EXPECT_GT(start_again_with_candidate, 0u);
+  std::cout << "start-again decisions on a candidate: " << start_again_with_candidate
+            << ", settles after a check: " << settles_after_a_check << "\n";
+}
+
 TEST(Tuner, SkipsACandidateWhoseIterationsNeverCarryEnergy) {
   Tuner tuner(power_config());
   sim::Noise noise(31);
@@ -474,7 +549,11 @@ TEST(Tuner, SkipsACandidateWhoseIterationsNeverCarryEnergy) {
   EXPECT_NE(*tuner.settled_value(), 175);
   bool skipped = false;
   for (const Decision& d : tuner.decisions()) {
-    skipped = skipped || d.reason.find("175 W: no iteration with energy, skipped") != std::string::npos;
+    if (d.reason.find("175 W: no iteration with energy, skipped") != std::string::npos) {
+      skipped = true;
+      EXPECT_EQ(d.estimate_of, 175) << d.reason;  // an estimate of nothing, still of the setting measured
+      EXPECT_EQ(d.iterations, 0u) << d.reason;
+    }
     EXPECT_TRUE(std::isfinite(d.estimate)) << d.reason;
   }
   EXPECT_TRUE(skipped);
@@ -621,7 +700,8 @@ TEST(Tuner, SpendsIterationsToSpareNextToTheFittedOptimumWithinTheProfilingBudge
   std::size_t refined = 0;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     TunerConfig config = power_config();
-    config.min_value = 150;  // 31 candidates, as the benchmark's V100: the golden section leaves some to spare
+    config.min_value =
+        150;  // 31 candidates, as the benchmark's V100: the golden section leaves some to spare
     Tuner tuner = settle_on_bowl(config, seed);
     // (None when the candidates around the fitted optimum were all measured already.)
     refined += spare(tuner) > 0;
@@ -644,9 +724,9 @@ TEST(Tuner, TakesASpareCandidateOnlyWhileItAndTheEndStillFitTheProfilingBudget) 
       config.min_value = 150;
       config.profiling_budget = budget;
       const Tuner tuner = settle_on_bowl(config, seed);
-      const bool spared = std::any_of(tuner.decisions().begin(), tuner.decisions().end(), [](const Decision& d) {
-        return d.reason.find("iterations to spare") != std::string::npos;
-      });
+      const bool spared = std::any_of(
+          tuner.decisions().begin(), tuner.decisions().end(),
+          [](const Decision& d) { return d.reason.find("iterations to spare") != std::string::npos; });
       with_spares += spared;
       if (spared) {
         EXPECT_LE(tuner.profiling_iterations(), budget) << "budget " << budget << ", seed " << seed;
@@ -672,7 +752,8 @@ TEST(CandidateGrid, IsMinPlusStepsThenMaxAndTheStartValueWithoutAccumulatedDrift
   c.start_value = 100.55;
   const std::vector<double> values = knob_values(c);
   ASSERT_EQ(values.size(), 12u);
-  for (std::size_t k = 0; k + 1 < values.size(); ++k) EXPECT_EQ(values[k], 100 + static_cast<double>(k) * 0.1);
+  for (std::size_t k = 0; k + 1 < values.size(); ++k)
+    EXPECT_EQ(values[k], 100 + static_cast<double>(k) * 0.1);
   EXPECT_EQ(values.back(), 101.05);
   // The tuner's grid adds the start value (the GPU's own setting, not one the policy must allow), once.
   const std::vector<double> grid = candidate_grid(c);

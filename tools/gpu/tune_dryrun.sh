@@ -44,11 +44,11 @@ out = sys.argv[1]
 j = json.load(open(os.path.join(out, "tune-dryrun.json")))
 with open(os.path.join(out, "probes.csv"), "w", newline="") as f:
     w = csv.writer(f)
-    w.writerow(["kind", "power_limit_w", "at_iteration", "estimate", "interval_low", "interval_high",
-                "iterations", "reason"])
+    w.writerow(["kind", "at_iteration", "estimate_of", "estimate", "interval_low", "interval_high",
+                "iterations", "power_limit_w", "reason"])
     for d in j["decisions"]:
-        w.writerow([d["kind"], d.get("power_limit_w"), d["at_iteration"], d["estimate"], d["interval_low"],
-                    d["interval_high"], d["iterations"], d["reason"]])
+        w.writerow([d["kind"], d["at_iteration"], d.get("estimate_of"), d["estimate"], d["interval_low"],
+                    d["interval_high"], d["iterations"], d.get("power_limit_w"), d["reason"]])
 t = j["tuning"]
 aa = [l.strip() for l in open(os.path.join(out, "tune-dryrun.txt")) if "A/A test" in l]
 with open(os.path.join(out, "verdict.txt"), "w") as f:

@@ -169,15 +169,21 @@ std::string tune_section_html(const store::TuneTrace& t) {
   html += svg_chart(t.dry_run ? "The setting over the job's time (as it would have been)"
                               : "The setting over the job's time",
                     over_time, "time since the job's start (s)", setting_label, true);
-  html +=
-      "<table class=\"tune-decisions\"><thead><tr><th>decision</th><th>at iteration</th><th>holds</th>"
-      "<th>estimate</th><th>interval</th><th>over</th><th>reason</th></tr></thead><tbody>\n";
+  // As it happened, left to right: the setting measured, its estimate, then the setting held from the
+  // decision on (the estimate is not of that one). A trace stored before schema version 9 does not say which
+  // setting its estimates are of: "?".
+  html += fmt::format(
+      "<table class=\"tune-decisions\"><thead><tr><th>decision</th><th>at iteration</th><th>{}</th>"
+      "<th>estimate</th><th>interval</th><th>iterations</th><th>{}</th><th>reason</th></tr></thead><tbody>\n",
+      t.dry_run ? "measured as" : "measured", t.dry_run ? "then would hold" : "then holds");
   for (const auto& d : t.decisions)
     html += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{:.4g} {}</td><td>{:.3f}</td><td>[{:.3f}, {:.3f}]</td><td>{}</td>"
-        "<td>{}</td></tr>\n",
-        escape_html(d.kind), d.at_iteration, d.value, escape_html(t.unit), d.estimate, d.interval_low,
-        d.interval_high, d.iterations, escape_html(d.reason));
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>[{:.3f}, {:.3f}]</td><td>{}</td>"
+        "<td>{:.4g} {}</td><td>{}</td></tr>\n",
+        escape_html(d.kind), d.at_iteration,
+        d.estimate_of ? fmt::format("{:.4g} {}", *d.estimate_of, escape_html(t.unit)) : std::string("?"),
+        d.estimate, d.interval_low, d.interval_high, d.iterations, d.value, escape_html(t.unit),
+        escape_html(d.reason));
   return html + "</tbody></table>\n";
 }
 
