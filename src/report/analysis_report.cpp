@@ -52,6 +52,14 @@ std::string metric_phrase(const analysis::Headline& h) {
              : what;
 }
 
+// Where the slowdown's interval was borrowed from the settings run more than once: the reader should know
+// that the pick or the reference ran once.
+const char* pooled_words(const analysis::Recommendation& r) {
+  return r.time_vs_ref_ci95_from == analysis::SlowdownIntervalFrom::kPooledSpread
+             ? ", from the time spread of the settings run more than once"
+             : "";
+}
+
 }  // namespace
 
 std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style) {
@@ -59,17 +67,13 @@ std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style) {
   const char* its = box ? "Its" : "its";
   const char* of_the = box ? "of the" : "the";
   const analysis::Recommendation& r = h.pick;
-  if (analysis::may_exceed_limit(h)) {
-    // Borrowed from the settings run more than once: the reader should know that it or the reference ran once.
-    const char* pooled =
-        r.time_vs_ref_ci95_from == analysis::SlowdownIntervalFrom::kPooledSpread
-            ? ", from the time spread of the settings run more than once"
-            : "";
+  // Over it beyond the noise, not "may be": curve_judgement says so.
+  if (analysis::may_exceed_limit(h) && !analysis::over_limit_beyond_noise(h)) {
     return fmt::format("{} time may be over the {:g}% limit within the noise: {} (95% interval {} to {}{}); more "
                        "runs of it and {} reference would tell",
                        its, *h.max_slowdown * 100, format_percent(r.time_vs_ref_pct),
                        format_percent(r.time_vs_ref_ci95_pct->first), format_percent(r.time_vs_ref_ci95_pct->second),
-                       pooled, of_the);
+                       pooled_words(r), of_the);
   }
   if (analysis::slowdown_unknown(h))
     return fmt::format("{} slowdown, {}, has no interval (no repeats): within the noise its time may be over the "
@@ -82,11 +86,19 @@ std::string curve_judgement(const analysis::Headline& h, CaveatStyle style) {
   if (!analysis::judged_within_on_the_curve_only(h)) return "";
   const analysis::Recommendation& r = h.pick;
   const double limit_pct = *h.max_slowdown * 100;
+  // Blamed on the noise only where the runs' interval reaches back within the limit.
+  const std::string why =
+      analysis::over_limit_beyond_noise(h)
+          ? fmt::format("beyond their noise (95% interval {} to {}{}): the curve does not follow the times "
+                        "here",
+                        format_percent(r.time_vs_ref_ci95_pct->first),
+                        format_percent(r.time_vs_ref_ci95_pct->second), pooled_words(r))
+          : "by their noise";
   return fmt::format(
       "{} the time curve through its neighbours' runs it is {} ({:g}% allowed); its own runs' mean, {}, is "
-      "over the limit by their noise",
+      "over the limit {}",
       style == CaveatStyle::kBoxSentence ? "On" : "on", format_percent(*r.time_vs_ref_curve_pct), limit_pct,
-      format_percent_over(r.time_vs_ref_pct, limit_pct));
+      format_percent_over(r.time_vs_ref_pct, limit_pct), why);
 }
 
 std::string headline_text(const analysis::Analysis& a) {

@@ -230,8 +230,11 @@ std::string recommendation_box_html(const ReportModel& model) {
       !caveat.empty())
     body += "<p class=\"edge\">&#9888; " + escape_html(caveat) + ".</p>\n";
   if (const std::string judged = model.lead ? curve_judgement(*model.lead, CaveatStyle::kBoxSentence) : "";
-      !judged.empty())
-    body += "<p class=\"edge\">" + escape_html(judged) + ".</p>\n";
+      !judged.empty()) {
+    // Over the limit beyond the runs' noise is a warning; by their noise, an explanation.
+    const char* warning = analysis::over_limit_beyond_noise(*model.lead) ? "&#9888; " : "";
+    body += std::string("<p class=\"edge\">") + warning + escape_html(judged) + ".</p>\n";
+  }
   if (model.lead && model.lead->unconstrained) {
     const auto& u = *model.lead->unconstrained;
     body += u.setting_index == r.setting_index
