@@ -75,7 +75,8 @@ std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style) {
                        format_percent(r.time_vs_ref_ci95_pct->first), format_percent(r.time_vs_ref_ci95_pct->second),
                        pooled_words(r), of_the);
   }
-  if (analysis::slowdown_unknown(h))
+  // Over the limit on its one run, not "may be": curve_judgement says so.
+  if (analysis::slowdown_unknown(h) && !analysis::judged_within_on_the_curve_only(h))
     return fmt::format("{} slowdown, {}, has no interval (no repeats): within the noise its time may be over the "
                        "{:g}% limit; repeats of it and {} reference would tell",
                        its, format_percent(r.time_vs_ref_pct), *h.max_slowdown * 100, of_the);
@@ -86,6 +87,16 @@ std::string curve_judgement(const analysis::Headline& h, CaveatStyle style) {
   if (!analysis::judged_within_on_the_curve_only(h)) return "";
   const analysis::Recommendation& r = h.pick;
   const double limit_pct = *h.max_slowdown * 100;
+  const char* on = style == CaveatStyle::kBoxSentence ? "On" : "on";
+  // No setting run twice: the pick has one run, and nothing measured its noise.
+  if (analysis::slowdown_unknown(h))
+    return fmt::format(
+        "{} the time curve through its neighbours' runs it is {} ({:g}% allowed); its own run, {}, is over "
+        "the limit, by its noise or not: no setting was run twice to tell (repeats of it and {} reference "
+        "would)",
+        on, format_percent(*r.time_vs_ref_curve_pct), limit_pct,
+        format_percent_over(r.time_vs_ref_pct, limit_pct),
+        style == CaveatStyle::kBoxSentence ? "of the" : "the");
   // Blamed on the noise only where the runs' interval reaches back within the limit.
   const std::string why =
       analysis::over_limit_beyond_noise(h)
@@ -97,7 +108,7 @@ std::string curve_judgement(const analysis::Headline& h, CaveatStyle style) {
   return fmt::format(
       "{} the time curve through its neighbours' runs it is {} ({:g}% allowed); its own runs' mean, {}, is "
       "over the limit {}",
-      style == CaveatStyle::kBoxSentence ? "On" : "on", format_percent(*r.time_vs_ref_curve_pct), limit_pct,
+      on, format_percent(*r.time_vs_ref_curve_pct), limit_pct,
       format_percent_over(r.time_vs_ref_pct, limit_pct), why);
 }
 
