@@ -108,7 +108,7 @@ unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app,
 
 experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const plan::Plan& plan,
                                            const std::optional<analysis::Setting>& reference,
-                                           std::uint64_t seed) {
+                                           std::uint64_t seed, const std::optional<std::string>& max_slowdown) {
   const auto& knobs = plan.spec.knobs;
   if (knobs.size() != 1 || (knobs[0].name != plan::kPowerLimitKnob && knobs[0].name != plan::kSmClockKnob)) {
     throw usage_error(
@@ -132,6 +132,13 @@ experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const pla
   // before the cap was 12 (grid x 4), resumed with `--resume --db X`. Asking for more than the plan holds
   // ended such a sweep at the first value with 4 runs, its budget unspent.
   config.max_repeats = std::min(experiment::kDefaultMaxRepeats, plan.spec.repeats);
+  if (max_slowdown) {
+    config.max_slowdown = analysis::parse_max_slowdown_flag(*max_slowdown);
+    if (config.max_slowdown)
+      config.headline->max_slowdown = *config.max_slowdown;
+    else
+      config.headline.reset();  // the closing headline has no limit either
+  }
   if (flags.budget) apply_budget(*flags.budget, config);
   if (flags.precision) config.precision = parse_precision(*flags.precision, knob);
   return config;

@@ -35,10 +35,13 @@ unsigned adaptive_plan_repeats(const AdaptiveFlags& flags, const CLI::App& app,
 
 // Checks the flags against the plan (one power-limit or SM-clock knob with numeric values; budget,
 // precision and metrics well-formed) and builds the decisions' configuration. `reference`: the analysis's
-// reference setting; without it the knob's highest value is the metrics' reference.
+// reference setting; without it the knob's highest value is the metrics' reference. `max_slowdown`: the
+// sweep's --max-slowdown as given: each metric's optimum is looked for among the values within it, and the
+// closing headline's limit is located at it ("none": no limit, and no headline limit to locate).
 experiment::AdaptiveConfig adaptive_config(const AdaptiveFlags& flags, const plan::Plan& plan,
                                            const std::optional<analysis::Setting>& reference,
-                                           std::uint64_t seed);
+                                           std::uint64_t seed,
+                                           const std::optional<std::string>& max_slowdown = std::nullopt);
 
 // The line `sweep --adaptive --dry-run` prints above the plan: the plan lists every run the sweep may make
 // (grid x max_repeats, more than an exhaustive sweep's), not the few it will.

@@ -131,7 +131,8 @@ void check_trace_dir(const std::filesystem::path& dir) {
 SweepAnalysis print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference,
                              const FootprintRates& rates,
                              const std::optional<analysis::EnergyScope>& energy_scope,
-                             const std::vector<analysis::MetricSpec>& metrics, const std::string& knob) {
+                             const std::vector<analysis::MetricSpec>& metrics, const std::string& knob,
+                             const std::optional<std::string>& max_slowdown) {
   SweepAnalysis result;
   auto& recommended = result.recommended;
   try {
@@ -139,6 +140,10 @@ SweepAnalysis print_analysis(const std::string& db, const std::optional<analysis
     analysis::AnalysisOptions options;
     options.default_setting = reference;
     options.energy_scope = energy_scope;
+    if (max_slowdown) {  // as analyze --max-slowdown (cli/analysis_flags.cpp)
+      options.max_slowdown = analysis::parse_max_slowdown_flag(*max_slowdown);
+      options.headline_max_slowdown = options.max_slowdown;
+    }
     for (const auto& metric : metrics) {
       const auto same = [&](const analysis::MetricSpec& m) { return m.name() == metric.name(); };
       if (std::ranges::none_of(options.metrics, same)) options.metrics.push_back(metric);
@@ -214,7 +219,7 @@ void validate_sweep_flags(const SweepFlags& flags, const plan::Plan& plan, hw::G
     plan::check_clocks(plan, clocks);
   }
   if (!flags.trace_dir.empty() && !flags.dry_run) check_trace_dir(flags.trace_dir);
-  if (flags.adaptive.enabled) adaptive_config(flags.adaptive, plan, std::nullopt, flags.seed);
+  if (flags.adaptive.enabled) adaptive_config(flags.adaptive, plan, std::nullopt, flags.seed, flags.max_slowdown);
 }
 
 // The path a sweep of these settings on real GPUs changes their settings through: root or the daemon
@@ -288,6 +293,8 @@ int run_sweep_command(SweepFlags flags) {
   const std::optional<analysis::EnergyScope> energy_scope =
       flags.energy_scope.empty() ? std::nullopt
                                  : std::optional(analysis::parse_energy_scope(flags.energy_scope));
+  // A wrong --max-slowdown is told now, not after the runs, when the analysis reads it.
+  if (flags.max_slowdown) analysis::parse_max_slowdown_flag(*flags.max_slowdown);
   const bool gpu_count_sweep = !simulated && gpu_count_varies(flags, options.plan);
   if (gpu_count_sweep && flags.other_gpus == "omit" && !(flags.app && flags.app->count("--other-gpus") > 0)) {
     // Judged on the node by default: every GPU of the node is sampled, so the idle ones' draw is counted.
@@ -300,7 +307,8 @@ int run_sweep_command(SweepFlags flags) {
   if (flags.dry_run) {
     if (flags.adaptive.enabled)
       std::cout << adaptive_dry_run_note(
-          adaptive_config(flags.adaptive, options.plan, std::nullopt, flags.seed), options.plan.runs.size());
+          adaptive_config(flags.adaptive, options.plan, std::nullopt, flags.seed, flags.max_slowdown),
+          options.plan.runs.size());
     return print_dry_run(gpus, options, flags.no_daemon);
   }
   if (gpu_count_sweep) {
@@ -362,7 +370,7 @@ int run_sweep_command(SweepFlags flags) {
   std::function<std::string(const std::map<std::string, double>&)> adaptive_summary;
   std::optional<experiment::AdaptiveConfig> adaptive;
   if (flags.adaptive.enabled) {
-    adaptive = adaptive_config(flags.adaptive, options.plan, reference, flags.seed);
+    adaptive = adaptive_config(flags.adaptive, options.plan, reference, flags.seed, flags.max_slowdown);
     adaptive_summary = wire_adaptive_sweep(*adaptive, options);
   }
 
@@ -394,8 +402,9 @@ int run_sweep_command(SweepFlags flags) {
   SweepAnalysis analysed;
   if (outcome.runs_done > 0 || outcome.runs_skipped > 0) {
     analysed = adaptive ? print_analysis(options.db_path.string(), reference, rates, energy_scope,
-                                         adaptive->metrics, adaptive->knob)
-                        : print_analysis(options.db_path.string(), reference, rates, energy_scope);
+                                         adaptive->metrics, adaptive->knob, flags.max_slowdown)
+                        : print_analysis(options.db_path.string(), reference, rates, energy_scope, {}, "",
+                                         flags.max_slowdown);
   }
   if (adaptive_summary) std::cout << adaptive_summary(analysed.recommended);
   std::cout << (analysed.headline.empty() ? "" : "\n" + analysed.headline);

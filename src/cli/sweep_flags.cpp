@@ -70,6 +70,10 @@ void add_sweep_flags(CLI::App& app, SweepFlags& flags) {
       "--energy-scope", flags.energy_scope,
       "judge runs on the energy of the job's GPUs (job) or of the node: every measured GPU, idle ones "
       "included, + CPU/DRAM or a meter (node); default: node where --job-gpus varies the GPU count");
+  app.add_option("--max-slowdown", flags.max_slowdown,
+                 "recommend only settings at most this much slower than the reference, e.g. 10% (as analyze); "
+                 "with --adaptive the sweep also looks for each optimum within it; 'none' lifts the 10% the "
+                 "closing headline keeps by default");
   app.add_option("--trace-dir", flags.trace_dir, "keep every run's trace as CSV here (and in the database)");
   app.add_flag("--read-only", flags.read_only,
                "change no GPU setting (job knobs only): for shared machines; every control call is refused");
@@ -132,6 +136,7 @@ experiment::StoredSweepOptions stored_options(const SweepFlags& flags) {
   if (!flags.trace_dir.empty()) o.trace_dir = std::filesystem::absolute(flags.trace_dir).string();
   o.job_gpus = flags.job_gpus;
   if (!flags.energy_scope.empty()) o.energy_scope = flags.energy_scope;
+  o.max_slowdown = flags.max_slowdown;
   o.max_failures = flags.max_failures;
   o.read_only = flags.read_only;
   o.simulate = flags.simulate;
@@ -166,6 +171,7 @@ nlohmann::json load_stored_sweep(SweepFlags& flags) {
   if (!given("--trace-dir")) flags.trace_dir = o.trace_dir;
   if (!given("--job-gpus")) flags.job_gpus = o.job_gpus;
   if (!given("--energy-scope")) flags.energy_scope = o.energy_scope.value_or("");
+  if (!given("--max-slowdown")) flags.max_slowdown = o.max_slowdown;
   if (!given("--max-failures")) flags.max_failures = o.max_failures;
   if (!given("--read-only")) flags.read_only = o.read_only;
   if (!given("--slurm")) flags.slurm = o.slurm;

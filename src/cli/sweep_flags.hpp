@@ -49,6 +49,7 @@ struct SweepFlags : JobFlags {
   std::string trace_dir;
   std::optional<std::string> job_gpus;  // may name a job knob: "{gpus}"
   std::string energy_scope;             // --energy-scope job|node; empty: node where the GPU count varies
+  std::optional<std::string> max_slowdown;  // --max-slowdown 10%|none; absent: analyze's default headline
   bool read_only = false;
   // `--slurm`: each run an srun step with one agent per node (docs/slurm.md "Multi-node sweeps").
   bool slurm = false;
@@ -82,13 +83,14 @@ struct SweepAnalysis {
 };
 
 // Prints analyze's table of the sweep's runs (its default metrics and any of `metrics`, an adaptive sweep's,
-// not among them) and returns each metric's recommended value of `knob`, for the adaptive summary, and the
+// not among them; every recommendation and the headline within `max_slowdown`, as analyze --max-slowdown) and returns each metric's recommended value of `knob`, for the adaptive summary, and the
 // headline, which the sweep prints last.
 SweepAnalysis print_analysis(const std::string& db, const std::optional<analysis::Setting>& reference,
                              const FootprintRates& rates,
                              const std::optional<analysis::EnergyScope>& energy_scope,
                              const std::vector<analysis::MetricSpec>& metrics = {},
-                             const std::string& knob = "");
+                             const std::string& knob = "",
+                             const std::optional<std::string>& max_slowdown = std::nullopt);
 
 // `sweep --slurm`: checks the flags a multi-node sweep cannot take, runs the plan through srun and prints
 // the analysis. `stored_plan`: null, or the plan of `--resume --db X` alone.

@@ -129,7 +129,8 @@ int run_multi_node_sweep(const SweepFlags& flags, const nlohmann::json& stored_p
   const experiment::SweepOutcome outcome = experiment::run_sweep(no_gpus, options, measured_elsewhere, clock);
   if (outcome.runs_done > 0 || outcome.runs_skipped > 0) {
     const SweepAnalysis analysed =
-        print_analysis(options.db_path.string(), reference, footprint_rates(flags.footprint), std::nullopt);
+        print_analysis(options.db_path.string(), reference, footprint_rates(flags.footprint), std::nullopt, {},
+                       "", flags.max_slowdown);
     std::cout << (analysed.headline.empty() ? "" : "\n" + analysed.headline);
   }
   std::cout << fmt::format("results: {} (each node's result: {})\n", options.db_path.string(),

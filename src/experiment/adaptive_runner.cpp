@@ -95,6 +95,10 @@ std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& lo
   if (log.last->best.empty()) return text;
   text +=
       "  recommended: analyze's pick above, from the metric's fitted curve (as analyze and report show)\n";
+  if (config.max_slowdown)
+    text += fmt::format("  each optimum looked for among the values at most {:g}% slower than the reference "
+                        "(--max-slowdown)\n",
+                        *config.max_slowdown * 100);
   for (const auto& b : log.last->best) {
     // The sweep steers by the same decision model analyze recommends from, so the two agree; analyze's
     // (over the runs as stored) is printed where it ranked the metric.
@@ -106,11 +110,17 @@ std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& lo
   // Several optima share one budget; one metric gets all of it, and its pick is sharper (on the replayed
   // V100 tables within 0.5% in ~95% of cases against ~93%: docs/evidence/adaptive-sweep.md). Only where the
   // budget ended the sweep: one that stopped with it unspent had every optimum it needed.
+  // The closing line's pick, the lowest energy within the headline's limit, is its own optimum: steered by
+  // it, a sweep picks it as well as the exhaustive sweep does (docs/evidence/adaptive-sweep.md "Steered by
+  // the headline").
   if (config.metrics.size() > 1 && log.last->budget_spent)
     text += fmt::format(
         "  steered by {} metrics at once, the budget shared between their optima: name the one you will act "
-        "on (--metric EDP) and the sweep spends all of it there\n",
-        config.metrics.size());
+        "on (--metric EDP{}) and the sweep spends all of it there\n",
+        config.metrics.size(),
+        config.headline ? fmt::format("; for the closing line's pick, --metric {} --max-slowdown {:g}%",
+                                      config.headline->metric.name(), config.headline->max_slowdown * 100)
+                        : "");
   return text;
 }
 

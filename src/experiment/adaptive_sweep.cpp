@@ -57,23 +57,57 @@ State state_of(const AdaptiveConfig& config, const std::vector<AdaptiveObservati
   return s;
 }
 
+// Each grid value's time as analyze judges a slowdown limit (analysis::recommend): on the time curve where the
+// values are enough for the decision model and every run has a positive time, else on the means; 0 for
+// values not measured.
+std::vector<double> judged_times(const State& s) {
+  std::vector<double> judged(s.config.grid.size(), 0);
+  std::vector<analysis::TimeCurvePoint> points;
+  for (std::size_t i : s.measured) {
+    analysis::TimeCurvePoint p{s.config.grid[i], {}};
+    for (const auto& r : s.by_index[i].runs) p.times_s.push_back(r.time_s);
+    points.push_back(std::move(p));
+  }
+  if (s.measured.size() >= analysis::kMinFitValues && analysis::times_fittable(points)) {
+    const auto fitted = analysis::smoothed_times(points);
+    for (std::size_t k = 0; k < s.measured.size(); ++k) judged[s.measured[k]] = fitted[k];
+  } else {
+    for (std::size_t i : s.measured) judged[i] = s.by_index[i].mean_time_s();
+  }
+  return judged;
+}
+
 // The decision model of `analyze` (analysis/curve_model.hpp) on the runs so far: a local quadratic around
 // the lowest mean, which averages the noise of neighbouring values where a plain "lowest mean" picks
 // whichever value was lucky. Its pick is what `analyze` recommends over the same runs.
-AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric) {
+AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric, bool limited = true) {
   const auto& grid = s.config.grid;
   const double sign = metric.higher_is_better() ? -1 : 1;
+  // Under a slowdown limit only the values within it may be the optimum (the reference always may), as
+  // analyze's recommendation under --max-slowdown.
+  std::vector<double> judged;
+  std::size_t ref = 0;
+  const bool limit = limited && s.config.max_slowdown;
+  if (limit) {
+    judged = judged_times(s);
+    ref = nearest_index(grid, s.config.reference_value);
+  }
+  const auto eligible = [&](std::size_t i) {
+    return !limit || s.count(ref) == 0 || i == ref ||
+           judged[i] <= (1 + *s.config.max_slowdown) * judged[ref];
+  };
   std::vector<analysis::CurvePoint> points;
   for (std::size_t i : s.measured) {
-    analysis::CurvePoint p{grid[i], {}, s.by_index[i].mean_time_s(), true};
+    analysis::CurvePoint p{grid[i], {}, s.by_index[i].mean_time_s(), eligible(i)};
     for (const auto& r : s.by_index[i].runs) p.values.push_back(sign * s.metric_of_run(metric, r));
     points.push_back(std::move(p));
   }
   if (points.size() < 3) {
-    std::size_t lowest = 0;
-    for (std::size_t p = 1; p < points.size(); ++p)
-      if (points[p].mean() < points[lowest].mean()) lowest = p;
-    return {metric, points[lowest].x, points[lowest].x};
+    std::optional<std::size_t> lowest;
+    for (std::size_t p = 0; p < points.size(); ++p)
+      if (points[p].eligible && (!lowest || points[p].mean() < points[*lowest].mean())) lowest = p;
+    if (!lowest) lowest = points.size() - 1;
+    return {metric, points[*lowest].x, points[*lowest].x};
   }
   // With the resamples: the pick is analyze's (from their median); the steering follows the one fit.
   const analysis::CurveFit fit = analysis::fit_curve(points);
@@ -141,21 +175,7 @@ std::vector<std::pair<std::size_t, std::size_t>> headline_crossings(const State&
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   const auto& h = s.config.headline;
   if (!h || s.measured.size() < 2) return pairs;
-  // Judged as analyze judges it (analysis::recommend): on the time curve where the values are enough for
-  // the decision model and every run has a positive time, else on the means.
-  std::vector<double> judged(s.config.grid.size(), 0);
-  std::vector<analysis::TimeCurvePoint> points;
-  for (std::size_t i : s.measured) {
-    analysis::TimeCurvePoint p{s.config.grid[i], {}};
-    for (const auto& r : s.by_index[i].runs) p.times_s.push_back(r.time_s);
-    points.push_back(std::move(p));
-  }
-  if (s.measured.size() >= analysis::kMinFitValues && analysis::times_fittable(points)) {
-    const auto fitted = analysis::smoothed_times(points);
-    for (std::size_t k = 0; k < s.measured.size(); ++k) judged[s.measured[k]] = fitted[k];
-  } else {
-    for (std::size_t i : s.measured) judged[i] = s.by_index[i].mean_time_s();
-  }
+  const std::vector<double> judged = judged_times(s);
   const double limit =
       (1 + h->max_slowdown) * judged[nearest_index(s.config.grid, s.config.reference_value)];
   const auto within = [&](std::size_t i) { return judged[i] <= limit; };
@@ -163,7 +183,8 @@ std::vector<std::pair<std::size_t, std::size_t>> headline_crossings(const State&
   const auto same =
       std::find_if(best.begin(), best.end(), [&](const AdaptiveBest& b) { return b.metric == h->metric; });
   const std::size_t optimum = nearest_index(
-      s.config.grid, same != best.end() ? same->fitted_value : best_of(s, h->metric).fitted_value);
+      s.config.grid, same != best.end() && !s.config.max_slowdown ? same->fitted_value
+                                                                  : best_of(s, h->metric, false).fitted_value);
   std::size_t nearest = s.measured.front();
   for (std::size_t i : s.measured)
     if (std::abs(double(i) - double(optimum)) < std::abs(double(nearest) - double(optimum))) nearest = i;

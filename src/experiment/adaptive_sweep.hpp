@@ -42,6 +42,9 @@ struct AdaptiveConfig {
   unsigned max_repeats = kDefaultMaxRepeats;  // runs of one value at most
   std::uint64_t seed = 1;                     // order of the coarse pass
   std::optional<AdaptiveHeadline> headline;   // also locate where its limit binds; none: the metrics alone
+  // Each metric's optimum among the values at most this much slower than the reference (analyze's
+  // --max-slowdown, judged on the same time curve); none: over every value.
+  std::optional<double> max_slowdown;
 };
 
 // Defaults chosen on bench/adaptive_regret with seeds 101..120, not the reported 1..20

@@ -42,6 +42,7 @@ nlohmann::json sweep_options_json(const StoredSweepOptions& o) {
                          {"trace_dir", o.trace_dir},
                          {"job_gpus", text_or_null(o.job_gpus)},
                          {"energy_scope", text_or_null(o.energy_scope)},
+                         {"max_slowdown", text_or_null(o.max_slowdown)},
                          {"max_failures", o.max_failures},
                          {"read_only", o.read_only},
                          {"simulate", o.simulate},
@@ -83,6 +84,7 @@ StoredSweepOptions sweep_options_from_json(const nlohmann::json& json) {
   o.trace_dir = json.value("trace_dir", std::string());
   o.job_gpus = stored_text(json, "job_gpus");
   o.energy_scope = stored_text(json, "energy_scope");
+  o.max_slowdown = stored_text(json, "max_slowdown");
   o.max_failures = json.value("max_failures", o.max_failures);
   o.read_only = json.value("read_only", false);
   o.simulate = json.value("simulate", std::string());

@@ -21,6 +21,7 @@ struct StoredSweepOptions {
   std::string trace_dir;  // absolute; empty: none
   std::optional<std::string> job_gpus;
   std::optional<std::string> energy_scope;
+  std::optional<std::string> max_slowdown;  // --max-slowdown as given ("10%", "none")
   unsigned max_failures = 3;
   bool read_only = false;
   std::string simulate;  // empty: a real job

@@ -234,6 +234,46 @@ TEST_F(AdaptiveTest, BadAdaptiveFlagsAreUsageErrors) {
   EXPECT_NE(r.err.find("--adaptive"), std::string::npos) << r.err;
 }
 
+TEST_F(AdaptiveTest, UnderMaxSlowdownTheSweepSpendsItsRunsAtTheOptimumWithinTheLimit) {
+  // `--metric E --max-slowdown 10%`: the closing line's pick is E's optimum within 10% of 300 W's time
+  // (about 210-215 W on the simulated ResNet-50), not its unconstrained one (150 W); the sweep says so, and
+  // its repeats are there, not at 150 W, as a sweep steered by E alone puts them.
+  const auto r = wattwise(adaptive_sweep(path("l.db").string(), {"--metric", "E", "--max-slowdown", "10%"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("each optimum looked for among the values at most 10% slower than the reference"),
+            std::string::npos)
+      << r.out;
+  const auto analysis =
+      nlohmann::json::parse(wattwise({"analyze", path("l.db").string(), "--json", "--max-slowdown", "10%"}).out);
+  const double pick = analysis.at("headline").at("pick").at("setting").at("power_limit_w").get<double>();
+  EXPECT_GE(pick, 195);
+  EXPECT_LE(pick, 230);
+  const auto limited = runs_per_limit(analysis);
+  ASSERT_EQ(wattwise(adaptive_sweep(path("e.db").string(), {"--metric", "E"})).exit_code, 0);
+  const auto alone = runs_per_limit(nlohmann::json::parse(wattwise({"analyze", path("e.db").string(), "--json"}).out));
+  const auto near = [&](const std::map<double, int>& runs) {
+    int n = 0;
+    for (const auto& [w, k] : runs) n += std::abs(w - pick) <= 20 ? k : 0;
+    return n;
+  };
+  EXPECT_GT(near(limited), 2 * near(alone)) << "runs within 20 W of " << pick << " W";
+}
+
+TEST_F(AdaptiveTest, MaxSlowdownIsCheckedBeforeAnyRunAndKeptByAResume) {
+  const auto bad = wattwise(adaptive_sweep(path("b.db").string(), {"--max-slowdown", "0.1"}));
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("ambiguous"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(path("b.db")));
+  ASSERT_EQ(
+      wattwise(adaptive_sweep(path("r.db").string(), {"--max-slowdown", "5%", "--budget", "12"})).exit_code, 0);
+  const auto resumed = wattwise({"sweep", "--resume", "--db", path("r.db").string(), "--budget", "16"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("at most 5% slower than the reference (--max-slowdown)"), std::string::npos)
+      << resumed.out;
+  EXPECT_NE(resumed.out.find("Recommended (the lowest energy at most 5% slower"), std::string::npos)
+      << resumed.out;
+}
+
 TEST_F(AdaptiveTest, AReplayedTableCanBeSweptAdaptively) {
   std::ofstream(path("t.csv")) << "power_limit_w,time_s,energy_j\n150,12,1500\n200,10,1300\n300,8,1600\n";
   const auto r = wattwise({"sweep", "--adaptive", "--simulate", "csv:" + path("t.csv").string(),

@@ -271,5 +271,49 @@ TEST(AdaptiveSweep, WhereTheHeadlinesLimitDoesNotBindNothingIsRunForIt) {
   EXPECT_FALSE(ran(with_headline, 210) && ran(with_headline, 215));
 }
 
+TEST(AdaptiveSweep, UnderASlowdownLimitEachOptimumIsLookedForWithinIt) {
+  // --max-slowdown 10% (analyze's limit, judged on the same time curve): E is lowest at 150 W, 32% slower
+  // than 300 W; within 10% it is lowest at 215 W. A sweep steered by E alone refines and repeats around 150
+  // W and leaves the limit's neighbourhood with one run a value; steered within the limit, its optimum,
+  // pick and repeats are at 215 W.
+  AdaptiveConfig limited = energy_config();
+  limited.max_slowdown = 0.10;
+  const auto runs = run_to_end(limited, slower_below);
+  const AdaptiveDecision d = decide_next(limited, runs);
+  ASSERT_EQ(d.best.size(), 1u);
+  EXPECT_EQ(d.best[0].pick_value, 215);
+  EXPECT_NEAR(d.best[0].fitted_value, 215, 5);
+  std::map<double, int> count;
+  for (const auto& r : runs) ++count[r.value];
+  for (const auto& [w, n] : count) {
+    if (n > 1) {
+      EXPECT_TRUE(w == 300 || std::abs(w - 215) <= 40) << w << " W repeated " << n << " times";
+    }
+  }
+  EXPECT_GT(count[215], 1);
+
+  const AdaptiveConfig unlimited = energy_config();
+  const auto alone = run_to_end(unlimited, slower_below);
+  EXPECT_EQ(decide_next(unlimited, alone).best[0].pick_value, 150);
+  std::map<double, int> alone_count;
+  for (const auto& r : alone) ++alone_count[r.value];
+  EXPECT_LE(alone_count[215], 1);  // what the limit moves: the repeats
+}
+
+TEST(AdaptiveSweep, UnderASlowdownLimitThatDoesNotBindTheSweepIsTheSameAsWithout) {
+  // Lowest energy at 250 W, 5.7% slower than 300 W: within any 10% limit, so the limit changes no run.
+  const auto job = [](double w) {
+    AdaptiveObservation r = slower_below(w);
+    r.energy_j = 1000 + 0.05 * (w - 250) * (w - 250);
+    return r;
+  };
+  AdaptiveConfig limited = energy_config();
+  limited.max_slowdown = 0.10;
+  const auto with_limit = run_to_end(limited, job);
+  const auto without = run_to_end(energy_config(), job);
+  ASSERT_EQ(with_limit.size(), without.size());
+  for (std::size_t i = 0; i < without.size(); ++i) EXPECT_EQ(with_limit[i].value, without[i].value);
+}
+
 }  // namespace
 }  // namespace wattwise::experiment
