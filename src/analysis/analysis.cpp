@@ -69,12 +69,6 @@ bool judged_within_on_the_curve_only(const Headline& headline) {
   return within_on_the_curve_only(headline.pick, headline.max_slowdown);
 }
 
-bool over_limit_beyond_noise(const Headline& headline) {
-  const auto& interval = headline.pick.time_vs_ref_ci95_pct;
-  return judged_within_on_the_curve_only(headline) && interval &&
-         interval->first > *headline.max_slowdown * 100;
-}
-
 bool slowdown_unknown(const Headline& headline) {
   return headline.max_slowdown && headline.pick.time_vs_ref_ci95_from == SlowdownIntervalFrom::kNoRepeats;
 }

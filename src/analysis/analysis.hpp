@@ -45,10 +45,6 @@ struct Headline {
 // "at most 10% slower" headline is explained, not a contradiction.
 bool judged_within_on_the_curve_only(const Headline& headline);
 
-// Whether, so judged, the pick's own runs are over the limit beyond their noise: the whole 95% interval of
-// its slowdown is past the limit (the curve does not follow the times there, e.g. at a sharp knee). The
-// lines then say so rather than blame the noise.
-bool over_limit_beyond_noise(const Headline& headline);
 
 // Whether the headline's pick, within the limit, may be over it within the noise: the 95%
 // interval of its slowdown reaches past the limit (the reference itself never is). The pick stands (it is

@@ -11,8 +11,8 @@
 
 #include "analysis/band.hpp"
 #include "analysis/curve_model.hpp"
+#include "analysis/slowdown_limit.hpp"
 #include "analysis/statistics.hpp"
-#include "analysis/time_curve.hpp"
 #include "core/units.hpp"
 
 namespace wattwise::analysis {
@@ -136,24 +136,18 @@ Fittable fittable(const std::vector<SettingAggregate>& settings) {
   return {knob, ""};
 }
 
-std::vector<double> mean_times(const std::vector<SettingAggregate>& settings) {
-  std::vector<double> times;
-  for (const SettingAggregate& s : settings) times.push_back(s.time_s.mean);
-  return times;
-}
-
-// Each setting's time on the curve through its neighbours' runs; settings are in setting order, so
-// ascending in the one knob that varies. None where a run has no positive time (times_fittable).
-std::optional<std::vector<double>> curve_times(const std::vector<SettingAggregate>& settings,
-                                               const std::string& knob) {
+// "At most X% slower" judged as the adaptive sweep judges it (slowdown_limit.hpp): on the time curve where one
+// hardware knob can be fitted (`knob`; settings are in setting order, so ascending in it), else on the means.
+SlowdownLimitJudgement judge_limit(const std::vector<SettingAggregate>& settings, std::size_t reference,
+                                   double max_slowdown, const std::optional<std::string>& knob) {
   std::vector<TimeCurvePoint> points;
-  for (const SettingAggregate& s : settings) {
-    TimeCurvePoint p{s.setting.at(knob), {}};
-    for (const RunPoint& run : s.runs) p.times_s.push_back(run.time_s);
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    TimeCurvePoint p{knob ? settings[i].setting.at(*knob) : double(i), {}};
+    for (const RunPoint& run : settings[i].runs) p.times_s.push_back(run.time_s);
+    if (p.times_s.empty()) p.times_s.push_back(settings[i].time_s.mean);
     points.push_back(std::move(p));
   }
-  if (!times_fittable(points)) return std::nullopt;
-  return smoothed_times(points);
+  return judge_slowdown_limit(points, reference, max_slowdown, knob.has_value());
 }
 
 // The pick of the decision model; settings are in setting order, so ascending in the one knob that varies.
@@ -217,13 +211,11 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   std::vector<bool> eligible(settings.size(), true);
   std::size_t best = reference_index;
   const Fittable fit = fittable(settings);
-  // "At most X% slower" is judged on the time curve where one hardware knob can be fitted (time_curve.hpp),
-  // else on each setting's mean.
-  const std::optional<std::vector<double>> curve =
-      max_slowdown && fit.knob ? curve_times(settings, *fit.knob) : std::nullopt;
-  const std::vector<double> judged_time = curve ? *curve : mean_times(settings);
+  std::optional<SlowdownLimitJudgement> limit;
+  if (max_slowdown) limit = judge_limit(settings, reference_index, *max_slowdown, fit.knob);
+  const bool curve = limit && limit->on_curve;
   for (std::size_t i = 0; i < settings.size(); ++i) {
-    eligible[i] = !max_slowdown || judged_time[i] <= (1 + *max_slowdown) * judged_time[reference_index];
+    eligible[i] = !limit || limit->within[i];
     if (!eligible[i]) continue;
     const double candidate = score(metric, settings[i], ref);
     const double incumbent = score(metric, settings[best], ref);
@@ -252,7 +244,8 @@ Recommendation recommend(const std::vector<SettingAggregate>& settings, std::siz
   recommendation.energy_vs_ref_pct = 100 * (chosen.energy_j.mean / ref.energy_j - 1);
   recommendation.time_vs_ref_pct = 100 * (chosen.time_s.mean / ref.time_s - 1);
   if (curve)
-    recommendation.time_vs_ref_curve_pct = 100 * (judged_time[pick] / judged_time[reference_index] - 1);
+    recommendation.time_vs_ref_curve_pct =
+        100 * (limit->time_s[pick] / limit->time_s[reference_index] - 1);
   if (pick != reference_index) {
     // A pick run once is the least sure of all, not one to say nothing about: the job's pooled spread stands
     // in for the repeats it lacks (docs/evidence/adaptive-sweep.md "A slowdown interval for picks without

@@ -31,10 +31,15 @@ std::optional<Side> side(const Summary& s, const std::optional<PooledSpread>& po
 }  // namespace
 
 std::optional<PooledSpread> pooled_time_spread(const std::vector<SettingAggregate>& settings) {
+  std::vector<Summary> times;
+  for (const SettingAggregate& s : settings) times.push_back(s.time_s);
+  return pooled_time_spread(times);
+}
+
+std::optional<PooledSpread> pooled_time_spread(std::span<const Summary> times) {
   double squares = 0;
   int df = 0;
-  for (const SettingAggregate& s : settings) {
-    const Summary& t = s.time_s;
+  for (const Summary& t : times) {
     if (t.n < 2 || !t.stddev || !std::isfinite(*t.stddev) || !(t.mean > 0)) continue;
     squares += (t.n - 1) * std::pow(*t.stddev / t.mean, 2);
     df += t.n - 1;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,8 @@ struct PooledSpread {
 
 // Absent when no setting has two runs (or none with a positive mean time).
 std::optional<PooledSpread> pooled_time_spread(const std::vector<SettingAggregate>& settings);
+// The same over each setting's time summary.
+std::optional<PooledSpread> pooled_time_spread(std::span<const Summary> times);
 
 struct SlowdownInterval {
   std::pair<double, double> pct;  // [low, high] of 100 * (t / t_ref - 1)

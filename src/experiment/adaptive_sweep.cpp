@@ -7,7 +7,7 @@
 
 #include "analysis/analysis.hpp"
 #include "analysis/curve_model.hpp"
-#include "analysis/time_curve.hpp"
+#include "analysis/slowdown_limit.hpp"
 #include "plan/plan.hpp"
 
 namespace wattwise::experiment {
@@ -57,24 +57,24 @@ State state_of(const AdaptiveConfig& config, const std::vector<AdaptiveObservati
   return s;
 }
 
-// Each grid value's time as analyze judges a slowdown limit (analysis::recommend): on the time curve where the
-// values are enough for the decision model and every run has a positive time, else on the means; 0 for
-// values not measured.
-std::vector<double> judged_times(const State& s) {
-  std::vector<double> judged(s.config.grid.size(), 0);
+// Which measured values are within `max_slowdown` of the reference's time, judged as analyze judges it
+// (analysis/slowdown_limit.hpp: on the time curve where the values are enough for the decision model);
+// indexed by grid value, false for values not measured. Needs the reference measured.
+std::vector<bool> within_limit(const State& s, double max_slowdown) {
   std::vector<analysis::TimeCurvePoint> points;
+  std::size_t reference = 0;
+  const std::size_t ref_index = nearest_index(s.config.grid, s.config.reference_value);
   for (std::size_t i : s.measured) {
+    if (i == ref_index) reference = points.size();
     analysis::TimeCurvePoint p{s.config.grid[i], {}};
     for (const auto& r : s.by_index[i].runs) p.times_s.push_back(r.time_s);
     points.push_back(std::move(p));
   }
-  if (s.measured.size() >= analysis::kMinFitValues && analysis::times_fittable(points)) {
-    const auto fitted = analysis::smoothed_times(points);
-    for (std::size_t k = 0; k < s.measured.size(); ++k) judged[s.measured[k]] = fitted[k];
-  } else {
-    for (std::size_t i : s.measured) judged[i] = s.by_index[i].mean_time_s();
-  }
-  return judged;
+  const auto judged = analysis::judge_slowdown_limit(points, reference, max_slowdown,
+                                                     s.measured.size() >= analysis::kMinFitValues);
+  std::vector<bool> within(s.config.grid.size(), false);
+  for (std::size_t k = 0; k < s.measured.size(); ++k) within[s.measured[k]] = judged.within[k];
+  return within;
 }
 
 // The decision model of `analyze` (analysis/curve_model.hpp) on the runs so far: a local quadratic around
@@ -85,17 +85,11 @@ AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric, bool li
   const double sign = metric.higher_is_better() ? -1 : 1;
   // Under a slowdown limit only the values within it may be the optimum (the reference always may), as
   // analyze's recommendation under --max-slowdown.
-  std::vector<double> judged;
-  std::size_t ref = 0;
-  const bool limit = limited && s.config.max_slowdown;
-  if (limit) {
-    judged = judged_times(s);
-    ref = nearest_index(grid, s.config.reference_value);
-  }
-  const auto eligible = [&](std::size_t i) {
-    return !limit || s.count(ref) == 0 || i == ref ||
-           judged[i] <= (1 + *s.config.max_slowdown) * judged[ref];
-  };
+  const std::size_t ref = nearest_index(grid, s.config.reference_value);
+  // After the coarse pass, which runs the reference.
+  const bool judge = limited && s.config.max_slowdown && s.count(ref) > 0;
+  const std::vector<bool> within = judge ? within_limit(s, *s.config.max_slowdown) : std::vector<bool>{};
+  const auto eligible = [&](std::size_t i) { return !judge || within[i]; };
   std::vector<analysis::CurvePoint> points;
   for (std::size_t i : s.measured) {
     analysis::CurvePoint p{grid[i], {}, s.by_index[i].mean_time_s(), eligible(i)};
@@ -175,10 +169,9 @@ std::vector<std::pair<std::size_t, std::size_t>> headline_crossings(const State&
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   const auto& h = s.config.headline;
   if (!h || s.measured.size() < 2) return pairs;
-  const std::vector<double> judged = judged_times(s);
-  const double limit =
-      (1 + h->max_slowdown) * judged[nearest_index(s.config.grid, s.config.reference_value)];
-  const auto within = [&](std::size_t i) { return judged[i] <= limit; };
+  if (s.count(nearest_index(s.config.grid, s.config.reference_value)) == 0) return pairs;
+  const std::vector<bool> judged = within_limit(s, h->max_slowdown);
+  const auto within = [&](std::size_t i) { return bool(judged[i]); };
   // The limit binds where the measured value nearest the metric's own fitted optimum is over it.
   const auto same =
       std::find_if(best.begin(), best.end(), [&](const AdaptiveBest& b) { return b.metric == h->metric; });

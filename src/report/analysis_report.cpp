@@ -67,8 +67,7 @@ std::string slowdown_caveat(const analysis::Headline& h, CaveatStyle style) {
   const char* its = box ? "Its" : "its";
   const char* of_the = box ? "of the" : "the";
   const analysis::Recommendation& r = h.pick;
-  // Over it beyond the noise, not "may be": curve_judgement says so.
-  if (analysis::may_exceed_limit(h) && !analysis::over_limit_beyond_noise(h)) {
+  if (analysis::may_exceed_limit(h)) {
     return fmt::format("{} time may be over the {:g}% limit within the noise: {} (95% interval {} to {}{}); more "
                        "runs of it and {} reference would tell",
                        its, *h.max_slowdown * 100, format_percent(r.time_vs_ref_pct),
@@ -97,19 +96,13 @@ std::string curve_judgement(const analysis::Headline& h, CaveatStyle style) {
         on, format_percent(*r.time_vs_ref_curve_pct), limit_pct,
         format_percent_over(r.time_vs_ref_pct, limit_pct),
         style == CaveatStyle::kBoxSentence ? "of the" : "the");
-  // Blamed on the noise only where the runs' interval reaches back within the limit.
-  const std::string why =
-      analysis::over_limit_beyond_noise(h)
-          ? fmt::format("beyond their noise (95% interval {} to {}{}): the curve does not follow the times "
-                        "here",
-                        format_percent(r.time_vs_ref_ci95_pct->first),
-                        format_percent(r.time_vs_ref_ci95_pct->second), pooled_words(r))
-          : "by their noise";
+  // By their noise: a value whose runs are over the limit beyond it does not qualify on the curve
+  // (analysis/slowdown_limit.hpp), so the runs' interval reaches back within the limit here.
   return fmt::format(
       "{} the time curve through its neighbours' runs it is {} ({:g}% allowed); its own runs' mean, {}, is "
-      "over the limit {}",
+      "over the limit by their noise",
       on, format_percent(*r.time_vs_ref_curve_pct), limit_pct,
-      format_percent_over(r.time_vs_ref_pct, limit_pct), why);
+      format_percent_over(r.time_vs_ref_pct, limit_pct));
 }
 
 std::string headline_text(const analysis::Analysis& a) {

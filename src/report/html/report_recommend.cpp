@@ -231,12 +231,9 @@ std::string recommendation_box_html(const ReportModel& model) {
     body += "<p class=\"edge\">&#9888; " + escape_html(caveat) + ".</p>\n";
   if (const std::string judged = model.lead ? curve_judgement(*model.lead, CaveatStyle::kBoxSentence) : "";
       !judged.empty()) {
-    // Over the limit beyond the runs' noise, or with no repeats to tell, is a warning; by their noise, an
-    // explanation.
-    const char* warning =
-        analysis::over_limit_beyond_noise(*model.lead) || analysis::slowdown_unknown(*model.lead)
-            ? "&#9888; "
-            : "";
+    // With no repeats to tell whether the pick's one run is over by its noise, a warning; by their noise,
+    // an explanation.
+    const char* warning = analysis::slowdown_unknown(*model.lead) ? "&#9888; " : "";
     body += std::string("<p class=\"edge\">") + warning + escape_html(judged) + ".</p>\n";
   }
   if (model.lead && model.lead->unconstrained) {
