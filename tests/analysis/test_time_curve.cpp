@@ -102,14 +102,8 @@ TEST(HeadlineTest, TheSlowdownLimitIsJudgedOnTheTimeCurveNotOnOneValuesMean) {
 // by a point on runs that leave no doubt. A value whose own runs are over the limit beyond their noise does
 // not qualify, whatever the curve says; the pick is 230 W, +8.7%.
 TEST(HeadlineTest, AValueOverTheLimitBeyondItsRunsNoiseDoesNotQualifyOnTheCurve) {
-  std::vector<RunRecord> runs;
-  for (double w = 100; w <= 300; w += 5)
-    for (int k = 0; k < 3; ++k) {
-      const double time_s = 100 * (w >= 250 ? 1.0 : 250 / w) * (1 + 0.001 * (k - 1));
-      runs.push_back(run_at(w, 500 + 3 * (w - 100), time_s, k));
-    }
   AnalysisOptions options;
-  const Analysis a = analyze(runs, options);
+  const Analysis a = analyze(testing::runs_with_a_sharp_knee_at_250_w(), options);
   EXPECT_EQ(a.headline.pick.setting.at("power_limit_w"), 230);
   EXPECT_LE(a.headline.pick.time_vs_ref_pct, 10);
   ASSERT_TRUE(a.headline.pick.time_vs_ref_curve_pct.has_value());

@@ -144,12 +144,7 @@ namespace {
 // a pick over the limit. A value over it beyond its runs' noise no longer qualifies (slowdown_limit.hpp):
 // the pick is 230 W, within the limit on its runs too, and the lines blame no noise.
 TEST(HeadlineText, AValueOverTheLimitBeyondItsNoiseIsNotPickedSoNoNoiseIsBlamed) {
-  std::vector<analysis::RunRecord> runs;
-  for (double w = 100; w <= 300; w += 5)
-    for (int k = 0; k < 3; ++k)
-      runs.push_back(
-          run_at(w, 700 + 2 * (w - 100), (w >= 250 ? 100 : 100 * 250 / w) * (1 + 0.001 * (k - 1)), k));
-  const auto a = analysis::analyze(runs, energy_headline());
+  const auto a = analysis::analyze(analysis::testing::runs_with_a_sharp_knee_at_250_w(), energy_headline());
   ASSERT_DOUBLE_EQ(a.headline.pick.setting.at("power_limit_w"), 230);
   ASSERT_TRUE(a.headline.pick.time_vs_ref_ci95_pct.has_value());
   EXPECT_LT(a.headline.pick.time_vs_ref_ci95_pct->second, 10);  // within the limit on its runs as well
