@@ -268,6 +268,10 @@ int run_sweep_command(SweepFlags flags) {
   check_job(flags, kSweepJob);
   if (!flags.slurm && (flags.nodes || !flags.srun_args.empty()))
     throw usage_error("--nodes and --srun-arg are for a multi-node sweep: add --slurm (docs/slurm.md)");
+  // A wrong --max-slowdown is told now, not after the runs, when the analysis reads it: before the
+  // multi-node sweep too, whose dry run would pass it and whose analysis would print "no analysis" after
+  // every step.
+  if (flags.max_slowdown) analysis::parse_max_slowdown_flag(*flags.max_slowdown);
   if (flags.slurm) return run_multi_node_sweep(flags, stored_plan);
   if (const unsigned repeats = adaptive_plan_repeats(flags.adaptive, *flags.app,
                                                      flags.resume && stored_plan.is_null() ? flags.db : ""))
@@ -293,8 +297,6 @@ int run_sweep_command(SweepFlags flags) {
   const std::optional<analysis::EnergyScope> energy_scope =
       flags.energy_scope.empty() ? std::nullopt
                                  : std::optional(analysis::parse_energy_scope(flags.energy_scope));
-  // A wrong --max-slowdown is told now, not after the runs, when the analysis reads it.
-  if (flags.max_slowdown) analysis::parse_max_slowdown_flag(*flags.max_slowdown);
   const bool gpu_count_sweep = !simulated && gpu_count_varies(flags, options.plan);
   if (gpu_count_sweep && flags.other_gpus == "omit" && !(flags.app && flags.app->count("--other-gpus") > 0)) {
     // Judged on the node by default: every GPU of the node is sampled, so the idle ones' draw is counted.

@@ -95,6 +95,26 @@ TEST_F(HeadlineTest, AnAmbiguousMaxSlowdownIsRefused) {
   EXPECT_NE(line.find("10%"), std::string::npos) << line;
 }
 
+// `sweep --slurm --max-slowdown 0.1` took the multi-node path before the flag was checked: its dry run passed
+// and a real sweep ran every step, then printed "no analysis: ... ambiguous" and exited 0. Refused before any
+// step, as the local sweep refuses it (docs/sweep.md).
+TEST_F(HeadlineTest, AMultiNodeSweepsMalformedMaxSlowdownIsRefusedBeforeAnyRun) {
+  env_["SLURM_JOB_ID"] = "4242";
+  for (const std::string bad : {"0.1", "-5%"}) {
+    for (const bool dry_run : {true, false}) {
+      std::vector<std::string> args = {"sweep",         "--slurm", "--power-limit", "200,300", "--db",
+                                       path("s.db").string(), "--max-slowdown", bad};
+      if (dry_run) args.push_back("--dry-run");
+      args.insert(args.end(), {"--", "true"});
+      const auto r = wattwise(args);
+      EXPECT_EQ(r.exit_code, 2) << bad << (dry_run ? " --dry-run" : "") << ": " << r.out << r.err;
+      EXPECT_NE(single_error_line(r).find("--max-slowdown '" + bad + "'"), std::string::npos) << r.err;
+      EXPECT_EQ(r.out.find("srun"), std::string::npos) << r.out;
+      EXPECT_FALSE(std::filesystem::exists(path("s.db")));
+    }
+  }
+}
+
 TEST_F(HeadlineTest, TheReportShowsTheLimitAndThePickWithoutIt) {
   env_["WATTWISE_NVML_LIB"] = path("no-such-dir/libnvidia-ml.so.1").string();  // simulated: no driver
   const auto sweep = wattwise({"sweep", "--simulate", "v100:resnet50", "--repeat", "2", "--samples", "2000",
