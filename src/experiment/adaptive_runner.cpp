@@ -93,8 +93,11 @@ std::string adaptive_summary(const AdaptiveConfig& config, const AdaptiveLog& lo
   if (!log.last) return "";
   std::string text = fmt::format("adaptive sweep: {} ({})\n", log.last->reason, log.budget);
   if (log.last->best.empty()) return text;
-  text +=
-      "  recommended: analyze's pick above, from the metric's fitted curve (as analyze and report show)\n";
+  // analyze and report hold each metric to a limit only when given it: a plain `analyze DB` after a sweep
+  // under --max-slowdown recommends the unconstrained optima, so the line names the flag that shows these.
+  text += fmt::format(
+      "  recommended: analyze's pick above, from the metric's fitted curve (as analyze and report show{})\n",
+      config.max_slowdown ? fmt::format(" with --max-slowdown {:g}%", *config.max_slowdown * 100) : "");
   if (config.max_slowdown)
     text += fmt::format("  each optimum looked for among the values at most {:g}% slower than the reference "
                         "(--max-slowdown)\n",
