@@ -371,6 +371,8 @@ int main(int argc, char** argv) {
         t->steered_runs += one.runs();
       }
       disagreements += a.disagreements;
+      // Steered by the headline, the sweep's own pick is the closing line's: analyze's headline over its runs.
+      disagreements += limited.picks.at(0) != limited.analysed.headline_w;
       for (const auto& [sweep, picks] : {std::pair{"exh", &e.analysed}, std::pair{"ada", &a.analysed},
                                          std::pair{"ada-1 (E)", &one.steered.at(0).analysed},
                                          std::pair{kLimitedSweep, &limited.analysed}}) {
@@ -486,8 +488,9 @@ int main(int argc, char** argv) {
                "(steered by E) / {} (steered by E at most 10% slower) of {} sweeps\n",
                replayed_group ? "replayed" : "simulated", flags_exh, flags_ada, flags_one, flags_limited, sweeps);
   }
-  fmt::print("# adaptive sweep's own pick differs from analyze's over its runs in {} cases (ada and ada-1)\n",
-             disagreements);
+  fmt::print("# adaptive sweep's own pick differs from analyze's over its runs in {} cases (ada and ada-1; "
+             "{}: its pick against analyze's headline)\n",
+             disagreements, kLimitedSweep);
   fmt::print("# fitted recommendations (every sweep, A/A included): {}; median outside its own 90% interval: "
              "{}; median of resampled cubics: {}; quadratic misfits but too few values for a cubic: {}\n",
              decision_counts.fitted, decision_counts.median_outside, decision_counts.cubics,
