@@ -29,13 +29,15 @@ void apply_analysis_flags(const AnalysisFlags& flags, analysis::AnalysisOptions&
     options.headline_metric = analysis::parse_metric(flags.metrics.front());
     options.headline_max_slowdown = std::nullopt;
   }
-  if (!flags.max_slowdown.empty()) {
-    options.max_slowdown = analysis::parse_max_slowdown_flag(flags.max_slowdown);
-    options.headline_max_slowdown = options.max_slowdown;
-  }
+  if (!flags.max_slowdown.empty()) apply_max_slowdown(flags.max_slowdown, options);
   if (!flags.reference.empty()) options.reference = analysis::parse_setting_spec(flags.reference);
   if (!flags.phase.empty()) options.phase = flags.phase;
   if (!flags.energy_scope.empty()) options.energy_scope = analysis::parse_energy_scope(flags.energy_scope);
+}
+
+void apply_max_slowdown(const std::string& max_slowdown, analysis::AnalysisOptions& options) {
+  options.max_slowdown = analysis::parse_max_slowdown_flag(max_slowdown);
+  options.headline_max_slowdown = options.max_slowdown;
 }
 
 }  // namespace wattwise::cli

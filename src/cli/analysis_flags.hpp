@@ -24,4 +24,8 @@ void add_analysis_flags(CLI::App& app, AnalysisFlags& flags);
 // Parsed; bad values are usage errors. Leaves default_setting alone (that comes from the data).
 void apply_analysis_flags(const AnalysisFlags& flags, analysis::AnalysisOptions& options);
 
+// --max-slowdown as given ("10%", "none"): every recommendation and the headline within it (`sweep` reads
+// the same flag for the analysis it prints after its runs).
+void apply_max_slowdown(const std::string& max_slowdown, analysis::AnalysisOptions& options);
+
 }  // namespace wattwise::cli

@@ -22,6 +22,7 @@
 #include "analysis/analysis.hpp"
 #include "analysis/reference.hpp"
 #include "cli/adaptive_flags.hpp"
+#include "cli/analysis_flags.hpp"
 #include "cli/command_gpus.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
@@ -140,10 +141,7 @@ SweepAnalysis print_analysis(const std::string& db, const std::optional<analysis
     analysis::AnalysisOptions options;
     options.default_setting = reference;
     options.energy_scope = energy_scope;
-    if (max_slowdown) {  // as analyze --max-slowdown (cli/analysis_flags.cpp)
-      options.max_slowdown = analysis::parse_max_slowdown_flag(*max_slowdown);
-      options.headline_max_slowdown = options.max_slowdown;
-    }
+    if (max_slowdown) apply_max_slowdown(*max_slowdown, options);  // as analyze --max-slowdown
     for (const auto& metric : metrics) {
       const auto same = [&](const analysis::MetricSpec& m) { return m.name() == metric.name(); };
       if (std::ranges::none_of(options.metrics, same)) options.metrics.push_back(metric);
