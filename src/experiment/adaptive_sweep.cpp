@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/analysis.hpp"
 #include "analysis/curve_model.hpp"
@@ -39,6 +40,9 @@ struct State {
   std::vector<ValueRuns> by_index;
   std::vector<std::size_t> measured;  // ascending
   analysis::ReferencePoint reference;
+  // within_limit's answers, by limit: one decision asks for the same limit once per steering metric and
+  // again for the headline, and each answer fits the time curve over every run.
+  mutable std::map<double, std::vector<bool>> judged_limits;
 
   std::size_t count(std::size_t i) const { return by_index[i].runs.size(); }
   double metric_of_run(const analysis::MetricSpec& m, const AdaptiveObservation& r) const {
@@ -50,7 +54,7 @@ struct State {
 };
 
 State state_of(const AdaptiveConfig& config, const std::vector<AdaptiveObservation>& runs) {
-  State s{config, std::vector<ValueRuns>(config.grid.size()), {}, {}};
+  State s{config, std::vector<ValueRuns>(config.grid.size()), {}, {}, {}};
   for (const auto& r : runs) s.by_index[nearest_index(config.grid, r.value)].runs.push_back(r);
   for (std::size_t i = 0; i < config.grid.size(); ++i)
     if (s.count(i) > 0) s.measured.push_back(i);
@@ -60,7 +64,8 @@ State state_of(const AdaptiveConfig& config, const std::vector<AdaptiveObservati
 // Which measured values are within `max_slowdown` of the reference's time, judged as analyze judges it
 // (analysis/slowdown_limit.hpp: on the time curve where the values are enough for the decision model);
 // indexed by grid value, false for values not measured. Needs the reference measured.
-std::vector<bool> within_limit(const State& s, double max_slowdown) {
+const std::vector<bool>& within_limit(const State& s, double max_slowdown) {
+  if (const auto known = s.judged_limits.find(max_slowdown); known != s.judged_limits.end()) return known->second;
   std::vector<analysis::TimeCurvePoint> points;
   std::size_t reference = 0;
   const std::size_t ref_index = nearest_index(s.config.grid, s.config.reference_value);
@@ -74,7 +79,7 @@ std::vector<bool> within_limit(const State& s, double max_slowdown) {
                                                      s.measured.size() >= analysis::kMinFitValues);
   std::vector<bool> within(s.config.grid.size(), false);
   for (std::size_t k = 0; k < s.measured.size(); ++k) within[s.measured[k]] = judged.within[k];
-  return within;
+  return s.judged_limits.emplace(max_slowdown, std::move(within)).first->second;
 }
 
 // The decision model of `analyze` (analysis/curve_model.hpp) on the runs so far: a local quadratic around
@@ -88,8 +93,7 @@ AdaptiveBest best_of(const State& s, const analysis::MetricSpec& metric, bool li
   const std::size_t ref = nearest_index(grid, s.config.reference_value);
   // After the coarse pass, which runs the reference.
   const bool judge = limited && s.config.max_slowdown && s.count(ref) > 0;
-  const std::vector<bool> within = judge ? within_limit(s, *s.config.max_slowdown) : std::vector<bool>{};
-  const auto eligible = [&](std::size_t i) { return !judge || within[i]; };
+  const auto eligible = [&](std::size_t i) { return !judge || within_limit(s, *s.config.max_slowdown)[i]; };
   std::vector<analysis::CurvePoint> points;
   for (std::size_t i : s.measured) {
     analysis::CurvePoint p{grid[i], {}, s.by_index[i].mean_time_s(), eligible(i)};
@@ -170,8 +174,7 @@ std::vector<std::pair<std::size_t, std::size_t>> headline_crossings(const State&
   const auto& h = s.config.headline;
   if (!h || s.measured.size() < 2) return pairs;
   if (s.count(nearest_index(s.config.grid, s.config.reference_value)) == 0) return pairs;
-  const std::vector<bool> judged = within_limit(s, h->max_slowdown);
-  const auto within = [&](std::size_t i) { return bool(judged[i]); };
+  const auto within = [&](std::size_t i) { return bool(within_limit(s, h->max_slowdown)[i]); };
   // The limit binds where the measured value nearest the metric's own fitted optimum is over it.
   const auto same =
       std::find_if(best.begin(), best.end(), [&](const AdaptiveBest& b) { return b.metric == h->metric; });
