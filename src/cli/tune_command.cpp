@@ -49,7 +49,7 @@ struct TuneFlags : JobFlags {
   std::string marker_grace_s = "60";
   std::string stationary_window_s = "30";
   std::optional<std::string> timeout_s;
-  std::uint64_t iterations = 2000;  // of a simulated job
+  std::string iterations = "2000";  // of a simulated job (parse_count: a negative one is no count)
   std::uint64_t seed = 1;
 };
 
@@ -59,6 +59,9 @@ constexpr double kMinMarkerGraceS = 1;
 constexpr double kMaxMarkerGraceS = 24 * 3600;
 constexpr double kMinStationaryWindowS = 0.1;
 constexpr double kMaxStationaryWindowS = 600;
+// A simulated iteration takes ~4 us: ten million run in under a minute. More is a typo (or "-5", which an
+// unsigned flag would read as 2^64 - 5 and run for ever).
+constexpr std::size_t kMaxSimulatedIterations = 10'000'000;
 
 tune::TuneKnob parse_knob(const std::string& text) {
   if (text == "power-limit") return tune::TuneKnob::kPowerLimit;
@@ -85,7 +88,7 @@ tune::TunerConfig tuner_config(const TuneFlags& flags) {
   if (config.metric.kind == analysis::MetricKind::kGainLoss ||
       config.metric.kind == analysis::MetricKind::kTime)
     throw usage_error(fmt::format("--metric {}: tune minimises E, edp, ed2p or eds:K", flags.metric));
-  if (flags.max_slowdown) config.max_slowdown = analysis::parse_max_slowdown(*flags.max_slowdown);
+  if (flags.max_slowdown) config.max_slowdown = analysis::parse_max_slowdown_flag(*flags.max_slowdown);
   config.stationary_window_s =
       to_seconds(parse_duration("--stationary-window", flags.stationary_window_s, DurationUnit::kSeconds,
                                 kMinStationaryWindowS, kMaxStationaryWindowS));
@@ -97,29 +100,18 @@ void print_outcome(std::ostream& human, const measure::Measurement& m, const tun
   human << report::measure_summary(m, rates) << tune::tune_summary(r);
 }
 
-int run_simulated(const TuneFlags& flags, tune::TunerConfig config, std::optional<OutputFile>& json) {
+int run_simulated(const TuneFlags& flags, tune::TunerConfig config, std::uint64_t iterations,
+                  std::optional<OutputFile>& json) {
   if (!flags.db.empty()) throw usage_error("--db keeps a real job's trace: drop it with --simulate");
   const tune::KnobRange range = parse_range(flags.range);
   if (range.min_value) config.min_value = *range.min_value;
   if (range.max_value) config.max_value = *range.max_value;
   // The simulated job drifts as a real GPU does (warm-up, wander, neighbouring iterations alike); a dry run
   // keeps it at the start value throughout: the A/A test.
-  const tune::SimulatedTuneResult s = tune::simulate(flags.simulate, config, flags.seed, flags.iterations,
+  const tune::SimulatedTuneResult s = tune::simulate(flags.simulate, config, flags.seed, iterations,
                                                      tune::IterationNoise::typical(), flags.dry_run,
                                                      experiment::read_replay_table);
-  tune::LiveTuningResult r;
-  r.knob = s.config.knob;
-  r.metric = s.config.metric.name();
-  r.max_slowdown = s.config.max_slowdown;
-  r.captured_value = r.start_value = s.config.start_value;
-  r.dry_run = flags.dry_run;
-  r.decisions = s.decisions;
-  r.settled = s.settled_value;
-  r.held_start = s.settled_value && s.held_start;
-  r.profiling_iterations = s.profiling_iterations;
-  r.stationary_wait_iterations = s.stationary_wait_iterations;
-  r.iterations_seen = r.iterations_fed = s.iterations;
-  r.iterations_until_settled = s.settled_at_iteration;
+  const tune::LiveTuningResult r = tune::tuning_result_of(s, flags.dry_run);
   nlohmann::json out = tune::tune_json(r);
   out["simulated"] = {{"gpu", s.gpu_name},          {"model", s.model},       {"seed", flags.seed},
                       {"iterations", s.iterations}, {"energy_j", s.energy_j}, {"time_s", s.time_s}};
@@ -203,6 +195,8 @@ int run_tune(const TuneFlags& flags) {
   const tune::TunerConfig config = tuner_config(flags);
   const FootprintRates rates = footprint_rates(flags.footprint);  // checked before the job runs
   const tune::KnobRange range = parse_range(flags.range);
+  const std::uint64_t simulated_iterations =
+      simulated ? parse_count("--iterations", flags.iterations, 1, kMaxSimulatedIterations) : 0;
   tune::TuneJobOptions options;
   options.measure.extra_environment = nvtx_job_environment(flags.nvtx, simulated);
   options.live.marker_grace = parse_duration("--marker-grace", flags.marker_grace_s, DurationUnit::kSeconds,
@@ -212,7 +206,7 @@ int run_tune(const TuneFlags& flags) {
         parse_duration("--timeout", *flags.timeout_s, DurationUnit::kSeconds, kMinTimeoutS, kMaxTimeoutS);
   std::optional<OutputFile> json;  // opened first: an unwritable path fails before the job runs
   if (!flags.json.empty()) json.emplace(flags.json);
-  if (simulated) return run_simulated(flags, config, json);
+  if (simulated) return run_simulated(flags, config, simulated_iterations, json);
   std::optional<tune::TuneStore> db;
   if (!flags.db.empty()) db.emplace(tune::TuneStore::check_new(flags.db));
   options.live.dry_run = flags.dry_run;
@@ -314,7 +308,7 @@ CommandRun add_tune_command(CLI::App& app) {
   app.add_option("--timeout", flags->timeout_s,
                  "stop the job after this many seconds, 0.001 to 31622400 (SIGTERM, then SIGKILL)");
   add_job_flags(app, *flags, kTuneJob);
-  app.add_option("--iterations", flags->iterations, "simulated job: iterations")
+  app.add_option("--iterations", flags->iterations, "simulated job: iterations, 1 to 10000000")
       ->capture_default_str()
       ->needs("--simulate");
   app.add_option("--seed", flags->seed, "simulated job: noise seed")

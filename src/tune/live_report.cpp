@@ -62,6 +62,31 @@ std::string aa_test_line(const LiveTuningResult& r) {
       start, value_text(r.knob, *r.settled));
 }
 
+LiveTuningResult tuning_result_for(const TunerConfig& config) {
+  LiveTuningResult r;
+  r.knob = config.knob;
+  r.metric = config.metric.name();
+  r.max_slowdown = config.max_slowdown;
+  r.budget_tolerance = config.budget_tolerance;
+  r.max_probe_iterations = config.max_probe_iterations;
+  r.search_probe_iterations = config.search_probe_iterations;
+  r.captured_value = r.start_value = config.start_value;
+  return r;
+}
+
+LiveTuningResult tuning_result_of(const SimulatedTuneResult& s, bool dry_run) {
+  LiveTuningResult r = tuning_result_for(s.config);
+  r.dry_run = dry_run;
+  r.decisions = s.decisions;
+  r.settled = s.settled_value;
+  r.held_start = s.settled_value && s.held_start;
+  r.profiling_iterations = s.profiling_iterations;
+  r.stationary_wait_iterations = s.stationary_wait_iterations;
+  r.iterations_seen = r.iterations_fed = s.iterations;
+  r.iterations_until_settled = s.settled_at_iteration;
+  return r;
+}
+
 const char* to_string(DecisionKind kind) {
   switch (kind) {
     case DecisionKind::kProbe:

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tune/live_tuning.hpp"
+#include "tune/simulated_tune.hpp"
 #include "tune/tuner.hpp"
 
 namespace wattwise::tune {
@@ -23,6 +24,15 @@ const char* knob_unit(TuneKnob knob);      // W, MHz
 std::string decision_line(TuneKnob knob, const Decision& decision, bool dry_run, bool changes);
 
 nlohmann::json decision_json(TuneKnob knob, const Decision& decision);
+
+// The result as the tuner was configured (knob, metric, budget and its tolerance, probe caps, start value),
+// before any iteration: the one place the live tuner and the simulated one take these from, so that both
+// print and write the same.
+LiveTuningResult tuning_result_for(const TunerConfig& config);
+
+// A simulated tuning (`tune --simulate`) as the result the summary and the JSON read: no changes, no
+// settings (nothing was applied to a GPU), every iteration fed.
+LiveTuningResult tuning_result_of(const SimulatedTuneResult& simulated, bool dry_run);
 
 // The fields `tune --json` adds to measure's: settled, profiling_iterations, decisions, dry_run, tuning.
 nlohmann::json tune_json(const LiveTuningResult& result);

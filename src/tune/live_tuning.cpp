@@ -35,15 +35,9 @@ std::string no_markers_line(Nanos grace) {
 LiveTuning::LiveTuning(LiveTuningOptions options)
     : options_(std::move(options)),
       tuner_(options_.tuner),
-      in_force_(options_.captured_value.value_or(options_.tuner.start_value)) {
+      in_force_(options_.captured_value.value_or(options_.tuner.start_value)),
+      result_(tuning_result_for(options_.tuner)) {
   result_.captured_value = in_force_;
-  result_.knob = options_.tuner.knob;
-  result_.metric = options_.tuner.metric.name();
-  result_.max_slowdown = options_.tuner.max_slowdown;
-  result_.budget_tolerance = options_.tuner.budget_tolerance;
-  result_.max_probe_iterations = options_.tuner.max_probe_iterations;
-  result_.search_probe_iterations = options_.tuner.search_probe_iterations;
-  result_.start_value = options_.tuner.start_value;
   result_.dry_run = options_.dry_run;
 }
 

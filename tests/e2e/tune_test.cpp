@@ -290,6 +290,39 @@ TEST_F(TuneTest, BadFlagsAreUsageErrorsBeforeAnyChange) {
   EXPECT_FALSE(std::filesystem::exists(path("tuning_state.json")));  // the job never ran
 }
 
+// The simulated tuning writes the same tuning fields as a live one: the budget's tolerance and the probe
+// caps are the tuner's (they were 0 there, and the summary said "kept to within 0% of its time").
+TEST_F(TuneTest, ASimulatedTuningReportsTheBudgetsToleranceAndTheProbeCapsAsALiveOne) {
+  const auto r = wattwise({"tune", "--simulate", "v100:resnet50", "--iterations", "400", "--max-slowdown", "10%",
+                           "--json", path("sim.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto tuning = read_json("sim.json")["tuning"];
+  EXPECT_DOUBLE_EQ(tuning["budget_tolerance"].get<double>(), 0.0015);
+  EXPECT_EQ(tuning["max_probe_iterations"], 15);
+  EXPECT_EQ(tuning["search_probe_iterations"], 11);
+  EXPECT_NE(r.err.find("max slowdown 10.0% (kept to within 0.15% of its time)"), std::string::npos) << r.err;
+}
+
+// "none" is the default the help and the error name, so it is a value the flag takes (no budget).
+TEST_F(TuneTest, MaxSlowdownNoneMeansNoBudget) {
+  const auto r = wattwise({"tune", "--simulate", "v100:resnet50", "--iterations", "400", "--max-slowdown", "none",
+                           "--json", path("none.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(read_json("none.json")["tuning"]["max_slowdown"].is_null());
+}
+
+// A negative or absurd simulated job length is one line and exit 2; "-5" was read as 2^64 - 5 iterations and
+// ran for ever.
+TEST_F(TuneTest, ASimulatedJobsIterationsOutOfRangeAreAUsageError) {
+  for (const std::string iterations : {"-5", "0", "1e3", "100000000000"}) {
+    SpawnOptions options;
+    options.guard = std::chrono::seconds(20);
+    const auto r = wattwise({"tune", "--simulate", "v100:resnet50", "--iterations", iterations}, options);
+    EXPECT_EQ(r.exit_code, 2) << iterations << ": " << r.err;
+    EXPECT_NE(single_error_line(r).find("--iterations"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(TuneTest, TheJobsTuningStateIsNoneWithoutWattwise) {
   const auto r = run(job(0.2, 40, "ok"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
