@@ -86,11 +86,14 @@ TunerConfig tuner_range_for(hw::GpuSystem& system, const std::vector<std::size_t
                                   config.knob == TuneKnob::kPowerLimit ? "power limit" : "SM clock"));
   const double min_value = range.min_value.value_or(low);
   const double max_value = range.max_value.value_or(high);
-  if (min_value < low || max_value > high || min_value >= max_value)
-    throw usage_error(
-        fmt::format("--range {}:{} {} is outside what the job's GPUs accept ({}:{} {}) or empty: "
-                    "give MIN:MAX within it",
-                    min_value, max_value, unit, low, high, unit));
+  // A range of one value is a setting to hold, as the tuner takes it (TunerConfig: min <= max).
+  if (min_value > max_value)
+    throw usage_error(fmt::format("--range {}:{} {} is inverted: give MIN:MAX with MIN <= MAX", min_value,
+                                  max_value, unit));
+  if (min_value < low || max_value > high)
+    throw usage_error(fmt::format("--range {}:{} {} is outside what the job's GPUs accept ({}:{} {}): give "
+                                  "MIN:MAX within it",
+                                  min_value, max_value, unit, low, high, unit));
   config.min_value = min_value;
   config.max_value = max_value;
   captured_value = config.start_value;

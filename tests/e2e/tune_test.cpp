@@ -290,6 +290,23 @@ TEST_F(TuneTest, BadFlagsAreUsageErrorsBeforeAnyChange) {
   EXPECT_FALSE(std::filesystem::exists(path("tuning_state.json")));  // the job never ran
 }
 
+// A range of one value is a setting to hold (the tuner and `tune --simulate` take it so): it is applied
+// before the first iteration, held, and the captured limit restored at the end. It was refused as "outside
+// what the job's GPUs accept or empty" although it was neither.
+TEST_F(TuneTest, ARangeOfOneValueHoldsThatValueAndRestoresTheCapturedOne) {
+  const auto r = tune({"--json", path("tune.json").string(), "--range", "300:300", "--stationary-window", "1"},
+                      job(6, 25, "ok"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = read_json("tune.json");
+  EXPECT_EQ(j.at("tuning").at("start_value").get<double>(), 300);
+  const auto& changes = j.at("tuning").at("changes");
+  ASSERT_EQ(changes.size(), 1u) << changes.dump();
+  EXPECT_EQ(changes[0].at("value").get<double>(), 300);
+  for (const auto& d : j.at("decisions")) EXPECT_EQ(d.at("power_limit_w").get<double>(), 300) << d.dump();
+  for (unsigned mw : limits_seen_) EXPECT_TRUE(mw == 300000 || mw == kCapturedLimitMw) << mw;
+  EXPECT_EQ(limit_mw(), kCapturedLimitMw);
+}
+
 // The simulated tuning writes the same tuning fields as a live one: the budget's tolerance and the probe
 // caps are the tuner's (they were 0 there, and the summary said "kept to within 0% of its time").
 TEST_F(TuneTest, ASimulatedTuningReportsTheBudgetsToleranceAndTheProbeCapsAsALiveOne) {
