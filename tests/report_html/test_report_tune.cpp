@@ -134,5 +134,30 @@ TEST(TuneBox, HeldStartDryRunAndUnfinishedSearchAreSaidSo) {
   EXPECT_NE(html.find("140 profiling iterations so far"), std::string::npos) << html;
 }
 
+// With --range leaving the captured 700 W out, the search starts from the range's top (450 W), applied
+// before the first iteration; holding the start value then keeps 450 W, not the captured 700 W, which the
+// box said ("Tuning: keep 700 W") although the job ran at 450 W.
+TEST(TuneBox, AHeldStartOutsideTheCapturedValueKeepsTheRangesEndNotTheCapturedOne) {
+  auto held = trace();
+  held.settled_value = 450;
+  held.changes = {{450, 0.01, 0}};
+  held.decisions.back() = decision("settle", 450, 60, 0.99, 0.97, 1.01,
+                                   "no setting beats the start value within the noise; settled at 450 W");
+  const std::string html = tune_box_html(held);
+  EXPECT_NE(html.find("Tuning: keep 450 W"), std::string::npos) << html;
+  EXPECT_EQ(html.find("keep 700 W"), std::string::npos) << html;
+  EXPECT_NE(html.find("captured 700 W"), std::string::npos) << html;
+}
+
+// A search the job outlived changed the setting on the way: it did not "stay as captured"; the captured
+// value was restored when the job ended.
+TEST(TuneBox, AnUnfinishedSearchSaysTheCapturedValueWasRestoredNotThatItStayed) {
+  auto unfinished = trace();
+  unfinished.settled_value.reset();
+  const std::string html = tune_box_html(unfinished);
+  EXPECT_EQ(html.find("stayed as captured"), std::string::npos) << html;
+  EXPECT_NE(html.find("restored to 700 W"), std::string::npos) << html;
+}
+
 }  // namespace
 }  // namespace wattwise::report::html

@@ -108,10 +108,12 @@ std::string tune_box_html(const store::TuneTrace& t) {
   std::string title, body;
   if (!t.settled_value) {
     title = "Tuning: the search had not ended";
+    // A real search changed the setting on the way (its probes); only a dry run left it as captured.
     body = fmt::format(
-        "The job ended before the search did ({} profiling iterations so far), so {} stayed as captured, "
-        "{}. Tune a longer job, or narrow the search with <code>--range</code>.",
-        t.profiling_iterations, escape_html(t.knob), start);
+        "The job ended before the search did ({} profiling iterations so far), so {} {} {}. Tune a longer "
+        "job, or narrow the search with <code>--range</code>.",
+        t.profiling_iterations, escape_html(t.knob),
+        t.dry_run ? "stayed as captured," : "was restored to", start);
   } else if (t.dry_run) {
     const bool passed = *t.settled_value == t.start_value || held_start;
     title = passed ? "Dry run: the A/A test passed" : "Dry run: the A/A test failed";
@@ -126,11 +128,19 @@ std::string tune_box_html(const store::TuneTrace& t) {
                         "Do not act on it.",
                         start, number(t.settled_value), unit);
   } else if (held_start) {
-    title = fmt::format("Tuning: keep {}", start);
+    // The start value the tuner held is the search's (settled_value): the captured one unless --range left
+    // it out, when it is the range's nearest end, applied before the first iteration.
+    const std::string kept = fmt::format("{} {}", number(t.settled_value), unit);
+    title = fmt::format("Tuning: keep {}", kept);
     body = fmt::format(
         "No setting beats the start value within the noise: the tuner kept {} after {} "
-        "profiling iterations.",
-        start, t.profiling_iterations);
+        "profiling iterations{}.",
+        kept, t.profiling_iterations,
+        *t.settled_value == t.start_value
+            ? std::string()
+            : fmt::format(" (the start of its search: captured {}, outside --range; restored to it when the "
+                          "job ended)",
+                          start));
   } else {
     title = fmt::format("Tuning: settled at {} {}", number(t.settled_value), unit);
     body = fmt::format(
