@@ -77,7 +77,13 @@ TunerConfig tuner_range_for(hw::GpuSystem& system, const std::vector<std::size_t
                         gpu_name(gpu)));
       low = std::max(low, static_cast<double>(sm.front()));
       high = std::min(high, static_cast<double>(sm.back()));
-      if (position == job_gpus.front()) config.start_value = sm.back();
+      if (position == job_gpus.front()) {
+        config.start_value = sm.back();
+        // The clocks' mean spacing is the knob's resolution, as the simulated tuning takes it: candidates
+        // closer than that lock the same clock under two names, and the search spends probes on it.
+        if (sm.size() > 1)
+          config.step = std::max(config.step, (sm.back() - sm.front()) / static_cast<double>(sm.size() - 1));
+      }
     }
   }
   const char* unit = config.knob == TuneKnob::kPowerLimit ? "W" : "MHz";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -305,6 +306,27 @@ TEST_F(TuneTest, ARangeOfOneValueHoldsThatValueAndRestoresTheCapturedOne) {
   for (const auto& d : j.at("decisions")) EXPECT_EQ(d.at("power_limit_w").get<double>(), 300) << d.dump();
   for (unsigned mw : limits_seen_) EXPECT_TRUE(mw == 300000 || mw == kCapturedLimitMw) << mw;
   EXPECT_EQ(limit_mw(), kCapturedLimitMw);
+}
+
+// The SM clock's candidates are at least the GPU's own clock spacing apart (the fake's 7 clocks, 345 to
+// 1980 MHz): 15 MHz apart, as before, candidates such as 600 and 720 MHz locked the same 600 MHz clock under
+// two names, and the search spent the job on them without settling.
+TEST_F(TuneTest, SmClockCandidatesLockDistinctSupportedClocks) {
+  const std::vector<double> supported = {345, 600, 900, 1200, 1500, 1755, 1980};
+  const auto r = tune({"--knob", "sm-clock", "--json", path("tune.json").string(), "--stationary-window", "1"},
+                      job(8, 25, "ok"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<double> locked;
+  const auto j = read_json("tune.json");
+  const auto& settings = j.at("tuning").at("settings");
+  ASSERT_GT(settings.size(), 2u) << r.err;
+  for (const auto& s : settings) {
+    const double value = s.at("value").get<double>();
+    locked.insert(*std::min_element(supported.begin(), supported.end(), [&](double a, double b) {
+      return std::fabs(a - value) < std::fabs(b - value);
+    }));
+  }
+  EXPECT_EQ(locked.size(), settings.size()) << settings.dump();
 }
 
 // The simulated tuning writes the same tuning fields as a live one: the budget's tolerance and the probe
