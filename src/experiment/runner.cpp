@@ -221,7 +221,10 @@ SweepOutcome run_sweep(hw::GpuSystem& system, const SweepOptions& options, const
   store::ResultsStore store =
       options.resume ? store::ResultsStore::open_for_resume(options.db_path, plan_json)
                      : store::ResultsStore::create(options.db_path, options.meta, plan_json, stored_gpus);
-  if (options.resume) store.check_same_job(options.meta, stored_gpus, options.allow_mixed_results);
+  if (options.resume) {
+    store.check_same_job(options.meta, stored_gpus, options.allow_mixed_results);
+    store.record_sweep_options(options.meta.sweep_options);
+  }
   if (!options.run_elsewhere) store.record_settings_changed_by(outcome.settings_changed_by);
   // Failed runs are run again on resume ("fix the job and continue with --resume"); successful ones not.
   const std::vector<plan::PlannedRun> remaining = plan::runs_not_done(plan, store.succeeded_plan_indices());

@@ -244,6 +244,12 @@ void ResultsStore::check_same_job(const StoreMeta& meta, const std::vector<Store
   s.bind(1, json_text(mixed)).run();
 }
 
+void ResultsStore::record_sweep_options(const nlohmann::json& sweep_options) {
+  if (sweep_options.is_null()) return;  // a caller that keeps no options (tests, the Slurm steps) leaves them
+  Statement s(db_, path_.string(), "INSERT OR REPLACE INTO meta (key, value) VALUES ('sweep_json', ?)");
+  s.bind(1, json_text(sweep_options)).run();
+}
+
 void ResultsStore::record_settings_changed_by(const std::string& path) {
   const std::string p = path_.string();
   std::string value = meta("settings_changed_by");

@@ -162,6 +162,10 @@ class ResultsStore {
   // Meta `settings_changed_by`: which path changed the GPU settings of the runs ("root", "daemon", "none").
   // A resumed sweep that took another path adds it after a comma ("root,daemon"), in the order first used.
   void record_settings_changed_by(const std::string& path);
+  // On resume: meta `sweep_json` becomes the options this resume runs with. Options given on the command line
+  // win over the stored ones (an adaptive sweep's --metric and --max-slowdown steer the runs that follow), so
+  // the next `--resume --db FILE` alone must continue with them, not with the ones the sweep started with.
+  void record_sweep_options(const nlohmann::json& sweep_options);
 
   ResultsStore(ResultsStore&& other) noexcept;
   ResultsStore& operator=(ResultsStore&& other) noexcept;

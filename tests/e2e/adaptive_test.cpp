@@ -277,6 +277,21 @@ TEST_F(AdaptiveTest, MaxSlowdownIsCheckedBeforeAnyRunAndKeptByAResume) {
       << resumed.out;
 }
 
+// A --max-slowdown (or --metric) given to a resume wins and steers the runs it makes; the next resume alone
+// continued with the limit the sweep started with, as the database still stored that one.
+TEST_F(AdaptiveTest, AResumesNewMaxSlowdownIsKeptByTheNextResume) {
+  ASSERT_EQ(
+      wattwise(adaptive_sweep(path("r.db").string(), {"--max-slowdown", "5%", "--budget", "12"})).exit_code, 0);
+  const auto changed =
+      wattwise({"sweep", "--resume", "--db", path("r.db").string(), "--budget", "14", "--max-slowdown", "20%"});
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_NE(changed.out.find("Recommended (the lowest energy at most 20% slower"), std::string::npos)
+      << changed.out;
+  const auto again = wattwise({"sweep", "--resume", "--db", path("r.db").string(), "--budget", "16"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("Recommended (the lowest energy at most 20% slower"), std::string::npos) << again.out;
+}
+
 TEST_F(AdaptiveTest, AReplayedTableCanBeSweptAdaptively) {
   std::ofstream(path("t.csv")) << "power_limit_w,time_s,energy_j\n150,12,1500\n200,10,1300\n300,8,1600\n";
   const auto r = wattwise({"sweep", "--adaptive", "--simulate", "csv:" + path("t.csv").string(),
